@@ -1,0 +1,53 @@
+# TreeRAG: `make demo` and `make test` are the two commands a fresh machine needs.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+STORE  ?= data
+PDFS   ?=
+export TREERAG_CACHE ?= $(HOME)/.cache/treerag
+
+.PHONY: help venv samples demo test test-unit infra up down bench lint clean
+
+help:
+	@echo "make demo   - set up, index the sample PDFs (and PDFS=...), print trees, answer questions"
+	@echo "make test   - set up venv, Kafka and FerretDB, run the whole suite"
+	@echo "make up     - run Kafka, FerretDB and every service as local processes; make down stops them"
+	@echo "make bench  - run the benchmarks (needs ../shared/data)"
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+samples: $(STAMP)
+	$(BIN)/python -m treerag.samples --out samples
+
+demo: samples
+	$(BIN)/treerag index samples/*.pdf $(PDFS) --store $(STORE)
+	$(BIN)/python -m treerag.demo --store $(STORE)
+
+infra: $(STAMP)
+	PYTHON=$(abspath $(BIN)/python) scripts/infra/kafka.sh fetch
+	PYTHON=$(abspath $(BIN)/python) scripts/infra/ferretdb.sh build
+
+test: infra
+	$(BIN)/python -m pytest -q -ra
+
+test-unit: $(STAMP)
+	$(BIN)/python -m pytest -q -ra -m "not integration"
+
+up: infra
+	PYTHON=$(abspath $(BIN)/python) scripts/stack.sh up
+
+down:
+	PYTHON=$(abspath $(BIN)/python) scripts/stack.sh down
+
+bench: $(STAMP)
+	$(BIN)/python -m bench.run_all
+
+clean:
+	rm -rf $(VENV) $(STORE) samples .pytest_cache

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# Build and run FerretDB 1.24.2 (MongoDB wire protocol on SQLite) on loopback.
+#
+#   scripts/infra/ferretdb.sh build    # build into $TREERAG_CACHE/ferretdb-1.24.2/ferretdb (skipped if present)
+#   scripts/infra/ferretdb.sh start    # build if needed, start on 127.0.0.1:$TREERAG_MONGO_PORT, wait for ping
+#   scripts/infra/ferretdb.sh stop
+#   scripts/infra/ferretdb.sh status
+#   scripts/infra/ferretdb.sh path     # print the binary path
+#
+# Env: TREERAG_MONGO_PORT (27017), TREERAG_CACHE, TREERAG_RUN, PYTHON (pymongo ping check),
+#      FERRETDB_LOG_LEVEL (warn), TREERAG_FERRETDB_START_TIMEOUT (60 s).
+# State: $TREERAG_RUN/ferretdb-<port>/{data/,ferretdb.log,ferretdb.pid}
+set -euo pipefail
+INFRA_NAME=ferretdb
+# shellcheck source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+FERRETDB_VERSION=1.24.2
+PORT="${TREERAG_MONGO_PORT:-27017}"
+check_port_var TREERAG_MONGO_PORT "$PORT"
+BIN_DIR="$TREERAG_CACHE/ferretdb-$FERRETDB_VERSION"
+BIN="$BIN_DIR/ferretdb"
+STATE="$TREERAG_RUN/ferretdb-$PORT"
+PIDFILE="$STATE/ferretdb.pid"
+LOGFILE="$STATE/ferretdb.log"
+START_TIMEOUT="${TREERAG_FERRETDB_START_TIMEOUT:-60}"
+
+cmd_build() {
+  if [[ -x "$BIN" ]]; then
+    log "already built: $BIN"
+    return 0
+  fi
+  need_cmd go "Install Go >= 1.24 (https://go.dev/doc/install) or use your distro's golang package."
+  mkdir -p "$BIN_DIR"
+  local work
+  work="$(mktemp -d "$BIN_DIR/build.XXXXXX")"
+  # shellcheck disable=SC2064
+  trap "rm -rf '$work'" EXIT
+  cp "$INFRA_DIR/ferretdb/main.go" "$INFRA_DIR/ferretdb/go.mod" "$work/"
+  [[ -f "$INFRA_DIR/ferretdb/go.sum" ]] && cp "$INFRA_DIR/ferretdb/go.sum" "$work/"
+  log "building FerretDB $FERRETDB_VERSION (first build compiles modernc SQLite: several minutes on 2 cores)"
+  log "build dir: $work"
+  local t0=$SECONDS
+  (
+    cd "$work"
+    export CGO_ENABLED=0 GOFLAGS="${GOFLAGS:+$GOFLAGS }-mod=mod"
+    go mod tidy >/dev/null 2>&1 || go mod download
+    go build -trimpath -ldflags='-s -w' -o "$work/ferretdb" .
+  ) || die "go build failed. Check that the Go module proxy is reachable (GOPROXY=$(go env GOPROXY)) and Go >= 1.24; re-run '$0 build'."
+  mv -f "$work/ferretdb" "$BIN"   # atomic within the same directory
+  log "built $BIN in $((SECONDS - t0))s"
+}
+
+ping_ok() {
+  if python_ok pymongo; then
+    "$PYTHON" - "$PORT" <<'PY' >/dev/null 2>&1
+import sys
+from pymongo import MongoClient
+c = MongoClient(f"mongodb://127.0.0.1:{sys.argv[1]}/", serverSelectionTimeoutMS=1000, connectTimeoutMS=1000)
+c.admin.command("ping")
+PY
+  else
+    port_open "$PORT"
+  fi
+}
+
+cmd_start() {
+  local pid
+  if pid="$(pid_alive "$PIDFILE")"; then
+    log "already running (pid $pid) on 127.0.0.1:$PORT; log: $LOGFILE"
+    return 0
+  fi
+  if port_open "$PORT"; then
+    die "port 127.0.0.1:$PORT is already in use by another process. Stop it or set TREERAG_MONGO_PORT."
+  fi
+  cmd_build
+  mkdir -p "$STATE/data"
+  log "starting FerretDB on 127.0.0.1:$PORT (data: $STATE/data, log: $LOGFILE)"
+  nohup "$BIN" -listen-addr "127.0.0.1:$PORT" -data-dir "$STATE/data" \
+    -log-level "${FERRETDB_LOG_LEVEL:-warn}" >>"$LOGFILE" 2>&1 </dev/null &
+  pid=$!
+  echo "$pid" >"$PIDFILE"
+  local deadline=$((SECONDS + START_TIMEOUT))
+  while ((SECONDS < deadline)); do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      rm -f "$PIDFILE"
+      tail -n 20 "$LOGFILE" >&2 || true
+      die "FerretDB exited during startup; see $LOGFILE"
+    fi
+    if ping_ok; then
+      log "FerretDB ready: mongodb://127.0.0.1:$PORT/ (pid $pid)"
+      return 0
+    fi
+    sleep 0.2
+  done
+  tail -n 20 "$LOGFILE" >&2 || true
+  die "FerretDB did not answer on 127.0.0.1:$PORT within ${START_TIMEOUT}s; see $LOGFILE (still running as pid $pid: '$0 stop' to kill it)"
+}
+
+cmd_status() {
+  local pid
+  if pid="$(pid_alive "$PIDFILE")"; then
+    if ping_ok; then
+      echo "ferretdb: running (pid $pid) mongodb://127.0.0.1:$PORT/ log=$LOGFILE"
+    else
+      echo "ferretdb: process alive (pid $pid) but not answering on 127.0.0.1:$PORT log=$LOGFILE"
+      return 1
+    fi
+  else
+    echo "ferretdb: stopped (port $PORT)$([[ -x "$BIN" ]] && echo ", binary cached at $BIN" || echo ", not built")"
+    return 3
+  fi
+}
+
+case "${1:-}" in
+  build) cmd_build ;;
+  start) cmd_start ;;
+  stop) stop_pidfile "$PIDFILE" "FerretDB (port $PORT)" 30 ;;
+  status) cmd_status ;;
+  path) echo "$BIN" ;;
+  *) echo "usage: $0 {build|start|stop|status|path}" >&2; exit 2 ;;
+esac

@@ -1,0 +1,99 @@
+"""Query-side models: settings, passages, and what each query stage hands to the next."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+NavigationMode = Literal["dfs", "beam", "auto"]
+
+
+class QuerySettings(BaseModel):
+    """Every knob that changes an answer. All of them enter the answer cache key."""
+
+    mode: NavigationMode = "auto"
+    max_depth: int = Field(default=5, ge=1)
+    max_branches: int = Field(default=3, ge=1)
+    beam_width: int = Field(default=5, ge=1)
+    score_threshold: float = Field(default=0.2, ge=0.0, le=1.0)
+    pages_per_node: int = Field(default=2, ge=1, description="Evidence pages kept per node.")
+    max_documents: int = Field(default=5, ge=1, description="Documents shortlisted by routing.")
+    semantic_weight: float = 0.7
+    structural_weight: float = 0.2
+    contextual_weight: float = 0.1
+    token_budget: int = Field(default=4000, ge=1)
+    relevance_floor: float = Field(default=0.2, ge=0.0, le=1.0)
+    dedup_threshold: float = Field(default=0.7, ge=0.0, le=1.0)
+    max_answer_sentences: int = Field(default=3, ge=1)
+    llm_scoring: bool = False
+    domain: Literal["general", "medical", "legal", "financial", "academic"] = "general"
+
+
+class Passage(BaseModel):
+    """A piece of evidence: text from specific pages of one node of one document."""
+
+    doc_id: str
+    file_name: str = ""
+    node_id: str
+    title: str = ""
+    pages: list[int] = Field(description="1-based physical pages the text comes from.")
+    text: str
+    score: float = 0.0
+
+
+class TraversalStats(BaseModel):
+    nodes_visited: int = 0
+    nodes_selected: int = 0
+    documents_considered: int = 0
+    documents_shortlisted: int = 0
+    references_resolved: int = 0
+    elapsed_ms: float = 0.0
+
+
+class NavigationResult(BaseModel):
+    question: str
+    mode: Literal["dfs", "beam"] = Field(description="The strategy actually used.")
+    mode_reason: str = ""
+    passages: list[Passage]
+    stats: TraversalStats
+
+
+class CompressedContext(BaseModel):
+    question: str
+    passages: list[Passage]
+    tokens_before: int
+    tokens_after: int
+    dropped_irrelevant: int = 0
+    merged_duplicates: int = 0
+
+
+class Citation(BaseModel):
+    doc_id: str
+    file_name: str = ""
+    node_id: str = ""
+    pages: list[int]
+
+
+class SentenceCheck(BaseModel):
+    """One answer sentence scored against the page text it cites."""
+
+    text: str
+    citation: Citation | None
+    signals: dict[str, float] = Field(
+        description="citation, word_f1, bigram_f1, trigram_f1, char_similarity (each 0..1)."
+    )
+    score: float
+    grounded: bool
+
+
+class VerifiedAnswer(BaseModel):
+    question: str
+    answer: str
+    abstained: bool = False
+    citations: list[Citation] = Field(default_factory=list)
+    sentences: list[SentenceCheck] = Field(default_factory=list)
+    confidence: float = 0.0
+    warnings: list[str] = Field(default_factory=list)
+    mode: str = Field(default="", description="Navigation strategy used (dfs/beam).")
+    generator: str = Field(default="extractive", description="'extractive' or 'llm:<model>'.")

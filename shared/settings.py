@@ -1,0 +1,37 @@
+"""Process settings, read from the environment (prefix TREERAG_) and overridable in code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="TREERAG_", extra="ignore")
+
+    store_dir: Path = Field(default=Path("data"), description="Embedded store folder.")
+    kafka_bootstrap: str = "127.0.0.1:9092"
+    mongo_url: str = "mongodb://127.0.0.1:27017/"
+    mongo_db: str = "treerag"
+    tenant: str = "default"
+    topic_partitions: int = Field(default=6, ge=1)
+    max_attempts: int = Field(default=3, ge=1, description="Handler attempts before the DLQ.")
+    max_pages: int = Field(default=10_000, ge=1, description="Larger PDFs are refused.")
+    max_upload_bytes: int = Field(default=200 * 1024 * 1024, ge=1)
+    query_timeout_s: float = Field(default=30.0, gt=0)
+    gateway_port: int = 8000
+    metrics_port: int | None = Field(default=None, description="Stage metrics port; None = stage default.")
+
+    llm: Literal["gemini", "openai", "off"] = "off"
+    llm_model: str | None = None
+    llm_base_url: str | None = None
+    llm_api_key: str | None = None
+    llm_timeout_s: float = 60.0
+    llm_max_concurrency: int = 4
+
+
+def get_settings() -> Settings:
+    return Settings()

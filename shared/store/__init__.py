@@ -1,0 +1,1 @@
+"""Storage adapters behind one repository interface: embedded (files) and MongoDB."""

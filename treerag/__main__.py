@@ -1,0 +1,5 @@
+import sys
+
+from treerag.cli import main
+
+sys.exit(main())
