@@ -48,6 +48,7 @@ class TraversalStats(BaseModel):
     documents_considered: int = 0
     documents_shortlisted: int = 0
     references_resolved: int = 0
+    scorer_fallbacks: int = Field(default=0, description="Model scoring calls that fell back to lexical.")
     elapsed_ms: float = 0.0
 
 
@@ -57,6 +58,7 @@ class NavigationResult(BaseModel):
     mode_reason: str = ""
     passages: list[Passage]
     stats: TraversalStats
+    warnings: list[str] = Field(default_factory=list)
 
 
 class CompressedContext(BaseModel):

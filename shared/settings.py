@@ -18,6 +18,9 @@ class Settings(BaseSettings):
     mongo_db: str = "treerag"
     tenant: str = "default"
     topic_partitions: int = Field(default=6, ge=1)
+    topic_prefix: str = Field(
+        default="", description="Prepended to every topic and consumer group (several systems on one cluster)."
+    )
     max_attempts: int = Field(default=3, ge=1, description="Handler attempts before the DLQ.")
     max_pages: int = Field(default=10_000, ge=1, description="Larger PDFs are refused.")
     max_upload_bytes: int = Field(default=200 * 1024 * 1024, ge=1)

@@ -8,7 +8,7 @@
 #   scripts/infra/ferretdb.sh path     # print the binary path
 #
 # Env: TREERAG_MONGO_PORT (27017), TREERAG_CACHE, TREERAG_RUN, PYTHON (pymongo ping check),
-#      FERRETDB_LOG_LEVEL (warn), TREERAG_FERRETDB_START_TIMEOUT (60 s).
+#      FERRETDB_LOG_LEVEL (error), TREERAG_FERRETDB_START_TIMEOUT (60 s).
 # State: $TREERAG_RUN/ferretdb-<port>/{data/,ferretdb.log,ferretdb.pid}
 set -euo pipefail
 INFRA_NAME=ferretdb
@@ -25,13 +25,23 @@ PIDFILE="$STATE/ferretdb.pid"
 LOGFILE="$STATE/ferretdb.log"
 START_TIMEOUT="${TREERAG_FERRETDB_START_TIMEOUT:-60}"
 
+# The stamp records which sources built the binary: editing main.go/go.mod triggers a rebuild.
+src_stamp() {
+  cat "$INFRA_DIR/ferretdb/main.go" "$INFRA_DIR/ferretdb/go.mod" | sha256sum | cut -d' ' -f1
+}
+
+is_built() {
+  [[ -x "$BIN" && -f "$BIN.stamp" ]] && [[ "$(cat "$BIN.stamp")" == "$(src_stamp)" ]]
+}
+
 cmd_build() {
-  if [[ -x "$BIN" ]]; then
-    log "already built: $BIN"
+  if is_built; then
+    log "cached: $BIN"
     return 0
   fi
   need_cmd go "Install Go >= 1.24 (https://go.dev/doc/install) or use your distro's golang package."
   mkdir -p "$BIN_DIR"
+  remove_stale_tmp "$BIN_DIR" 'build.*'
   local work
   work="$(mktemp -d "$BIN_DIR/build.XXXXXX")"
   # shellcheck disable=SC2064
@@ -44,10 +54,12 @@ cmd_build() {
   (
     cd "$work"
     export CGO_ENABLED=0 GOFLAGS="${GOFLAGS:+$GOFLAGS }-mod=mod"
-    go mod tidy >/dev/null 2>&1 || go mod download
     go build -trimpath -ldflags='-s -w' -o "$work/ferretdb" .
   ) || die "go build failed. Check that the Go module proxy is reachable (GOPROXY=$(go env GOPROXY)) and Go >= 1.24; re-run '$0 build'."
-  mv -f "$work/ferretdb" "$BIN"   # atomic within the same directory
+  src_stamp >"$work/ferretdb.stamp"
+  # Binary first, then the stamp: each mv is atomic, and a binary without a matching stamp is rebuilt.
+  mv -f "$work/ferretdb" "$BIN"
+  mv -f "$work/ferretdb.stamp" "$BIN.stamp"
   log "built $BIN in $((SECONDS - t0))s"
 }
 
@@ -66,7 +78,7 @@ PY
 
 cmd_start() {
   local pid
-  if pid="$(pid_alive "$PIDFILE")"; then
+  if pid="$(pid_alive "$PIDFILE" "$STATE/data")"; then
     log "already running (pid $pid) on 127.0.0.1:$PORT; log: $LOGFILE"
     return 0
   fi
@@ -75,9 +87,10 @@ cmd_start() {
   fi
   cmd_build
   mkdir -p "$STATE/data"
+  [[ -f "$LOGFILE" ]] && mv -f "$LOGFILE" "$LOGFILE.prev"
   log "starting FerretDB on 127.0.0.1:$PORT (data: $STATE/data, log: $LOGFILE)"
   nohup "$BIN" -listen-addr "127.0.0.1:$PORT" -data-dir "$STATE/data" \
-    -log-level "${FERRETDB_LOG_LEVEL:-warn}" >>"$LOGFILE" 2>&1 </dev/null &
+    -log-level "${FERRETDB_LOG_LEVEL:-error}" >>"$LOGFILE" 2>&1 </dev/null &
   pid=$!
   echo "$pid" >"$PIDFILE"
   local deadline=$((SECONDS + START_TIMEOUT))
@@ -99,7 +112,7 @@ cmd_start() {
 
 cmd_status() {
   local pid
-  if pid="$(pid_alive "$PIDFILE")"; then
+  if pid="$(pid_alive "$PIDFILE" "$STATE/data")"; then
     if ping_ok; then
       echo "ferretdb: running (pid $pid) mongodb://127.0.0.1:$PORT/ log=$LOGFILE"
     else
@@ -107,7 +120,7 @@ cmd_status() {
       return 1
     fi
   else
-    echo "ferretdb: stopped (port $PORT)$([[ -x "$BIN" ]] && echo ", binary cached at $BIN" || echo ", not built")"
+    echo "ferretdb: stopped (port $PORT)$(is_built && echo ", binary cached at $BIN" || echo ", not built")"
     return 3
   fi
 }
@@ -115,7 +128,7 @@ cmd_status() {
 case "${1:-}" in
   build) cmd_build ;;
   start) cmd_start ;;
-  stop) stop_pidfile "$PIDFILE" "FerretDB (port $PORT)" 30 ;;
+  stop) stop_pidfile "$PIDFILE" "FerretDB (port $PORT)" 30 "$STATE/data" ;;
   status) cmd_status ;;
   path) echo "$BIN" ;;
   *) echo "usage: $0 {build|start|stop|status|path}" >&2; exit 2 ;;

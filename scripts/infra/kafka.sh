@@ -51,6 +51,7 @@ cmd_fetch() {
   fi
   need_cmd mvn "Install Apache Maven 3.6+ (e.g. 'apt-get install maven')."
   mkdir -p "$HOME_DIR"
+  remove_stale_tmp "$HOME_DIR" 'fetch.*'
   local tmp t0=$SECONDS
   tmp="$(mktemp -d "$HOME_DIR/fetch.XXXXXX")"
   # shellcheck disable=SC2064
@@ -63,7 +64,7 @@ cmd_fetch() {
     tail -n 30 "$tmp/mvn.log" >&2 || true
     die "Maven could not fetch Kafka $KAFKA_VERSION. Check access to Maven Central (~/.m2/settings.xml mirrors/proxy) and that TREERAG_KAFKA_VERSION is a published 4.x version; then re-run '$0 fetch'."
   fi
-  ls "$tmp/libs"/kafka_2.13-"$KAFKA_VERSION".jar >/dev/null 2>&1 \
+  [[ -f "$tmp/libs/kafka_2.13-$KAFKA_VERSION.jar" ]] \
     || die "Maven finished but kafka_2.13-$KAFKA_VERSION.jar is missing from $tmp/libs"
   fetch_stamp >"$tmp/libs/.treerag-complete"
   # Swap in atomically: an interrupted fetch never leaves a dir with a marker.
@@ -71,7 +72,14 @@ cmd_fetch() {
     mv "$LIBS" "$tmp/old-libs"
   fi
   mv "$tmp/libs" "$LIBS"
-  log "fetched $(ls "$LIBS" | wc -l) jars in $((SECONDS - t0))s"
+  log "fetched $(find "$LIBS" -name '*.jar' | wc -l) jars in $((SECONDS - t0))s"
+}
+
+check_java() {
+  local v
+  v="$("$JAVA" -version 2>&1 | sed -n 's/.*version "\([0-9]*\)[."].*/\1/p' | head -n1)"
+  [[ "$v" =~ ^[0-9]+$ ]] || die "cannot tell the version of '$JAVA' ('$JAVA -version' failed?)"
+  ((v >= 17)) || die "Kafka 4 needs Java 17+, but '$JAVA' is Java $v. Install openjdk-17 or set JAVA/JAVA_HOME."
 }
 
 java_opts() {
@@ -143,7 +151,7 @@ PY
 
 cmd_start() {
   local pid
-  if pid="$(pid_alive "$PIDFILE")"; then
+  if pid="$(pid_alive "$PIDFILE" "$STATE/server.properties")"; then
     log "already running (pid $pid) on 127.0.0.1:$PORT; log: $LOGFILE"
     return 0
   fi
@@ -152,7 +160,9 @@ cmd_start() {
   done
   need_cmd "$JAVA" "Install Java 17+ (e.g. 'apt-get install openjdk-17-jre-headless') or set JAVA/JAVA_HOME."
   cmd_fetch
+  check_java
   write_config
+  [[ -f "$LOGFILE" ]] && mv -f "$LOGFILE" "$LOGFILE.prev"
   : >"$LOGFILE"
   format_storage
   log "starting Kafka $KAFKA_VERSION on 127.0.0.1:$PORT (controller :$CPORT, log: $LOGFILE)"
@@ -181,7 +191,7 @@ cmd_start() {
 
 cmd_status() {
   local pid
-  if pid="$(pid_alive "$PIDFILE")"; then
+  if pid="$(pid_alive "$PIDFILE" "$STATE/server.properties")"; then
     if port_open "$PORT"; then
       echo "kafka: running (pid $pid) bootstrap=127.0.0.1:$PORT version=$KAFKA_VERSION log=$LOGFILE"
     else
@@ -197,8 +207,8 @@ cmd_status() {
 case "${1:-}" in
   fetch) cmd_fetch ;;
   start) cmd_start ;;
-  stop) stop_pidfile "$PIDFILE" "Kafka (port $PORT)" 60 ;;
+  stop) stop_pidfile "$PIDFILE" "Kafka (port $PORT)" 60 "$STATE/server.properties" ;;
   status) cmd_status ;;
-  reset) stop_pidfile "$PIDFILE" "Kafka (port $PORT)" 60; rm -rf "$STATE"; log "removed $STATE" ;;
+  reset) stop_pidfile "$PIDFILE" "Kafka (port $PORT)" 60 "$STATE/server.properties"; rm -rf "$STATE"; log "removed $STATE" ;;
   *) echo "usage: $0 {fetch|start|stop|status|reset}" >&2; exit 2 ;;
 esac

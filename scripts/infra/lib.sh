@@ -6,6 +6,7 @@
 #   TREERAG_RUN    state dirs, logs and pidfiles (default $TREERAG_CACHE/run)
 #   PYTHON         optional python with aiokafka/pymongo: enables protocol-level readiness checks
 
+# shellcheck disable=SC2034  # used by the sourcing scripts
 INFRA_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 TREERAG_CACHE="${TREERAG_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/treerag}"
 TREERAG_RUN="${TREERAG_RUN:-$TREERAG_CACHE/run}"
@@ -19,17 +20,31 @@ need_cmd() {
 }
 
 check_port_var() { # name value
-  [[ "$2" =~ ^[0-9]+$ ]] && (( $2 > 0 && $2 < 65535 )) || die "$1='$2' is not a valid TCP port"
+  [[ "$2" =~ ^[0-9]+$ ]] && (($2 > 0 && $2 < 65535)) && return 0
+  die "$1='$2' is not a valid TCP port"
 }
 
-# pid_alive PIDFILE -> prints pid and returns 0 if the process in PIDFILE is alive
+# pid_alive PIDFILE [CMDLINE_SUBSTRING] -> prints pid and returns 0 if the process in
+# PIDFILE is alive (and, if given, its command line contains the substring, so a stale
+# pidfile whose pid was reused by an unrelated process is not mistaken for our server).
 pid_alive() {
-  local pf="$1" pid
+  local pf="$1" want="${2:-}" pid cmdline
   [[ -f "$pf" ]] || return 1
   pid="$(cat "$pf" 2>/dev/null || true)"
   [[ "$pid" =~ ^[0-9]+$ ]] || return 1
   kill -0 "$pid" 2>/dev/null || return 1
+  if [[ -n "$want" && -r "/proc/$pid/cmdline" ]]; then
+    cmdline="$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null || true)"
+    [[ "$cmdline" == *"$want"* ]] || return 1
+  fi
   echo "$pid"
+}
+
+# remove_stale_tmp DIR GLOB: delete leftovers of killed fetch/build runs (older than 2 h)
+remove_stale_tmp() {
+  if [[ -d "$1" ]]; then
+    find "$1" -mindepth 1 -maxdepth 1 -name "$2" -mmin +120 -exec rm -rf {} + 2>/dev/null || true
+  fi
 }
 
 # port_open PORT -> 0 if something accepts TCP connections on 127.0.0.1:PORT
@@ -37,10 +52,10 @@ port_open() {
   timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1" 2>/dev/null
 }
 
-# stop_pidfile PIDFILE NAME [TIMEOUT_S]: SIGTERM, wait, then SIGKILL
+# stop_pidfile PIDFILE NAME TIMEOUT_S CMDLINE_SUBSTRING: SIGTERM, wait, then SIGKILL
 stop_pidfile() {
-  local pf="$1" name="$2" t="${3:-30}" pid i
-  if ! pid="$(pid_alive "$pf")"; then
+  local pf="$1" name="$2" t="${3:-30}" want="${4:-}" pid i
+  if ! pid="$(pid_alive "$pf" "$want")"; then
     log "$name is not running (no live pid in $pf)"
     rm -f "$pf"
     return 0

@@ -103,11 +103,18 @@ async def faststream_roundtrip() -> str:
         from faststream.kafka import KafkaBroker
     except ImportError:
         return "skipped (faststream not installed)"
+    from aiokafka.admin import AIOKafkaAdminClient
+    from faststream.kafka import Topic
+
+    # QUIRK (faststream 0.7.8): a subscriber creates its missing topics itself through
+    # CreateTopics with Topic's default num_partitions=1, overriding the broker's
+    # num.partitions=6. Pass Topic(name, num_partitions=N) (or create topics up front,
+    # or KafkaBroker(allow_auto_create_topics=False)) so `--workers N` has partitions to split.
     topic = f"smoke-fs-{uuid.uuid4().hex[:8]}"
-    broker = KafkaBroker(KAFKA)
+    broker = KafkaBroker(KAFKA, logger=None)
     got: asyncio.Future = asyncio.get_running_loop().create_future()
 
-    @broker.subscriber(topic, group_id=f"g-{topic}", auto_offset_reset="earliest")
+    @broker.subscriber(Topic(topic, num_partitions=6), group_id=f"g-{topic}", auto_offset_reset="earliest")
     async def handle(body: dict) -> None:
         if not got.done():
             got.set_result(body)
@@ -117,7 +124,14 @@ async def faststream_roundtrip() -> str:
         await broker.publish({"hello": "world"}, topic)
         body = await asyncio.wait_for(got, 30)
     assert body == {"hello": "world"}, body
-    return "faststream publish/subscribe ok"
+    admin = AIOKafkaAdminClient(bootstrap_servers=KAFKA)
+    await admin.start()
+    try:
+        nparts = len((await admin.describe_topics([topic]))[0]["partitions"])
+    finally:
+        await admin.close()
+    assert nparts == 6, f"faststream created {topic} with {nparts} partitions"
+    return f"faststream publish/subscribe ok, Topic(num_partitions=6) -> {nparts} partitions"
 
 
 # ---------------------------------------------------------------- Mongo / FerretDB
@@ -143,7 +157,7 @@ async def mongo_crud() -> str:
         await c.update_one({"doc_id": "d"}, {"$set": {"n": 4}, "$inc": {"v": 1}}, upsert=True)
         n = await c.count_documents({"n": {"$gte": 2}})
         assert n == 3, n
-        rows = [d async for d in c.aggregate([{"$match": {}}, {"$group": {"_id": None, "s": {"$sum": "$n"}}}])]
+        rows = [d async for d in await c.aggregate([{"$match": {}}, {"$group": {"_id": None, "s": {"$sum": "$n"}}}])]
         assert rows[0]["s"] == 10, rows
         return f"server={info.get('version')} ferretdb={info.get('ferretdbVersion', '-')}; insert/find/upsert/count/aggregate + unique index ok"
     finally:

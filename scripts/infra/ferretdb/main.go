@@ -8,7 +8,10 @@
 //
 //	-listen-addr  FERRETDB_LISTEN_ADDR  TCP address, default 127.0.0.1:27017
 //	-data-dir     FERRETDB_DATA_DIR     SQLite data directory (created if missing), default ./ferretdb-data
-//	-log-level    FERRETDB_LOG_LEVEL    debug|info|warn|error, default warn
+//	-log-level    FERRETDB_LOG_LEVEL    debug|info|warn|error, default error
+//
+// The default is error because FerretDB logs every error reply it sends (duplicate key,
+// ns not found, pymongo's unsupported endSessions, ...) with a full message dump at warn.
 package main
 
 import (
@@ -21,6 +24,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/FerretDB/FerretDB/ferretdb"
 )
@@ -35,7 +39,7 @@ func envOr(key, def string) string {
 func main() {
 	addr := flag.String("listen-addr", envOr("FERRETDB_LISTEN_ADDR", "127.0.0.1:27017"), "TCP listen address")
 	dataDir := flag.String("data-dir", envOr("FERRETDB_DATA_DIR", "ferretdb-data"), "SQLite data directory")
-	logLevel := flag.String("log-level", envOr("FERRETDB_LOG_LEVEL", "warn"), "log level: debug, info, warn, error")
+	logLevel := flag.String("log-level", envOr("FERRETDB_LOG_LEVEL", "error"), "log level: debug, info, warn, error")
 	flag.Parse()
 
 	var level slog.Level
@@ -69,13 +73,13 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	// Printed at warn level so it shows with the default quiet logging; the start
-	// script only relies on the port, not on this line.
-	logger.Warn("FerretDB started", "addr", *addr, "data_dir", dir, "pid", os.Getpid())
+	// Lifecycle lines go straight to stderr, whatever the log level.
+	fmt.Fprintf(os.Stderr, "%s FerretDB started addr=%s data_dir=%s pid=%d\n",
+		time.Now().UTC().Format(time.RFC3339), *addr, dir, os.Getpid())
 
 	if err = f.Run(ctx); err != nil {
 		fmt.Fprintf(os.Stderr, "ferretdb: %v\n", err)
 		os.Exit(1)
 	}
-	logger.Warn("FerretDB stopped")
+	fmt.Fprintf(os.Stderr, "%s FerretDB stopped\n", time.Now().UTC().Format(time.RFC3339))
 }

@@ -1,0 +1,48 @@
+"""Compressor stage: `nodes.selected` -> `context.compressed`."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from services.compressor.compress import compress
+from services.navigator.handlers import report_query_failure
+from shared.bus.broker import Bus
+from shared.bus.delivery import Delivery
+from shared.bus.ledger import DeliveryLedger
+from shared.events import ContextCompressed, NodesSelected
+from shared.logs import log_fields
+from shared.metrics import TOKENS
+from shared.store.queries import MongoQueryRepository
+
+logger = logging.getLogger(__name__)
+
+STAGE = "compressor"
+
+
+class CompressorHandlers:
+    def __init__(self, bus: Bus, ledger: DeliveryLedger, queries: MongoQueryRepository) -> None:
+        self.bus = bus
+        self.ledger = ledger
+        self.queries = queries
+
+    async def on_nodes_selected(self, event: NodesSelected, delivery: Delivery) -> None:
+        if await self.ledger.is_done(STAGE, event.query_id):
+            logger.info("context already compressed; redelivery skipped")
+            return
+        context = await asyncio.to_thread(compress, event.question, event.navigation.passages, event.settings)
+        TOKENS.labels(phase="before").observe(context.tokens_before)
+        TOKENS.labels(phase="after").observe(context.tokens_after)
+        timings = [*event.timings, delivery.timing()]
+        await self.bus.publish(
+            ContextCompressed(**{**event.carry(), "timings": timings}, navigation=event.navigation, context=context)
+        )
+        await self.ledger.mark_done(STAGE, event.query_id)
+        logger.info(
+            "context compressed",
+            extra=log_fields(tokens_before=context.tokens_before, tokens_after=context.tokens_after,
+                             passages=len(context.passages)),
+        )
+
+    async def give_up(self, event: NodesSelected, error_type: str, reason: str) -> None:
+        await report_query_failure(self.bus, self.queries, event, STAGE, error_type, reason)

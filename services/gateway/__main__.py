@@ -1,0 +1,35 @@
+"""`python -m services.gateway [--host H] [--port P] [--workers N]`: the HTTP gateway (port 8000)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+
+import uvicorn
+
+from shared.logs import configure_logging
+from shared.settings import get_settings
+
+
+def main() -> None:
+    settings = get_settings()
+    parser = argparse.ArgumentParser(prog="python -m services.gateway", description=__doc__)
+    parser.add_argument("--host", default=os.environ.get("TREERAG_GATEWAY_HOST", "127.0.0.1"))
+    parser.add_argument("--port", type=int, default=settings.gateway_port)
+    parser.add_argument("--workers", type=int, default=1, help="Worker processes (each is a replica).")
+    args = parser.parse_args()
+    configure_logging(os.environ.get("TREERAG_LOG_LEVEL", "INFO"))
+    logging.getLogger("aiokafka").setLevel(logging.WARNING)
+    uvicorn.run(
+        "services.gateway.main:app",
+        host=args.host,
+        port=args.port,
+        workers=args.workers,
+        log_config=None,  # keep the JSON logs configured above
+        access_log=False,  # HTTP latency is in /metrics; one line per request is noise
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,322 @@
+"""The HTTP gateway: uploads PDFs, publishes queries and returns their verified answers.
+
+Stateless apart from the requests it is holding: any number of replicas run side by side.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from fastapi import FastAPI, File, Form, HTTPException, Request, Response, UploadFile
+from fastapi.responses import JSONResponse
+from faststream.kafka import Topic
+from faststream.kafka.annotations import KafkaMessage
+from pydantic import ValidationError
+
+from services.gateway.answers import AnswerWaiter
+from services.gateway.schemas import (
+    DocumentOut,
+    PageOut,
+    QueryAccepted,
+    QueryRequest,
+    QueryResponse,
+    UploadAccepted,
+)
+from services.indexer.pipeline import BuilderChoice, content_id
+from shared.bus.broker import Bus, make_broker
+from shared.bus.topics import ensure_topics
+from shared.documents import DocumentRecord, DocumentStatus
+from shared.events import AnswerVerified, DocumentUploaded, QueryFailed, QueryReceived
+from shared.logs import correlated, log_fields
+from shared.metrics import HTTP_SECONDS, INFLIGHT_QUERIES, MESSAGES_CONSUMED, render_metrics
+from shared.query import QuerySettings
+from shared.settings import Settings, get_settings
+from shared.store.mongo import MongoRepository, connect
+from shared.store.queries import MongoQueryRepository, QueryRecord, QueryStatus
+
+logger = logging.getLogger(__name__)
+
+STAGE = "gateway"
+PDF_MAGIC = b"%PDF-"
+PDF_TYPES = {"application/pdf", "application/x-pdf", "application/octet-stream", ""}
+READ_CHUNK = 1024 * 1024
+
+
+@dataclass
+class Backends:
+    repo: MongoRepository
+    queries: MongoQueryRepository
+    waiter: AnswerWaiter
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or get_settings()
+    broker = make_broker(settings, STAGE)
+    bus = Bus(broker, STAGE, settings.topic_prefix)
+    backends: dict[str, Backends] = {}
+
+    def b() -> Backends:
+        if "live" not in backends:
+            raise HTTPException(503, "the gateway is starting; retry in a moment")
+        return backends["live"]
+
+    # Each replica reads every answer (own group, newest offsets) and resolves its own requests.
+    listener = broker.subscriber(
+        Topic(bus.topic(AnswerVerified.TOPIC), declare=False),
+        Topic(bus.topic(QueryFailed.TOPIC), declare=False),
+        group_id=f"{settings.topic_prefix}treerag-gateway-{uuid.uuid4().hex[:12]}",
+        auto_offset_reset="latest",
+        title="gateway:answers",
+    )
+
+    @listener
+    async def on_answer(msg: KafkaMessage) -> None:
+        topic = msg.raw_message.topic
+        MESSAGES_CONSUMED.labels(STAGE, topic).inc()
+        if "live" not in backends:
+            return
+        try:
+            event = AnswerVerified.model_validate_json(msg.body) if topic == bus.topic(AnswerVerified.TOPIC) \
+                else QueryFailed.model_validate_json(msg.body)
+        except ValidationError:
+            logger.warning("unreadable event ignored", extra=log_fields(topic=topic))
+            return
+        backends["live"].waiter.resolve(event)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        await ensure_topics(settings.kafka_bootstrap, settings.topic_partitions, prefix=settings.topic_prefix)
+        mongo = connect(settings.mongo_url)
+        repo = MongoRepository(mongo, settings.mongo_db, owns_client=False)
+        queries = MongoQueryRepository(mongo, settings.mongo_db)
+        await repo.ensure_indexes()
+        await queries.ensure_indexes()
+        backends["live"] = Backends(repo, queries, AnswerWaiter(queries))
+        await broker.start()
+        logger.info("gateway ready", extra=log_fields(kafka=settings.kafka_bootstrap, mongo_db=settings.mongo_db))
+        try:
+            yield
+        finally:
+            await broker.stop()
+            backends.clear()
+            await mongo.close()
+
+    app = FastAPI(
+        title="TreeRAG gateway",
+        version="0.1.0",
+        description="Upload PDFs, get page-aware section trees, ask questions and get answers with page citations.",
+        lifespan=lifespan,
+    )
+
+    @app.middleware("http")
+    async def measure(request: Request, call_next: Any) -> Response:
+        started = time.perf_counter()
+        status = 500
+        try:
+            response = await call_next(request)
+            status = response.status_code
+            return response
+        finally:
+            route = request.scope.get("route")
+            path = getattr(route, "path", "unmatched")
+            HTTP_SECONDS.labels(request.method, path, str(status)).observe(time.perf_counter() - started)
+
+    # ------------------------------------------------------------ health
+
+    @app.get("/healthz", tags=["ops"])
+    async def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.get("/readyz", tags=["ops"])
+    async def readyz() -> JSONResponse:
+        checks: dict[str, str] = {}
+        try:
+            await asyncio.wait_for(b().repo.ping(), 3.0)
+            checks["mongodb"] = "ok"
+        except Exception as exc:
+            checks["mongodb"] = f"unreachable: {exc!r}"
+        try:
+            checks["kafka"] = "ok" if await broker.ping(timeout=3.0) else "unreachable"
+        except Exception as exc:
+            checks["kafka"] = f"unreachable: {exc!r}"
+        ready = all(v == "ok" for v in checks.values())
+        return JSONResponse({"ready": ready, "checks": checks}, status_code=200 if ready else 503)
+
+    @app.get("/metrics", tags=["ops"])
+    async def metrics() -> Response:
+        body, content_type = render_metrics()
+        return Response(body, media_type=content_type)
+
+    # ------------------------------------------------------------ documents
+
+    async def read_upload(file: UploadFile) -> bytes:
+        if (file.content_type or "") not in PDF_TYPES and not (file.filename or "").lower().endswith(".pdf"):
+            raise HTTPException(415, f"expected a PDF (application/pdf), got {file.content_type!r}")
+        chunks: list[bytes] = []
+        size = 0
+        while chunk := await file.read(READ_CHUNK):
+            size += len(chunk)
+            if size > settings.max_upload_bytes:
+                raise HTTPException(
+                    413, f"the file is larger than {settings.max_upload_bytes} bytes (TREERAG_MAX_UPLOAD_BYTES)"
+                )
+            chunks.append(chunk)
+        data = b"".join(chunks)
+        if not data:
+            raise HTTPException(400, "the file is empty")
+        if PDF_MAGIC not in data[:1024]:
+            raise HTTPException(415, "not a PDF file (no %PDF header); upload a PDF document")
+        return data
+
+    @app.post("/v1/documents", status_code=202, response_model=UploadAccepted, tags=["documents"])
+    async def upload(
+        file: Annotated[UploadFile, File(description="The PDF.")],
+        builder: Annotated[BuilderChoice, Form()] = "auto",
+        rebuild: Annotated[bool, Form(description="Index again even when the document is ready.")] = False,
+    ) -> UploadAccepted:
+        data = await read_upload(file)
+        doc_id = content_id(data)
+        file_name = (file.filename or f"{doc_id}.pdf").rsplit("/", 1)[-1]
+        live = b()
+        with correlated(doc_id=doc_id):
+            existing = await live.repo.get_document(doc_id)
+            if existing and existing.status != DocumentStatus.FAILED and not rebuild:
+                return UploadAccepted(doc_id=doc_id, status=existing.status, file_name=existing.file_name,
+                                      duplicate=True)
+            await live.repo.put_pdf(doc_id, data)
+            record = (existing or DocumentRecord(doc_id=doc_id, file_name=file_name, tenant=settings.tenant))
+            await live.repo.put_document(record.model_copy(update={"status": DocumentStatus.UPLOADED, "reason": None}))
+            await bus.publish(
+                DocumentUploaded(
+                    doc_id=doc_id, tenant=settings.tenant, file_name=file_name, size_bytes=len(data),
+                    pdf_ref=f"gridfs:{doc_id}", index_options={"builder": builder}, rebuild=rebuild,
+                )
+            )
+            logger.info("document uploaded", extra=log_fields(file_name=file_name, bytes=len(data)))
+        return UploadAccepted(doc_id=doc_id, status=DocumentStatus.UPLOADED, file_name=file_name,
+                              duplicate=existing is not None)
+
+    @app.get("/v1/documents", response_model=list[DocumentOut], tags=["documents"])
+    async def list_documents(status: DocumentStatus | None = None) -> list[DocumentOut]:
+        records = await b().repo.list_documents()
+        return [DocumentOut.of(r) for r in records if status is None or r.status == status]
+
+    async def find(doc_key: str) -> DocumentRecord:
+        record = await b().repo.find_document(doc_key)
+        if record is None:
+            raise HTTPException(404, f"no document matches {doc_key!r}; GET /v1/documents lists them")
+        return record
+
+    @app.get("/v1/documents/{doc_id}", response_model=DocumentOut, tags=["documents"])
+    async def get_document(doc_id: str) -> DocumentOut:
+        return DocumentOut.of(await find(doc_id))
+
+    @app.get("/v1/documents/{doc_id}/tree", tags=["documents"])
+    async def get_tree(doc_id: str) -> dict[str, Any]:
+        record = await find(doc_id)
+        tree = await b().repo.get_tree(record.doc_id)
+        if tree is None:
+            raise HTTPException(409, f"document {record.doc_id} has no tree yet (status {record.status.value})")
+        return {"doc_id": record.doc_id, "file_name": record.file_name, "version": record.version,
+                "builder": record.builder, "nodes": tree.model_dump(mode="json")["nodes"]}
+
+    @app.get("/v1/documents/{doc_id}/pages/{number}", response_model=PageOut, tags=["documents"])
+    async def get_page(doc_id: str, number: int) -> PageOut:
+        record = await find(doc_id)
+        text = await b().repo.get_page(record.doc_id, number)
+        if text is None:
+            raise HTTPException(404, f"document {record.doc_id} has no page {number} (it has {record.page_count})")
+        return PageOut(doc_id=record.doc_id, page=number, text=text)
+
+    @app.get("/v1/documents/{doc_id}/pdf", tags=["documents"])
+    async def get_pdf(doc_id: str) -> Response:
+        record = await find(doc_id)
+        data = await b().repo.get_pdf(record.doc_id)
+        if data is None:
+            raise HTTPException(404, f"the PDF of {record.doc_id} is not stored")
+        return Response(data, media_type="application/pdf",
+                        headers={"Content-Disposition": f'inline; filename="{record.file_name}"'})
+
+    # ------------------------------------------------------------ queries
+
+    async def resolve_documents(keys: list[str]) -> list[str]:
+        """Canonical doc ids of the named documents (all must be ready); [] means every document."""
+        live = b()
+        if not keys:
+            records = await live.repo.list_documents()
+            if not any(r.status == DocumentStatus.READY for r in records):
+                raise HTTPException(409, "no document is ready to ask over; upload a PDF first (POST /v1/documents)")
+            return []
+        doc_ids: list[str] = []
+        for key in keys:
+            record = await find(key)
+            if record.status != DocumentStatus.READY:
+                detail = f"document {record.doc_id} is {record.status.value}"
+                raise HTTPException(409, detail + (f": {record.reason}" if record.reason else "; retry when it is ready"))
+            doc_ids.append(record.doc_id)
+        return doc_ids
+
+    def query_settings(req: QueryRequest) -> QuerySettings:
+        values = dict(req.settings)
+        if req.mode:
+            values["mode"] = req.mode
+        try:
+            return QuerySettings.model_validate(values)
+        except ValidationError as exc:
+            raise HTTPException(422, f"invalid settings: {exc.errors(include_url=False)}") from exc
+
+    @app.post(
+        "/v1/query",
+        response_model=QueryResponse,
+        responses={202: {"model": QueryAccepted}, 502: {"model": QueryResponse}, 504: {"model": QueryResponse}},
+        tags=["queries"],
+    )
+    async def query(req: QueryRequest) -> Any:
+        started = time.perf_counter()
+        query_settings_ = query_settings(req)
+        doc_ids = await resolve_documents(req.doc_ids)
+        live = b()
+        query_id = uuid.uuid4().hex
+        with correlated(query_id=query_id):
+            record = QueryRecord(query_id=query_id, question=req.question, doc_ids=doc_ids,
+                                 settings=query_settings_, tenant=settings.tenant)
+            await live.queries.create(record)
+            event = QueryReceived(query_id=query_id, question=req.question, doc_ids=doc_ids,
+                                  settings=query_settings_, tenant=settings.tenant)
+            if req.run_async:
+                await bus.publish(event)
+                return JSONResponse(QueryAccepted(query_id=query_id, status=QueryStatus.PENDING).model_dump(mode="json"),
+                                    status_code=202)
+            live.waiter.expect(query_id)
+            INFLIGHT_QUERIES.inc()
+            try:
+                await bus.publish(event)
+                finished = await live.waiter.wait(query_id, req.timeout_s or settings.query_timeout_s)
+            finally:
+                INFLIGHT_QUERIES.dec()
+            total_ms = round((time.perf_counter() - started) * 1000, 3)
+            if finished is None:
+                pending = QueryResponse.of(record, total_ms=total_ms)
+                logger.warning("query timed out", extra=log_fields(total_ms=total_ms))
+                return JSONResponse(pending.model_dump(mode="json"), status_code=504)
+            response = QueryResponse.of(finished, total_ms=total_ms)
+            logger.info("query answered", extra=log_fields(status=response.status.value, total_ms=total_ms))
+            if finished.status == QueryStatus.FAILED:
+                return JSONResponse(response.model_dump(mode="json"), status_code=502)
+            return response
+
+    @app.get("/v1/queries/{query_id}", response_model=QueryResponse, tags=["queries"])
+    async def get_query(query_id: str) -> QueryResponse:
+        record = await b().queries.get(query_id)
+        if record is None:
+            raise HTTPException(404, f"no query {query_id!r}")
+        return QueryResponse.of(record)
+
+    return app

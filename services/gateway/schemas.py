@@ -1,0 +1,117 @@
+"""Request and response bodies of the gateway's HTTP API."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from shared.documents import BuilderName, DocumentRecord, DocumentStatus
+from shared.events import QueryOutcome, StageTiming
+from shared.query import Citation, NavigationMode, TraversalStats
+from shared.store.queries import QueryRecord, QueryStatus
+
+
+class UploadAccepted(BaseModel):
+    doc_id: str
+    status: DocumentStatus
+    file_name: str
+    duplicate: bool = Field(default=False, description="The same bytes were uploaded before.")
+
+
+class DocumentOut(BaseModel):
+    doc_id: str
+    file_name: str
+    title: str
+    status: DocumentStatus
+    reason: str | None
+    page_count: int
+    builder: BuilderName | None
+    version: int
+    build_seconds: float
+    warnings: list[str]
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def of(cls, record: DocumentRecord) -> DocumentOut:
+        return cls.model_validate(record.model_dump())
+
+
+class PageOut(BaseModel):
+    doc_id: str
+    page: int
+    text: str
+
+
+class QueryRequest(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+    question: str = Field(min_length=1, max_length=4000)
+    doc_ids: list[str] = Field(
+        default_factory=list, description="Doc ids, unique id prefixes or file names; empty: all documents."
+    )
+    mode: NavigationMode | None = Field(default=None, description="Overrides settings.mode.")
+    settings: dict[str, Any] = Field(
+        default_factory=dict, description="Any QuerySettings field (max_depth, beam_width, token_budget...)."
+    )
+    run_async: bool = Field(default=False, alias="async", description="Return 202 at once with the query_id.")
+    timeout_s: float | None = Field(default=None, gt=0, le=600, description="How long to wait for the answer.")
+
+
+class Timings(BaseModel):
+    total_ms: float | None = Field(description="From the request to the answer, at the gateway.")
+    stages: list[StageTiming] = Field(description="Per stage: time queued on the bus and processing time.")
+
+
+class QueryResponse(BaseModel):
+    query_id: str
+    status: QueryStatus
+    question: str
+    answer: str | None = None
+    abstained: bool | None = None
+    citations: list[Citation] = Field(default_factory=list)
+    confidence: float | None = None
+    warnings: list[str] = Field(default_factory=list)
+    mode: str | None = None
+    mode_reason: str | None = None
+    stats: TraversalStats | None = None
+    tokens_before: int | None = None
+    tokens_after: int | None = None
+    reason: str | None = Field(default=None, description="Why the query failed, when it did.")
+    failed_stage: str | None = None
+    timings: Timings
+
+    @classmethod
+    def of(cls, record: QueryRecord, total_ms: float | None = None) -> QueryResponse:
+        outcome: QueryOutcome | None = record.outcome
+        if total_ms is None and record.finished_at is not None:
+            total_ms = round((record.finished_at - record.created_at).total_seconds() * 1000, 3)
+        fields: dict[str, Any] = {
+            "query_id": record.query_id,
+            "status": record.status,
+            "question": record.question,
+            "reason": record.reason,
+            "failed_stage": record.failed_stage,
+            "timings": Timings(total_ms=total_ms, stages=record.timings),
+        }
+        if outcome is not None:
+            fields.update(
+                answer=outcome.answer.answer,
+                abstained=outcome.answer.abstained,
+                citations=outcome.answer.citations,
+                confidence=outcome.answer.confidence,
+                warnings=outcome.warnings,
+                mode=outcome.mode,
+                mode_reason=outcome.mode_reason,
+                stats=outcome.stats,
+                tokens_before=outcome.tokens_before,
+                tokens_after=outcome.tokens_after,
+            )
+        return cls(**fields)
+
+
+class QueryAccepted(BaseModel):
+    query_id: str
+    status: QueryStatus

@@ -1,0 +1,46 @@
+"""Why a PDF cannot be indexed. Each message is one line that says what to do about it."""
+
+from __future__ import annotations
+
+
+class PdfError(Exception):
+    """A PDF that cannot be indexed; str() is a one-line reason for the user."""
+
+
+class NotAPdfError(PdfError):
+    def __init__(self, detail: str = "") -> None:
+        super().__init__(
+            "not a PDF file (no %PDF header)" + (f": {detail}" if detail else "")
+            + "; pass a PDF document"
+        )
+
+
+class CorruptPdfError(PdfError):
+    def __init__(self, detail: str = "") -> None:
+        super().__init__(
+            "the PDF is truncated or corrupt" + (f" ({detail})" if detail else "")
+            + "; download it again or repair it (e.g. `qpdf in.pdf out.pdf`)"
+        )
+
+
+class EncryptedPdfError(PdfError):
+    def __init__(self) -> None:
+        super().__init__(
+            "the PDF is encrypted with a password; remove the password (e.g. "
+            "`qpdf --decrypt --password=... in.pdf out.pdf`) and index the decrypted copy"
+        )
+
+
+class EmptyPdfError(PdfError):
+    def __init__(self) -> None:
+        super().__init__("the PDF has zero pages; there is nothing to index")
+
+
+class TooManyPagesError(PdfError):
+    def __init__(self, pages: int, limit: int) -> None:
+        super().__init__(
+            f"the PDF has {pages} pages, over the limit of {limit}; raise the limit "
+            "(--max-pages or TREERAG_MAX_PAGES) or split the document"
+        )
+        self.pages = pages
+        self.limit = limit

@@ -1,0 +1,266 @@
+"""Reading a PDF: page text, the outline, and per-line layout features, all through pdfium.
+
+pypdfium2 is used because it is fast enough for whole-library ingestion (≈1,300 pages/s of text
+on an idle core, against ≈40 for pypdf). Layout features are read for one sampled character per
+line instead of every character: per-character Python calls into pdfium would cost more than the
+whole text extraction.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
+
+from services.indexer.errors import (
+    CorruptPdfError,
+    EmptyPdfError,
+    EncryptedPdfError,
+    NotAPdfError,
+    TooManyPagesError,
+)
+
+logger = logging.getLogger(__name__)
+
+_BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi|extrab|ultrab|cmbx|[-,]b$|bd$", re.I)
+_FIRST_WORD_CHAR = re.compile(r"\w")
+_LAST_WORD_CHAR = re.compile(r"\w(?=\W*$)")
+# pdfium marks a hyphen that ends a line with \x02 or U+FFFE; tabs separate words.
+# (Chained str.replace: str.translate with a dict is ten times slower on whole pages.)
+_TEXT_FIXES = (("\r", ""), ("\x02", "-"), ("\ufffe", "-"), ("\x00", ""), ("\t", " "))
+
+
+def _clean(text: str) -> str:
+    for old, new in _TEXT_FIXES:
+        if old in text:
+            text = text.replace(old, new)
+    return text
+
+
+@dataclass(slots=True)
+class Line:
+    """One text line as pdfium groups it, with the style of its characters."""
+
+    text: str
+    size: float
+    bold: bool
+    left: float
+    top: float  # distance from the top edge of the page, in points
+
+
+@dataclass(slots=True)
+class PageLayout:
+    width: float
+    height: float
+    lines: list[Line] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class OutlineEntry:
+    level: int  # 1 for top-level bookmarks
+    title: str
+    page: int | None  # 1-based physical page, None when the bookmark has no page target
+    # Where the target lies: 0.0 at the top edge of the page, 1.0 at the bottom, when given.
+    top_fraction: float | None = None
+
+
+@dataclass(slots=True)
+class PdfContent:
+    page_count: int
+    pages: list[str]
+    layouts: list[PageLayout] | None
+    outline: list[OutlineEntry]
+    metadata_title: str
+    unreadable_pages: list[int] = field(default_factory=list)
+    # False when fonts carry no names or metrics (Type 3 bitmap fonts): sizes are then noise.
+    styles_reliable: bool = True
+
+
+def open_document(data: bytes, max_pages: int) -> pdfium.PdfDocument:
+    """Open PDF bytes, mapping every pdfium refusal onto a specific PdfError."""
+    head = data[:1024]
+    if b"%PDF-" not in head:
+        if not data:
+            raise NotAPdfError("the file is empty")
+        raise NotAPdfError()
+    try:
+        pdf = pdfium.PdfDocument(data)
+    except pdfium.PdfiumError as exc:
+        code = getattr(exc, "err_code", None)
+        if code in (pdfium_c.FPDF_ERR_PASSWORD, pdfium_c.FPDF_ERR_SECURITY):
+            raise EncryptedPdfError() from exc
+        raise CorruptPdfError(str(exc).removeprefix("Failed to load document ").strip("().")) from exc
+    count = len(pdf)
+    if count == 0:
+        pdf.close()
+        raise EmptyPdfError()
+    if count > max_pages:
+        pdf.close()
+        raise TooManyPagesError(count, max_pages)
+    return pdf
+
+
+def has_outline(pdf: pdfium.PdfDocument) -> bool:
+    return bool(pdfium_c.FPDFBookmark_GetFirstChild(pdf.raw, None))
+
+
+def read_outline(pdf: pdfium.PdfDocument) -> list[OutlineEntry]:
+    """Bookmarks in document order. Read after the pages were loaded: pdfium resolves a
+    bookmark's page by walking the page tree, which is instant once the pages are known
+    (2.5 s against 0.1 s for 1,400 bookmarks in a 2,400-page PDF)."""
+    entries: list[OutlineEntry] = []
+    count = len(pdf)
+    try:
+        bookmarks = list(pdf.get_toc(max_depth=8))
+    except pdfium.PdfiumError:
+        logger.warning("outline unreadable; ignoring it")
+        return []
+    for bookmark in bookmarks:
+        title = " ".join((bookmark.get_title() or "").split())
+        if not title:
+            continue
+        page: int | None = None
+        top_fraction: float | None = None
+        dest = bookmark.get_dest()
+        if dest is not None:
+            index = dest.get_index()
+            if index is not None and 0 <= index < count:
+                page = index + 1
+                mode, view = dest.get_view()
+                if mode == pdfium_c.PDFDEST_VIEW_XYZ and len(view) >= 2 and view[1]:
+                    height = pdf.get_page_size(index)[1]
+                    if height > 0:
+                        top_fraction = min(1.0, max(0.0, (height - float(view[1])) / height))
+        entries.append(
+            OutlineEntry(level=bookmark.level + 1, title=title, page=page, top_fraction=top_fraction)
+        )
+    return entries
+
+
+def _metadata_title(pdf: pdfium.PdfDocument) -> str:
+    try:
+        return " ".join((pdf.get_metadata_value("Title") or "").split())
+    except Exception:  # broken Info dictionaries are common and never fatal
+        return ""
+
+
+class _LineSampler:
+    """Reads size, weight, font name and position of single characters of a text page."""
+
+    def __init__(self) -> None:
+        self._name = ctypes.create_string_buffer(128)
+        self._flags = ctypes.c_int()
+        self._rect = pdfium_c.FS_RECTF()
+        self._rect_ref = ctypes.byref(self._rect)
+        self.named_fonts = 0
+        self.unnamed_fonts = 0
+
+    def is_bold(self, textpage: object, index: int) -> bool:
+        if pdfium_c.FPDFText_GetFontWeight(textpage, index) >= 600:
+            return True
+        length = pdfium_c.FPDFText_GetFontInfo(textpage, index, self._name, 128, ctypes.byref(self._flags))
+        if length <= 1:
+            self.unnamed_fonts += 1
+            return False
+        self.named_fonts += 1
+        name = self._name.raw[: length - 1].decode("latin-1").split("+")[-1]
+        return bool(_BOLD_NAME.search(name))
+
+    def box(self, textpage: object, index: int) -> tuple[float, float, float]:
+        """(left, top, height) of the font box of one character, in PDF user space.
+
+        The font box height is the rendered size: FPDFText_GetFontSize ignores the page's
+        transformation, so scaled-down figure labels would look like huge headings.
+        """
+        pdfium_c.FPDFText_GetLooseCharBox(textpage, index, self._rect_ref)
+        rect = self._rect
+        return rect.left, rect.top, rect.top - rect.bottom
+
+    def lines(self, textpage: object, text: str, height: float) -> list[Line]:
+        result: list[Line] = []
+        offset = 0
+        for raw in text.split("\r\n"):
+            start = offset
+            offset += len(raw) + 2
+            first = _FIRST_WORD_CHAR.search(raw)
+            if first is None:
+                continue
+            index = start + first.start()
+            last = _LAST_WORD_CHAR.search(raw)
+            last_index = start + last.start() if last else index
+            bold = self.is_bold(textpage, index) and (
+                last_index == index or self.is_bold(textpage, last_index)
+            )
+            left, top, size = self.box(textpage, index)
+            result.append(
+                Line(
+                    text=_clean(raw).strip(),
+                    size=round(size * 2) / 2,
+                    bold=bold,
+                    left=left,
+                    top=height - top,
+                )
+            )
+        return result
+
+
+def _page_text(textpage: object) -> str:
+    count = pdfium_c.FPDFText_CountChars(textpage)
+    if count <= 0:
+        return ""
+    buffer = ctypes.create_string_buffer((count + 1) * 2)
+    written = pdfium_c.FPDFText_GetText(
+        textpage, 0, count, ctypes.cast(buffer, ctypes.POINTER(ctypes.c_ushort))
+    )
+    return buffer.raw[: max(written - 1, 0) * 2].decode("utf-16-le", errors="replace")
+
+
+def extract_content(
+    pdf: pdfium.PdfDocument,
+    with_layout: bool,
+    progress: Callable[[int], None] | None = None,
+    outline: list[OutlineEntry] | None = None,
+) -> PdfContent:
+    """Text of every page (and line layout when asked), in one pass over the pages."""
+    count = len(pdf)
+    pages: list[str] = []
+    layouts: list[PageLayout] | None = [] if with_layout else None
+    sampler = _LineSampler() if with_layout else None
+    unreadable: list[int] = []
+    for index in range(count):
+        text = ""
+        layout = PageLayout(0.0, 0.0)
+        page = pdfium_c.FPDF_LoadPage(pdf.raw, index)
+        if page:
+            textpage = pdfium_c.FPDFText_LoadPage(page)
+            if textpage:
+                text = _page_text(textpage)
+                if sampler is not None:
+                    layout.width = pdfium_c.FPDF_GetPageWidthF(page)
+                    layout.height = pdfium_c.FPDF_GetPageHeightF(page)
+                    layout.lines = sampler.lines(textpage, text, layout.height)
+                pdfium_c.FPDFText_ClosePage(textpage)
+            pdfium_c.FPDF_ClosePage(page)
+        else:
+            unreadable.append(index + 1)
+        pages.append(_clean(text))
+        if layouts is not None:
+            layouts.append(layout)
+        if progress is not None:
+            progress(1)
+    if len(unreadable) == count:
+        raise CorruptPdfError("no page could be read")
+    return PdfContent(
+        page_count=count,
+        pages=pages,
+        layouts=layouts,
+        outline=read_outline(pdf) if outline is None else outline,
+        metadata_title=_metadata_title(pdf),
+        unreadable_pages=unreadable,
+        styles_reliable=sampler is None or sampler.named_fonts >= sampler.unnamed_fonts,
+    )

@@ -1,0 +1,143 @@
+"""Indexer stage: `document.uploaded` -> pages, tree and record stored -> `tree.built`.
+
+A PDF that cannot be indexed is an answer, not an error: the record gets status `failed` with
+the one-line reason and `document.failed` is published; the stage goes on with the next one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+
+from services.indexer.errors import PdfError
+from services.indexer.pipeline import IndexOptions, index_pdf
+from shared.bus.broker import Bus
+from shared.bus.delivery import Delivery, PermanentError
+from shared.bus.ledger import DeliveryLedger
+from shared.documents import DocumentRecord, DocumentStatus, IndexedDocument
+from shared.events import DocumentFailed, DocumentUploaded, TreeBuilt
+from shared.logs import log_fields
+from shared.metrics import DOCUMENTS, PAGES_INDEXED, TREE_BUILD_SECONDS
+from shared.store.mongo import MongoRepository
+from shared.tree import count_nodes
+
+logger = logging.getLogger(__name__)
+
+STAGE = "indexer"
+
+
+def tree_built(record: DocumentRecord, node_count: int, tenant: str) -> TreeBuilt:
+    return TreeBuilt(
+        doc_id=record.doc_id,
+        tenant=tenant,
+        file_name=record.file_name,
+        version=record.version,
+        page_count=record.page_count,
+        node_count=node_count,
+        builder=record.builder,
+        build_seconds=record.build_seconds,
+        warnings=record.warnings,
+    )
+
+
+class IndexerHandlers:
+    def __init__(
+        self,
+        repo: MongoRepository,
+        bus: Bus,
+        ledger: DeliveryLedger,
+        *,
+        max_pages: int,
+        llm: object | None = None,
+        page_delay_s: float = 0.0,
+    ) -> None:
+        self.repo = repo
+        self.bus = bus
+        self.ledger = ledger
+        self.max_pages = max_pages
+        self.llm = llm
+        self.page_delay_s = page_delay_s
+
+    def _progress(self) -> Callable[[int], None] | None:
+        if self.page_delay_s <= 0:
+            return None
+        delay = self.page_delay_s
+
+        def slow_down(pages: int) -> None:  # runs in the worker thread
+            time.sleep(delay * pages)
+
+        return slow_down
+
+    async def on_uploaded(self, event: DocumentUploaded, delivery: Delivery) -> None:
+        if await self.ledger.is_done(STAGE, event.event_id):
+            logger.info("upload already handled; redelivery skipped")
+            return
+        previous = await self.repo.get_document(event.doc_id)
+        tree = await self.repo.get_tree(event.doc_id)
+        if previous and previous.status == DocumentStatus.READY and tree and not event.rebuild:
+            # Stored by an earlier delivery that stopped before publishing: publish only.
+            await self.bus.publish(tree_built(previous, count_nodes(tree.nodes), event.tenant))
+            await self.ledger.mark_done(STAGE, event.event_id)
+            return
+        data = await self.repo.get_pdf(event.doc_id)
+        if data is None:
+            raise PermanentError(f"the PDF bytes of {event.doc_id} are not in GridFS ({event.pdf_ref}); upload it again")
+        await self._mark_indexing(event, previous)
+        options = IndexOptions(**{"max_pages": self.max_pages, **event.index_options})
+        try:
+            # Extraction and tree building are CPU work: a worker thread keeps heartbeats going.
+            indexed = await asyncio.to_thread(index_pdf, data, event.file_name, options, self.llm, self._progress())
+        except PdfError as exc:
+            await self._fail(event, str(exc), type(exc).__name__)
+            await self.ledger.mark_done(STAGE, event.event_id)
+            return
+        record = self._finish_record(indexed, event, previous, had_tree=tree is not None)
+        await self.repo.put_indexed(indexed.model_copy(update={"record": record}))
+        builder = record.builder.value if record.builder else "unknown"
+        PAGES_INDEXED.labels(builder=builder).inc(record.page_count)
+        TREE_BUILD_SECONDS.labels(builder=builder).observe(record.build_seconds)
+        DOCUMENTS.labels(status=DocumentStatus.READY.value).inc()
+        await self.bus.publish(tree_built(record, count_nodes(indexed.tree.nodes), event.tenant))
+        await self.ledger.mark_done(STAGE, event.event_id)
+        logger.info(
+            "tree built",
+            extra=log_fields(pages=record.page_count, builder=builder, version=record.version,
+                             seconds=record.build_seconds),
+        )
+
+    async def _mark_indexing(self, event: DocumentUploaded, previous: DocumentRecord | None) -> None:
+        if previous is None:
+            # Published by something other than the gateway: create the record it would have.
+            previous = DocumentRecord(doc_id=event.doc_id, file_name=event.file_name, tenant=event.tenant)
+        await self.repo.put_document(previous.model_copy(update={"status": DocumentStatus.INDEXING, "reason": None}))
+
+    @staticmethod
+    def _finish_record(
+        indexed: IndexedDocument, event: DocumentUploaded, previous: DocumentRecord | None, had_tree: bool
+    ) -> DocumentRecord:
+        update: dict[str, object] = {"tenant": event.tenant, "status": DocumentStatus.READY, "reason": None}
+        if previous is not None:
+            update["created_at"] = previous.created_at
+            update["file_name"] = previous.file_name or indexed.record.file_name
+            # A new tree version lets query caches and navigator indexes drop the old one.
+            update["version"] = previous.version + 1 if had_tree else previous.version
+        return indexed.record.model_copy(update=update)
+
+    async def _fail(self, event: DocumentUploaded, reason: str, error_type: str) -> None:
+        found = await self.repo.set_status(event.doc_id, DocumentStatus.FAILED, reason)
+        if not found:
+            await self.repo.put_document(
+                DocumentRecord(doc_id=event.doc_id, file_name=event.file_name, tenant=event.tenant,
+                               status=DocumentStatus.FAILED, reason=reason)
+            )
+        DOCUMENTS.labels(status=DocumentStatus.FAILED.value).inc()
+        await self.bus.publish(
+            DocumentFailed(doc_id=event.doc_id, tenant=event.tenant, file_name=event.file_name,
+                           stage=STAGE, reason=reason, error_type=error_type)
+        )
+        logger.warning("document failed", extra=log_fields(reason=reason, error_type=error_type))
+
+    async def give_up(self, event: DocumentUploaded, error_type: str, reason: str) -> None:
+        await self._fail(event, f"indexing failed after retries: {reason}", error_type)

@@ -1,0 +1,223 @@
+"""Tree from page layout when a PDF has no outline: headings found by style and numbering.
+
+Evidence used, all measured against the document's own body text: font size, boldness,
+numbering patterns ("1.2", "Chapter 3", "Item 7A.", "Article 5", "Appendix B", "제3조", "第2章"),
+and whether the line opens its page. Running headers/footers, table-of-contents entries,
+and labels repeated all over the document (e.g. "Arguments" in every reference entry) are
+not section headings.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+
+from services.indexer.extract import Line, PageLayout
+from services.indexer.furniture import is_furniture
+from services.indexer.nesting import Heading, nest
+from shared.textnorm import normalize
+from shared.tree import TreeNode
+
+_BIGGER = 1.15  # a heading's size relative to body text
+_MAX_TITLE_CHARS = 120
+_MAX_TITLE_WORDS = 16
+_MAX_LEVELS = 4
+_TOC_ENTRY = re.compile(r"(\.\s?){4,}\s*\S*\d+\s*$|\.{3,}|…{2,}")
+_TRAILING_PAGE_NUMBER = re.compile(r"\s\d{1,4}$")
+_LETTER = re.compile(r"[^\W\d_]")
+_SENTENCE_TAIL = re.compile(r"[,;]$|^(\S+\s+){7,}.*\.$")
+
+_NUMBERED: list[tuple[re.Pattern[str], object]] = [
+    # 1 / 1. / 1.2 / 1.2.3 followed by a title word
+    (re.compile(r"^(\d{1,2}(?:\.\d{1,2}){0,4})\.?\s+[^\W\d_(]"), "dotted"),
+    (re.compile(r"^(?:part|book)\s+([0-9ivxlc]+|[a-z])\b", re.I), 1),
+    (re.compile(r"^(?:chapter|appendix|annex|schedule|exhibit)\s+([0-9ivxlc]+|[a-z])\b", re.I), 1),
+    (re.compile(r"^(?:item)\s+\d+[a-z]?\.?(?:\s|$)", re.I), 2),
+    (re.compile(r"^(?:section|article|§)\s*\d+(?:\.\d+)*\b", re.I), 2),
+    (re.compile(r"^제\s*\d+\s*[편장]"), 1),
+    (re.compile(r"^제\s*\d+\s*[절관]"), 2),
+    (re.compile(r"^제\s*\d+\s*조"), 3),
+    (re.compile(r"^第\s*[\d一二三四五六七八九十百]+\s*[部編章]"), 1),
+    (re.compile(r"^第\s*[\d一二三四五六七八九十百]+\s*[節节]"), 2),
+    (re.compile(r"^第\s*[\d一二三四五六七八九十百]+\s*[条條款]"), 3),
+    (re.compile(r"^[A-Z]\.\d{1,2}(?:\.\d{1,2})*\s+[^\W\d_]"), "appendix"),
+    (re.compile(r"^[IVX]{1,5}\.\s+[^\W\d_]"), 1),
+]
+
+
+def numbering_depth(text: str) -> int:
+    """Depth implied by a heading's numbering (1 = chapter-like), 0 when unnumbered."""
+    for pattern, depth in _NUMBERED:
+        match = pattern.match(text)
+        if not match:
+            continue
+        if depth == "dotted":
+            return match.group(1).count(".") + 1
+        if depth == "appendix":
+            return match.group(0).split()[0].count(".") + 1
+        return int(depth)  # type: ignore[call-overload]
+    return 0
+
+
+@dataclass(slots=True)
+class _Candidate:
+    page: int
+    line: int  # index among the page's content lines
+    text: str
+    size: float
+    bold: bool
+    top: float
+    depth: int
+
+    @property
+    def style(self) -> tuple[float, bool]:
+        return (self.size, self.bold)
+
+
+def _body_size(layouts: list[PageLayout]) -> float:
+    weights: Counter[float] = Counter()
+    for layout in layouts:
+        for line in layout.lines:
+            weights[line.size] += len(line.text)
+    return weights.most_common(1)[0][0] if weights else 0.0
+
+
+def _is_toc_page(lines: list[Line]) -> bool:
+    entries = sum(1 for ln in lines if _TOC_ENTRY.search(ln.text))
+    return entries >= 5 and entries >= 0.3 * len(lines)
+
+
+def _looks_like_title(text: str) -> bool:
+    if not (2 <= len(text) <= _MAX_TITLE_CHARS) or len(text.split()) > _MAX_TITLE_WORDS:
+        return False
+    if len(_LETTER.findall(text)) < 2:
+        return False
+    return not _SENTENCE_TAIL.search(text)
+
+
+def _candidates(
+    layouts: list[PageLayout], furniture: frozenset[str], body: float, styles_reliable: bool
+) -> list[_Candidate]:
+    found: list[_Candidate] = []
+    for page_index, layout in enumerate(layouts):
+        toc_page = _is_toc_page(layout.lines)
+        content = [ln for ln in layout.lines if not is_furniture(ln.text, furniture)]
+        for position, line in enumerate(content):
+            text = line.text
+            if not _looks_like_title(text) or _TOC_ENTRY.search(text):
+                continue
+            if toc_page and _TRAILING_PAGE_NUMBER.search(text):
+                continue
+            depth = numbering_depth(text)
+            if styles_reliable:
+                bigger = body > 0 and line.size >= body * _BIGGER
+                emphasised = line.bold and line.size >= body * 0.95
+                if not (bigger or emphasised):
+                    continue
+            elif depth == 0 or len(text) > 70 or text.endswith("."):
+                continue
+            found.append(
+                _Candidate(page_index + 1, position, text, line.size, line.bold, line.top, depth)
+            )
+    return found
+
+
+def _merge_wrapped(candidates: list[_Candidate]) -> list[_Candidate]:
+    """Join a heading that wraps onto a second line of the same style."""
+    merged: list[_Candidate] = []
+    for cand in candidates:
+        prev = merged[-1] if merged else None
+        if (
+            prev is not None
+            and prev.page == cand.page
+            and prev.line + 1 == cand.line
+            and prev.bold == cand.bold
+            and abs(prev.size - cand.size) <= 0.1 * prev.size
+            and cand.depth == 0
+            and 0 <= cand.top - prev.top <= 2.2 * max(cand.size, 1.0)
+            and len(prev.text) + len(cand.text) <= _MAX_TITLE_CHARS
+        ):
+            prev.text = f"{prev.text} {cand.text}"
+            prev.line = cand.line
+            continue
+        merged.append(cand)
+    return merged
+
+
+def _drop_repeated_labels(candidates: list[_Candidate], page_count: int) -> list[_Candidate]:
+    """Labels like "Examples" heading every entry of a reference manual are not sections."""
+    counts = Counter(normalize(c.text) for c in candidates)
+    limit = max(4, page_count // 50)
+    return [c for c in candidates if counts[normalize(c.text)] <= limit]
+
+
+def _heading_styles(candidates: list[_Candidate], body: float, total_lines: int) -> set[tuple[float, bool]]:
+    """Styles used sparingly enough to mark headings (bold body text in tables is not)."""
+    per_style: dict[tuple[float, bool], list[_Candidate]] = defaultdict(list)
+    for cand in candidates:
+        per_style[cand.style].append(cand)
+    kept = set()
+    for style, members in per_style.items():
+        size, _bold = style
+        share = len(members) / max(total_lines, 1)
+        numbered = sum(1 for m in members if m.depth) / len(members)
+        if size >= body * _BIGGER or share <= 0.04 or numbered >= 0.5:
+            kept.add(style)
+    return kept
+
+
+def _levels(candidates: list[_Candidate], styles_reliable: bool) -> list[int]:
+    if not styles_reliable:
+        return [max(c.depth, 1) for c in candidates]
+    styles = sorted({c.style for c in candidates}, key=lambda s: (-s[0], not s[1]))
+    rank = {style: i for i, style in enumerate(styles)}
+    # Within one style, numbering depth separates "2." from "2.1".
+    min_depth: dict[tuple[float, bool], int] = {}
+    for c in candidates:
+        if c.depth:
+            min_depth[c.style] = min(min_depth.get(c.style, c.depth), c.depth)
+    keys = [(rank[c.style], c.depth - min_depth[c.style] if c.depth else 0) for c in candidates]
+    order = {key: i + 1 for i, key in enumerate(sorted(set(keys)))}
+    return [min(order[k], _MAX_LEVELS + 1) for k in keys]
+
+
+def _promote_document_title(candidates: list[_Candidate], levels: list[int]) -> list[int]:
+    """A style used once, on the first pages, above all others is the document's title: a
+    sibling of the first chapters rather than a parent of the whole document."""
+    if len(candidates) < 3:
+        return levels
+    top = [i for i, lvl in enumerate(levels) if lvl == 1]
+    if len(top) == 1 and candidates[top[0]].page <= 2 and top[0] == 0:
+        return [1] + [max(1, lvl - 1) for lvl in levels[1:]]
+    return levels
+
+
+def detect_headings(
+    layouts: list[PageLayout], furniture: frozenset[str], styles_reliable: bool = True
+) -> list[Heading]:
+    body = _body_size(layouts)
+    candidates = _candidates(layouts, furniture, body, styles_reliable)
+    candidates = _merge_wrapped(candidates)
+    candidates = _drop_repeated_labels(candidates, len(layouts))
+    if styles_reliable:
+        total_lines = sum(len(layout.lines) for layout in layouts)
+        kept = _heading_styles(candidates, body, total_lines)
+        candidates = [c for c in candidates if c.style in kept]
+    if not candidates:
+        return []
+    levels = _promote_document_title(candidates, _levels(candidates, styles_reliable))
+    return [
+        Heading(level=lvl, title=c.text, page=c.page, opens_page=c.line == 0)
+        for c, lvl in zip(candidates, levels, strict=True)
+    ]
+
+
+def build_layout_tree(
+    layouts: list[PageLayout], furniture: frozenset[str], styles_reliable: bool = True
+) -> list[TreeNode]:
+    """Nodes from detected headings; empty when fewer than two headings were found."""
+    headings = detect_headings(layouts, furniture, styles_reliable)
+    if len(headings) < 2:
+        return []
+    return nest(headings, len(layouts))

@@ -1,0 +1,56 @@
+"""Indexer service wiring: `python -m services.indexer` or `faststream run services.indexer.main:app`."""
+
+from __future__ import annotations
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from services.indexer.handlers import STAGE, IndexerHandlers
+from shared.bus.delivery import Delivery
+from shared.bus.runtime import StageRuntime
+from shared.events import DocumentUploaded
+from shared.llm import make_llm
+
+
+class IndexerSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="TREERAG_INDEXER_", extra="ignore")
+
+    page_delay_ms: float = Field(
+        default=0.0, ge=0, description="Pause per page read; slows indexing down for demos and crash tests."
+    )
+    max_poll_interval_s: float = Field(
+        default=1800.0, gt=0, description="Longest time one PDF may take before Kafka reassigns it."
+    )
+
+
+indexer_settings = IndexerSettings()
+runtime = StageRuntime(STAGE)
+handlers: IndexerHandlers | None = None
+
+
+async def wire() -> None:
+    global handlers
+    handlers = IndexerHandlers(
+        runtime.repo, runtime.bus, runtime.ledger,
+        max_pages=runtime.settings.max_pages,
+        llm=make_llm(runtime.settings),
+        page_delay_s=indexer_settings.page_delay_ms / 1000,
+    )
+
+
+async def on_uploaded(event: DocumentUploaded, delivery: Delivery) -> None:
+    assert handlers is not None
+    await handlers.on_uploaded(event, delivery)
+
+
+async def give_up(event: DocumentUploaded, error_type: str, reason: str) -> None:
+    assert handlers is not None
+    await handlers.give_up(event, error_type, reason)
+
+
+runtime.on_startup(wire)
+runtime.subscribe(
+    DocumentUploaded, on_uploaded, give_up=give_up,
+    max_poll_interval_ms=int(indexer_settings.max_poll_interval_s * 1000),
+)
+app = runtime.app

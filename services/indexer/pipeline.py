@@ -1,0 +1,186 @@
+"""Indexing one PDF: bytes in, verified section tree plus full page text out.
+
+Pure: no storage, no transport. The CLI and the indexer service both call `index_pdf`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from services.indexer.extract import PdfContent, extract_content, has_outline, open_document
+from services.indexer.furniture import content_lines, find_furniture
+from services.indexer.layout import build_layout_tree
+from services.indexer.nesting import assign_ids, relevel
+from services.indexer.outline import build_outline_tree, usable_outline
+from services.indexer.summaries import summarise_tree
+from services.indexer.verify import verify_tree
+from services.indexer.windows import build_windows, split_long_leaves
+from shared.documents import BuilderName, DocumentRecord, DocumentStatus, DocumentTree, IndexedDocument
+from shared.logs import log_fields
+from shared.tree import TreeNode, count_nodes
+
+logger = logging.getLogger(__name__)
+
+BuilderChoice = Literal["auto", "outline", "layout", "windows", "llm"]
+
+# A page with fewer characters than this has no usable text layer.
+_MIN_PAGE_CHARS = 20
+# Below this share of pages with text, the PDF is treated as scanned (image-only).
+_MIN_TEXT_SHARE = 0.1
+
+
+class IndexOptions(BaseModel):
+    builder: BuilderChoice = Field(
+        default="auto",
+        description="auto: outline if the PDF has one, else the LLM when one is given, else layout.",
+    )
+    max_pages: int = Field(default=10_000, ge=1, description="Larger PDFs are refused.")
+    window_pages: int = Field(default=5, ge=1, description="Pages per window of the windows tree.")
+    max_leaf_pages: int = Field(default=10, ge=1, description="Longer leaves are split further.")
+    summary_sentences: int = Field(default=3, ge=0, le=10)
+    domain: str = Field(default="general", description="Template hint for the LLM builder.")
+
+
+def content_id(data: bytes) -> str:
+    """Document id: the content hash, so the same bytes always get the same id."""
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def _text_warning(pages: list[str]) -> tuple[bool, str | None]:
+    """(image_only, warning) from how many pages carry a text layer."""
+    empty = [i + 1 for i, page in enumerate(pages) if len(page.strip()) < _MIN_PAGE_CHARS]
+    with_text = len(pages) - len(empty)
+    if with_text <= _MIN_TEXT_SHARE * len(pages):
+        return True, (
+            f"no text layer on {len(empty)} of {len(pages)} pages (scanned or image-only PDF): "
+            "run OCR first (e.g. `ocrmypdf in.pdf out.pdf`) and index the result; "
+            "built page windows only"
+        )
+    if len(empty) > 0.25 * len(pages):
+        return False, (
+            f"{len(empty)} of {len(pages)} pages have no text layer; OCR them for full coverage"
+        )
+    return False, None
+
+
+def _llm_tree(pages: list[str], llm: object, domain: str) -> list[TreeNode]:
+    from services.indexer.llm_tree import build_llm_tree  # optional stage, loaded only when used
+
+    nodes = build_llm_tree(pages, llm, domain)
+    if not nodes:
+        raise ValueError("the model returned no sections")
+    return [n if isinstance(n, TreeNode) else TreeNode.model_validate(n) for n in nodes]
+
+
+def _document_title(content: PdfContent, nodes: list[TreeNode], furniture: frozenset[str], file_name: str) -> str:
+    if content.metadata_title and len(content.metadata_title) > 3:
+        return content.metadata_title
+    if nodes and nodes[0].page_start == 1 and nodes[0].verified:
+        return nodes[0].title
+    first = content_lines(content.pages[0], furniture)[:1]
+    return first[0][:120] if first else Path(file_name).stem
+
+
+def index_pdf(
+    data: bytes,
+    file_name: str,
+    options: IndexOptions | None = None,
+    llm: object | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> IndexedDocument:
+    """Index one PDF. `progress(n)` is called as pages are read, with n new pages each time.
+
+    Raises a services.indexer.errors.PdfError subclass when the file cannot be indexed.
+    """
+    options = options or IndexOptions()
+    started = time.perf_counter()
+    doc_id = content_id(data)
+    warnings: list[str] = []
+
+    pdf = open_document(data, options.max_pages)
+    try:
+        wants_outline = options.builder in ("auto", "outline")
+        expects_outline = wants_outline and has_outline(pdf)
+        needs_layout = options.builder != "windows" and not expects_outline
+        content = extract_content(pdf, with_layout=needs_layout, progress=progress)
+        outline = usable_outline(content.outline) if wants_outline else []
+        if expects_outline and not outline and options.builder != "windows":
+            # Bookmarks without page targets: read the layout after all.
+            content = extract_content(pdf, with_layout=True)
+    finally:
+        pdf.close()
+    if options.builder == "outline" and not outline:
+        warnings.append("the PDF has no usable outline (bookmarks); built the tree from its layout")
+
+    pages = content.pages
+    if content.unreadable_pages:
+        warnings.append(
+            f"{len(content.unreadable_pages)} page(s) could not be read and are empty: "
+            f"{content.unreadable_pages[:10]}"
+        )
+    image_only, text_warning = _text_warning(pages)
+    if text_warning:
+        warnings.append(text_warning)
+    furniture = find_furniture(pages)
+
+    nodes: list[TreeNode] = []
+    builder = BuilderName.WINDOWS
+    if image_only or options.builder == "windows":
+        pass
+    elif outline:
+        nodes, builder = build_outline_tree(outline, pages, furniture), BuilderName.OUTLINE
+    else:
+        if options.builder == "llm" or (options.builder == "auto" and llm is not None):
+            if llm is None:
+                warnings.append("the llm builder needs a configured model (TREERAG_LLM); built the tree offline")
+            else:
+                try:
+                    nodes, builder = _llm_tree(pages, llm, options.domain), BuilderName.LLM
+                except Exception as exc:  # any model failure falls back to the offline tree
+                    logger.warning("llm tree failed", extra=log_fields(doc_id=doc_id, error=str(exc)))
+                    warnings.append(f"the LLM tree failed ({type(exc).__name__}: {exc}); built the tree offline")
+        if not nodes and content.layouts is not None:
+            nodes = build_layout_tree(content.layouts, furniture, content.styles_reliable)
+            builder = BuilderName.LAYOUT
+            if not nodes:
+                warnings.append("no headings found in the page layout; built page windows")
+    if not nodes:
+        builder = BuilderName.WINDOWS
+        nodes = build_windows(pages, furniture, options.window_pages)
+
+    split_long_leaves(
+        nodes, pages, furniture, options.max_leaf_pages, options.window_pages,
+        content.layouts if builder is not BuilderName.WINDOWS else None, content.styles_reliable,
+    )
+    nodes = verify_tree(nodes, pages)
+    relevel(nodes)
+    assign_ids(nodes)
+    if options.summary_sentences:
+        summarise_tree(nodes, pages, furniture, options.summary_sentences)
+
+    elapsed = time.perf_counter() - started
+    record = DocumentRecord(
+        doc_id=doc_id,
+        file_name=Path(file_name).name,
+        title=_document_title(content, nodes, furniture, file_name),
+        page_count=content.page_count,
+        builder=builder,
+        build_seconds=round(elapsed, 3),
+        warnings=warnings,
+        status=DocumentStatus.READY,
+    )
+    logger.info(
+        "indexed",
+        extra=log_fields(
+            doc_id=doc_id, pages=content.page_count, builder=builder.value,
+            nodes=count_nodes(nodes), seconds=round(elapsed, 3), warnings=len(warnings),
+        ),
+    )
+    return IndexedDocument(record=record, pages=pages, tree=DocumentTree(doc_id=doc_id, nodes=nodes))

@@ -1,0 +1,140 @@
+"""Offline summaries: up to three key sentences of a node's own text, ranked by TF-IDF.
+
+The vectoriser is fitted once per document (pages are the documents, so a word common to
+every page weighs little); every candidate sentence of every node is then scored in one
+transform call, which keeps this linear in the size of the PDF.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from sklearn.feature_extraction.text import TfidfVectorizer
+
+from services.indexer.furniture import content_lines
+from shared.textnorm import compact, split_sentences, tokenize
+from shared.tree import TreeNode, walk_tree
+
+_MAX_SOURCE_CHARS = 3000  # of a node's own text, enough to find its key sentences
+_MAX_CANDIDATES = 15
+_MIN_WORDS, _MAX_WORDS = 4, 60
+_FIT_PAGES = 400  # idf from an even sample of pages: stable, and bounded cost on huge PDFs
+_FALLBACK_CHARS = 200
+
+
+def _title_line(lines: list[str], title: str) -> int | None:
+    """Index of the line that carries `title` (compact form): a heading line, not a mention."""
+    if not title:
+        return None
+    loose = None
+    for i, line in enumerate(lines):
+        key = compact(line)
+        if title in key:
+            if len(key) <= len(title) + 12:
+                return i
+            if loose is None:
+                loose = i
+    return loose
+
+
+def _own_text(
+    node: TreeNode, stop: TreeNode | None, pages: list[str], furniture: frozenset[str]
+) -> str:
+    """Text from the node's title to the next node's title (or the node's end), without page
+    furniture. Short lines without final punctuation (headings, labels) become their own
+    paragraphs so they do not glue onto the sentence that follows."""
+    last = node.page_end
+    if stop is not None and node.page_start <= stop.page_start <= node.page_end:
+        last = stop.page_start
+    parts: list[str] = []
+    size = 0
+    for number in range(node.page_start, last + 1):
+        lines = content_lines(pages[number - 1], furniture)
+        if stop is not None and number == stop.page_start and number > node.page_start - 1:
+            at = _title_line(lines, compact(stop.title))
+            if at is not None and (number > node.page_start or at > 0):
+                lines = lines[:at]
+        if number == node.page_start:
+            at = _title_line(lines, compact(node.title))
+            if at is not None:
+                lines = lines[at + 1 :]
+        for line in lines:
+            words = line.split()
+            if len(words) <= 6 and line[-1] not in ".:;,?!)-":
+                parts.append(f"\n\n{line}\n\n")
+            else:
+                parts.append(line)
+            size += len(line) + 1
+            if size >= _MAX_SOURCE_CHARS:
+                return "\n".join(parts)
+    return "\n".join(parts)
+
+
+def _candidates(text: str) -> list[str]:
+    found = []
+    for sentence in split_sentences(text):
+        words = len(sentence.split())
+        if _MIN_WORDS <= words <= _MAX_WORDS or (words > _MAX_WORDS and not found):
+            found.append(sentence if words <= _MAX_WORDS else " ".join(sentence.split()[:_MAX_WORDS]) + " …")
+        if len(found) >= _MAX_CANDIDATES:
+            break
+    return found
+
+
+def _fallback(text: str) -> str:
+    flat = " ".join(text.split())
+    if len(flat) <= _FALLBACK_CHARS:
+        return flat
+    return flat[:_FALLBACK_CHARS].rsplit(" ", 1)[0] + " …"
+
+
+def summarise_tree(
+    nodes: list[TreeNode], pages: list[str], furniture: frozenset[str], sentences: int = 3
+) -> None:
+    """Fill `summary` of every node that has text of its own (in place)."""
+    all_nodes = list(walk_tree(nodes))
+    # A node's own text stops where the next node in reading order begins.
+    following = [*all_nodes[1:], None]
+    texts = [_own_text(node, nxt, pages, furniture) for node, nxt in zip(all_nodes, following, strict=True)]
+    candidates = [_candidates(text) for text in texts]
+    flat = [s for group in candidates for s in group]
+    weights: list[float] = []
+    if flat:
+        step = max(1, math.ceil(len(pages) / _FIT_PAGES))
+        corpus = [p for p in pages[::step] if p.strip()] or flat
+        vectoriser = TfidfVectorizer(analyzer=tokenize, sublinear_tf=True, norm=None, dtype=np.float64)
+        try:
+            vectoriser.fit(corpus)
+            matrix = vectoriser.transform(flat)
+            sums = matrix.sum(axis=1).A1
+            counts = matrix.getnnz(axis=1)
+            weights = [s / math.sqrt(c) if c else 0.0 for s, c in zip(sums, counts, strict=True)]
+        except ValueError:  # nothing tokenisable anywhere (e.g. symbols only)
+            weights = [0.0] * len(flat)
+    position = 0
+    for node, text, group in zip(all_nodes, texts, candidates, strict=True):
+        scores = weights[position : position + len(group)]
+        position += len(group)
+        if not group:
+            node.summary = _fallback(text) if text.strip() else ""
+            continue
+        # A slight preference for opening sentences, which usually state what a section is.
+        ranked = sorted(
+            range(len(group)), key=lambda i: scores[i] * (1.15 if i == 0 else 1.0), reverse=True
+        )
+        chosen = sorted(ranked[:sentences])
+        node.summary = " ".join(group[i] for i in chosen)
+    _fill_from_children(nodes, sentences)
+
+
+def _fill_from_children(nodes: list[TreeNode], sentences: int) -> None:
+    """A parent with no text of its own (title straight followed by its first sub-section) is
+    summarised by the opening sentences of its children."""
+    for node in nodes:
+        _fill_from_children(node.children, sentences)
+        if node.summary or not node.children:
+            continue
+        openings = [split_sentences(c.summary)[0] for c in node.children if c.summary]
+        node.summary = " ".join(openings[:sentences])

@@ -1,0 +1,76 @@
+"""Navigator stage: `query.received` -> `nodes.selected` (or `query.failed`)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from services.navigator.navigate import navigate
+from shared.bus.broker import Bus
+from shared.bus.delivery import Delivery
+from shared.bus.ledger import DeliveryLedger
+from shared.events import NodesSelected, QueryEvent, QueryFailed, QueryReceived
+from shared.logs import log_fields
+from shared.metrics import NODES_VISITED
+from shared.ports import NodeScorer
+from shared.store.queries import MongoQueryRepository, QueryRecord
+from treerag.pipeline import NoDocumentsError, QueryEngine
+
+logger = logging.getLogger(__name__)
+
+STAGE = "navigator"
+
+
+async def report_query_failure(
+    bus: Bus, queries: MongoQueryRepository, event: QueryEvent, stage: str, error_type: str, reason: str
+) -> None:
+    """Tell the client: store the failure (unless answered already) and publish `query.failed`."""
+    seed = QueryRecord(
+        query_id=event.query_id, question=event.question, doc_ids=event.doc_ids,
+        settings=event.settings, tenant=event.tenant,
+    )
+    await queries.mark_failed(event.query_id, stage, reason, event.timings, seed)
+    await bus.publish(
+        QueryFailed(**event.carry(), producer=stage, stage=stage, reason=reason, error_type=error_type)
+    )
+
+
+class NavigatorHandlers:
+    def __init__(
+        self,
+        engine: QueryEngine,
+        bus: Bus,
+        ledger: DeliveryLedger,
+        queries: MongoQueryRepository,
+        scorer: NodeScorer | None = None,
+    ) -> None:
+        self.engine = engine
+        self.bus = bus
+        self.ledger = ledger
+        self.queries = queries
+        self.scorer = scorer
+
+    async def on_query_received(self, event: QueryReceived, delivery: Delivery) -> None:
+        if await self.ledger.is_done(STAGE, event.query_id):
+            logger.info("query already navigated; redelivery skipped")
+            return
+        try:
+            indexes = await self.engine.indexes(event.doc_ids or None)
+        except NoDocumentsError as exc:
+            await report_query_failure(self.bus, self.queries, event, STAGE, type(exc).__name__, str(exc))
+            await self.ledger.mark_done(STAGE, event.query_id)
+            return
+        # Traversal is CPU work: a worker thread keeps the consumer's heartbeats going.
+        scorer = self.scorer if event.settings.llm_scoring else None
+        result = await asyncio.to_thread(navigate, event.question, indexes, event.settings, scorer)
+        NODES_VISITED.labels(mode=result.mode).observe(result.stats.nodes_visited)
+        timings = [*event.timings, delivery.timing()]
+        await self.bus.publish(NodesSelected(**{**event.carry(), "timings": timings}, navigation=result))
+        await self.ledger.mark_done(STAGE, event.query_id)
+        logger.info(
+            "nodes selected",
+            extra=log_fields(mode=result.mode, passages=len(result.passages), visited=result.stats.nodes_visited),
+        )
+
+    async def give_up(self, event: QueryReceived, error_type: str, reason: str) -> None:
+        await report_query_failure(self.bus, self.queries, event, STAGE, error_type, reason)

@@ -1,0 +1,123 @@
+"""Per-document lexical index: everything a query needs, precomputed once per tree version.
+
+A `DocumentIndex` is pure data (no store, no transport). Services and the one-process engine
+cache one per (doc_id, version).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from services.navigator.lexical import BM25Index, terms
+from shared.documents import DocumentRecord, DocumentTree
+from shared.textnorm import title_key
+from shared.tree import TreeNode, walk_tree
+
+
+@dataclass(frozen=True)
+class FlatNode:
+    """One tree node with its position in the flattened (pre-order) arrays."""
+
+    index: int
+    node: TreeNode
+    parent: int  # -1 for a top-level node
+    depth: int  # 1 for a top-level node
+    children: tuple[int, ...]
+    title_key: str
+
+
+@dataclass
+class DocumentIndex:
+    record: DocumentRecord
+    nodes: list[FlatNode]
+    roots: list[int]
+    pages: list[str]
+    page_index: BM25Index
+    title_index: BM25Index
+    summary_index: BM25Index
+    # Node text (title + summary) stands in for pages when a tree comes without page text.
+    node_text_index: BM25Index
+    page_to_deepest: np.ndarray  # 0-based page -> index of the deepest node covering it, or -1
+    has_summaries: bool
+    by_id: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def doc_id(self) -> str:
+        return self.record.doc_id
+
+    @property
+    def label(self) -> str:
+        """How citations name this document."""
+        return self.record.file_name or self.record.doc_id
+
+    @property
+    def has_pages(self) -> bool:
+        return any(p.strip() for p in self.pages)
+
+    def page_text(self, number: int) -> str | None:
+        return self.pages[number - 1] if 1 <= number <= len(self.pages) else None
+
+    def node_page_slice(self, i: int) -> slice:
+        """0-based page slice of node i, clipped to the known pages."""
+        node = self.nodes[i].node
+        end = min(node.page_end, len(self.pages))
+        return slice(node.page_start - 1, max(end, node.page_start - 1))
+
+    @classmethod
+    def build(cls, record: DocumentRecord, tree: DocumentTree, pages: list[str]) -> DocumentIndex:
+        nodes: list[FlatNode] = []
+        roots: list[int] = []
+
+        def add(node: TreeNode, parent: int, depth: int) -> int:
+            index = len(nodes)
+            nodes.append(FlatNode(index, node, parent, depth, (), title_key(node.title)))
+            child_ids = tuple(add(child, index, depth + 1) for child in node.children)
+            nodes[index] = FlatNode(index, node, parent, depth, child_ids, nodes[index].title_key)
+            return index
+
+        for root in tree.nodes:
+            roots.append(add(root, -1, 1))
+
+        page_to_deepest = np.full(len(pages), -1, dtype=np.int64)
+        depth_seen = np.zeros(len(pages), dtype=np.int64)
+        for flat in nodes:
+            lo, hi = flat.node.page_start - 1, min(flat.node.page_end, len(pages))
+            if lo >= hi:
+                continue
+            deeper = depth_seen[lo:hi] < flat.depth
+            # Pre-order: a later node at the same depth starts later, so it owns the shared page.
+            same = depth_seen[lo:hi] == flat.depth
+            take = deeper | same
+            page_to_deepest[lo:hi][take] = flat.index
+            depth_seen[lo:hi][take] = flat.depth
+
+        titles = [terms(f.node.title) for f in nodes]
+        summaries = [terms(f.node.summary) for f in nodes]
+        return cls(
+            record=record,
+            nodes=nodes,
+            roots=roots,
+            pages=pages,
+            page_index=BM25Index([terms(p) for p in pages]),
+            title_index=BM25Index(titles),
+            summary_index=BM25Index(summaries),
+            node_text_index=BM25Index([t + s for t, s in zip(titles, summaries, strict=True)]),
+            page_to_deepest=page_to_deepest,
+            has_summaries=any(summaries),
+            by_id={f.node.id: f.index for f in nodes},
+        )
+
+    def path(self, i: int) -> list[int]:
+        """Ancestors of node i, top-level first (excluding i)."""
+        out = []
+        parent = self.nodes[i].parent
+        while parent >= 0:
+            out.append(parent)
+            parent = self.nodes[parent].parent
+        return out[::-1]
+
+
+def walk_ids(tree: DocumentTree) -> list[str]:
+    return [n.id for n in walk_tree(tree.nodes)]

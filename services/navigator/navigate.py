@@ -1,0 +1,311 @@
+"""Tree navigation: route a question to documents, walk their trees (DFS or Beam Search),
+resolve cross-references, and return page-localised passages with traversal statistics.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from dataclasses import dataclass
+
+from services.navigator.index import DocumentIndex
+from services.navigator.lexical import query_terms, shared_idf
+from services.navigator.resolver import find_references, resolve
+from services.navigator.scoring import DocumentScores, Normaliser
+from shared.logs import log_fields
+from shared.ports import NodeScorer
+from shared.query import NavigationResult, Passage, QuerySettings, TraversalStats
+
+logger = logging.getLogger(__name__)
+
+# VecTree-RAG's lexical gate: a document or section is relevant when its best BM25 reaches 1.0.
+BM25_GATE = 1.0
+# A shortlisted document must score at least this share of the best document.
+ROUTING_RELATIVE_FLOOR = 0.3
+# Questions that ask to compare, enumerate or combine spread their evidence: Beam Search.
+_BROAD_CUES = re.compile(
+    r"\b(compare|compared|comparison|difference|differences|differ|versus|vs\.?|both|between|"
+    r"list|all|each|every|various|overview|summari[sz]e|main|across|and how|relationship)\b"
+    r"|비교|차이|모든|各|比較|違い",
+    re.IGNORECASE,
+)
+# References found in selected text add at most this many nodes.
+MAX_TEXT_REFERENCES = 3
+
+
+@dataclass
+class _Traversal:
+    selected: dict[int, float]
+    visited: int = 0
+    fallbacks: int = 0
+
+
+class _Walker:
+    """Scores candidates (optionally through a model scorer) while walking one document."""
+
+    def __init__(
+        self, question: str, scores: DocumentScores, settings: QuerySettings, scorer: NodeScorer | None
+    ) -> None:
+        self.question = question
+        self.scores = scores
+        self.settings = settings
+        self.scorer = scorer
+        self.visited = 0
+        self.fallbacks = 0
+
+    def rank(self, candidates: list[int]) -> list[tuple[float, int]]:
+        """(P, node) for candidates, best first; ties keep tree order (deterministic)."""
+        if not candidates:
+            return []
+        self.visited += len(candidates)
+        if self.scorer is not None:
+            nodes = self.scores.index.nodes
+            pairs = [(nodes[i].node.title, nodes[i].node.summary) for i in candidates]
+            try:
+                model = self.scorer.score(self.question, pairs)
+            except Exception:  # a failing model must never fail the query
+                logger.warning("node scorer raised; using lexical scores", exc_info=True)
+                model = None
+            if model is None or len(model) != len(candidates):
+                self.fallbacks += 1
+            else:
+                for i, value in zip(candidates, model, strict=True):
+                    self.scores.model_scores[i] = min(1.0, max(0.0, float(value)))
+        ranked = [(self.scores.probability(i, self.settings), i) for i in candidates]
+        ranked.sort(key=lambda item: (-item[0], item[1]))
+        return ranked
+
+    def passing(self, ranked: list[tuple[float, int]], threshold: float, limit: int) -> list[tuple[float, int]]:
+        # A node with no lexical or model evidence never passes, whatever its depth prior.
+        return [(p, i) for p, i in ranked if p >= threshold and self.scores.semantic(i) > 0][:limit]
+
+    def own_pages_beat_children(self, i: int) -> bool:
+        """True when the node's own pages (before its first child) hold better evidence than
+        any child, so the node itself is evidence, not only a route to its children."""
+        index = self.scores.index
+        flat = index.nodes[i]
+        if not flat.children or not index.has_pages:
+            return False
+        first_child = index.nodes[flat.children[0]].node.page_start
+        own = self.scores.page[flat.node.page_start - 1 : min(first_child - 1, len(index.pages))]
+        if own.size == 0:
+            return False
+        return float(own.max()) > max(self.scores.page_best(c) for c in flat.children)
+
+
+def _dfs(walker: _Walker, settings: QuerySettings, threshold: float) -> dict[int, float]:
+    index = walker.scores.index
+    selected: dict[int, float] = {}
+    roots = walker.passing(walker.rank(index.roots), threshold, settings.max_branches)
+    stack = list(reversed(roots))  # best on top
+    while stack:
+        p, i = stack.pop()
+        flat = index.nodes[i]
+        if flat.depth >= settings.max_depth or not flat.children:
+            selected[i] = p
+            continue
+        children = walker.passing(walker.rank(list(flat.children)), threshold, settings.max_branches)
+        if not children or walker.own_pages_beat_children(i):
+            selected[i] = p
+        stack.extend(reversed(children))
+    return selected
+
+
+def _beam(walker: _Walker, settings: QuerySettings, threshold: float) -> dict[int, float]:
+    index = walker.scores.index
+    frontier = walker.passing(walker.rank(index.roots), threshold, settings.beam_width)
+    pool: dict[int, float] = {}
+    while frontier:
+        candidates: list[int] = []
+        for p, i in frontier:
+            flat = index.nodes[i]
+            if flat.depth >= settings.max_depth or not flat.children:
+                pool[i] = p
+                continue
+            kids = walker.passing(walker.rank(list(flat.children)), threshold, settings.beam_width)
+            if not kids or walker.own_pages_beat_children(i):
+                pool[i] = p
+            candidates.extend(k for _, k in kids)
+        # Re-rank the whole level together: the beam keeps the best nodes across parents.
+        ranked = [(walker.scores.probability(i, settings), i) for i in candidates]
+        ranked.sort(key=lambda item: (-item[0], item[1]))
+        frontier = ranked[: settings.beam_width]
+    best = sorted(pool.items(), key=lambda item: (-item[1], item[0]))[: settings.beam_width]
+    return dict(best)
+
+
+def _choose_mode(question: str, settings: QuerySettings, scores: list[DocumentScores]) -> tuple[str, str]:
+    if settings.mode != "auto":
+        return settings.mode, "requested"
+    if find_references(question):
+        return "dfs", "the question names a section: a focused walk"
+    if _BROAD_CUES.search(question):
+        return "beam", "the question compares or enumerates: a wider beam"
+    top_level = sorted(
+        (s.semantic(r) for s in scores for r in s.index.roots), reverse=True
+    )
+    if len(top_level) >= 2 and top_level[0] > 0 and top_level[1] >= 0.8 * top_level[0]:
+        return "beam", "evidence is spread over several top-level sections"
+    return "dfs", "one top-level section dominates"
+
+
+def _route(
+    indexes: list[DocumentIndex], qterms: list[str], settings: QuerySettings
+) -> tuple[list[DocumentScores], dict[str, float] | None]:
+    """Score every document with a shared IDF; keep those passing the lexical gates."""
+    idf = None
+    if len(indexes) > 1:
+        idf = shared_idf([ix.page_index for ix in indexes if ix.has_pages] or [ix.node_text_index for ix in indexes], qterms)
+    all_scores = [DocumentScores.compute(ix, qterms, idf) for ix in indexes]
+    if len(all_scores) == 1:
+        return all_scores, idf
+
+    def strength(s: DocumentScores) -> float:
+        evidence = s.page_raw if s.index.has_pages else s.node_text_raw
+        return float(evidence.max()) if evidence.size else 0.0
+
+    def gated(s: DocumentScores) -> bool:
+        section_gate = float(s.title_raw.max()) if s.title_raw.size else 0.0
+        return strength(s) >= BM25_GATE or section_gate >= BM25_GATE
+
+    ranked = sorted(all_scores, key=lambda s: (-strength(s), s.index.doc_id))
+    best = strength(ranked[0])
+    shortlist = [s for s in ranked if gated(s) and strength(s) >= ROUTING_RELATIVE_FLOOR * best]
+    return (shortlist or ranked[:1])[: settings.max_documents], idf
+
+
+def _normaliser(scores: list[DocumentScores]) -> Normaliser:
+    def best(values: list[float]) -> float:
+        return max(values, default=0.0)
+
+    return Normaliser(
+        page=best([float(s.page_raw.max()) for s in scores if s.page_raw.size]),
+        title=best([float(s.title_raw.max()) for s in scores if s.title_raw.size]),
+        summary=best([float(s.summary_raw.max()) for s in scores if s.summary_raw.size]),
+        node_text=best([float(s.node_text_raw.max()) for s in scores if s.node_text_raw.size]),
+    )
+
+
+def _fallback_selection(scores: DocumentScores, settings: QuerySettings) -> dict[int, float]:
+    """Over-filtering recovery: the deepest nodes holding the best pages (or best node text)."""
+    index = scores.index
+    chosen: dict[int, float] = {}
+    if index.has_pages and scores.page.size and scores.page.max() > 0:
+        for page in scores.page.argsort(kind="stable")[::-1][: settings.max_branches]:
+            if scores.page[page] <= 0:
+                break
+            node = int(index.page_to_deepest[page])
+            if node >= 0:
+                chosen.setdefault(node, scores.probability(node, settings))
+    elif scores.node_text.size and scores.node_text.max() > 0:
+        for node in scores.node_text.argsort(kind="stable")[::-1][: settings.max_branches]:
+            if scores.node_text[node] > 0:
+                chosen[int(node)] = scores.probability(int(node), settings)
+    return chosen
+
+
+def _passages_for(
+    scores: DocumentScores, selected: dict[int, float], settings: QuerySettings, pinned_pages: dict[int, int]
+) -> list[Passage]:
+    index = scores.index
+    by_page: dict[int, Passage] = {}
+    node_only: list[Passage] = []
+    for i, p in selected.items():
+        node = index.nodes[i].node
+        if not index.has_pages:
+            text = f"{node.title}. {node.summary}".strip() if node.summary else node.title
+            node_only.append(
+                Passage(doc_id=index.doc_id, file_name=index.label, node_id=node.id, title=node.title,
+                        pages=[node.page_start], text=text, score=round(p, 6))
+            )
+            continue
+        pages = scores.best_pages(i, settings.pages_per_node)
+        if i in pinned_pages and pinned_pages[i] not in pages:
+            pages = [pinned_pages[i], *pages][: settings.pages_per_node]
+        for page in pages:
+            # The page's own lexical strength ranks evidence; the node's P breaks near-ties.
+            score = 0.5 * float(scores.page[page - 1]) + 0.5 * p
+            current = by_page.get(page)
+            if current is None or score > current.score:
+                by_page[page] = Passage(
+                    doc_id=index.doc_id, file_name=index.label, node_id=node.id, title=node.title,
+                    pages=[page], text=index.pages[page - 1], score=round(score, 6),
+                )
+    return list(by_page.values()) + node_only
+
+
+def navigate(
+    question: str,
+    indexes: list[DocumentIndex],
+    settings: QuerySettings,
+    scorer: NodeScorer | None = None,
+) -> NavigationResult:
+    """Passages answering `question` from the given documents' trees.
+
+    With several indexes, documents are routed first (lexical gates, at most
+    `settings.max_documents`). Deterministic for a given input.
+    """
+    started = time.perf_counter()
+    if not indexes:
+        raise ValueError("navigate() needs at least one DocumentIndex; index a document first")
+    qterms = query_terms(question)
+    shortlist, _ = _route(indexes, qterms, settings)
+    normaliser = _normaliser(shortlist)
+    for s in shortlist:
+        s.normalise(normaliser)
+    mode, reason = _choose_mode(question, settings, shortlist)
+    stats = TraversalStats(documents_considered=len(indexes), documents_shortlisted=len(shortlist))
+    warnings: list[str] = []
+    passages: list[Passage] = []
+    question_refs = find_references(question)
+    for scores in shortlist:
+        walker = _Walker(question, scores, settings, scorer)
+        strategy = _dfs if mode == "dfs" else _beam
+        selected = strategy(walker, settings, settings.score_threshold)
+        if not selected and settings.score_threshold > 0:
+            selected = strategy(walker, settings, settings.score_threshold / 2)
+        if not selected:
+            selected = _fallback_selection(scores, settings)
+            if selected:
+                warnings.append(f"{scores.index.label}: no section passed the threshold; used the best pages")
+        pinned: dict[int, int] = {}
+        top = max(selected.values(), default=0.0)
+        for ref in resolve(scores.index, question_refs):
+            selected[ref.node] = max(selected.get(ref.node, 0.0), top)
+            if ref.page is not None:
+                pinned[ref.node] = ref.page
+            stats.references_resolved += 1
+        doc_passages = _passages_for(scores, selected, settings, pinned)
+        # References made by the selected text itself ("see Section 4.2") pull their nodes in.
+        strongest = sorted(doc_passages, key=lambda p: -p.score)[:MAX_TEXT_REFERENCES]
+        text_refs = [r for p in strongest for r in find_references(p.text) if r not in question_refs]
+        extra: dict[int, float] = {}
+        for ref in resolve(scores.index, list(dict.fromkeys(text_refs))[:MAX_TEXT_REFERENCES]):
+            if ref.node not in selected:
+                extra[ref.node] = 0.5 * scores.probability(ref.node, settings)
+                if ref.page is not None:
+                    pinned[ref.node] = ref.page
+                stats.references_resolved += 1
+        if extra:
+            known = {(p.doc_id, tuple(p.pages)) for p in doc_passages}
+            doc_passages += [
+                p for p in _passages_for(scores, extra, settings, pinned) if (p.doc_id, tuple(p.pages)) not in known
+            ]
+        stats.nodes_visited += walker.visited
+        stats.nodes_selected += len(selected) + len(extra)
+        stats.scorer_fallbacks += walker.fallbacks
+        passages.extend(doc_passages)
+    if stats.scorer_fallbacks:
+        warnings.append(f"node scoring by model failed {stats.scorer_fallbacks} time(s); lexical scores used")
+    passages.sort(key=lambda p: (-p.score, p.doc_id, p.pages[0] if p.pages else 0, p.node_id))
+    passages = passages[: settings.beam_width * settings.pages_per_node]
+    stats.elapsed_ms = round((time.perf_counter() - started) * 1000, 3)
+    logger.debug(
+        "navigated",
+        extra=log_fields(mode=mode, visited=stats.nodes_visited, selected=stats.nodes_selected,
+                         passages=len(passages), elapsed_ms=stats.elapsed_ms),
+    )
+    return NavigationResult(
+        question=question, mode=mode, mode_reason=reason, passages=passages, stats=stats, warnings=warnings
+    )

@@ -1,0 +1,338 @@
+"""Verified answers: extractive offline, or a generator's text, both checked the same way.
+
+Offline the answer is the few context sentences that best cover the question, each followed by
+its page citation. A generator's answer goes through the same citation parsing and five-signal
+scoring; citations to pages that are not in the context are removed and reported.
+"""
+
+from __future__ import annotations
+
+import difflib
+import logging
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from services.navigator.lexical import query_terms, sentences_of, terms
+from services.verifier.citations import format_citation, parse_citations, strip_citations
+from services.verifier.detector import ABSTENTION, check_sentence, overall, source_windows
+from shared.logs import log_fields
+from shared.ports import AnswerGenerator
+from shared.query import Citation, CompressedContext, Passage, QuerySettings, SentenceCheck, VerifiedAnswer
+from shared.textnorm import normalize
+
+logger = logging.getLogger(__name__)
+
+# Abstain when the best context sentence covers less than this share of the question's
+# (IDF-weighted) content terms: nothing in the context is about the question.
+MIN_COVERAGE = 0.05
+# A named term of the question counts as present when the context holds a spelling this close.
+NAME_SIMILARITY = 0.8
+# Sentences scoring below this share of the best one are not worth adding to the answer.
+RELATIVE_KEEP = 0.6
+MIN_SENTENCE_TERMS = 3
+MAX_SENTENCE_TERMS = 120
+_DOT_LEADER = re.compile(r"(?:\.\s?){5,}")
+
+PageText = Callable[[str, int], "str | None"]
+
+
+@dataclass
+class _Candidate:
+    text: str
+    passage: Passage
+    terms: set[str]
+    bigrams: set[tuple[str, str]]
+    order: int
+    relevance: float = 0.0
+    coverage: float = 0.0
+
+
+def _bigrams(seq: list[str]) -> set[tuple[str, str]]:
+    return set(zip(seq, seq[1:], strict=False))
+
+
+def _candidates(passages: list[Passage]) -> list[_Candidate]:
+    out: list[_Candidate] = []
+    for passage in passages:
+        for piece in passage.text.split("…"):
+            for sentence in sentences_of(piece):
+                if _DOT_LEADER.search(sentence):  # table-of-contents lines
+                    continue
+                seq = terms(sentence)
+                if not MIN_SENTENCE_TERMS <= len(seq) <= MAX_SENTENCE_TERMS:
+                    continue
+                out.append(_Candidate(sentence, passage, set(seq), _bigrams(seq), len(out)))
+    return out
+
+
+_NAME = re.compile(r"\b(?:[A-Z][a-z]+(?:'s)?|[A-Z][A-Z0-9]+)\b")
+_SENTENCE_START = re.compile(r"(?:^|[.?!:;]\s+|\(\s*)$")
+
+
+def named_terms(question: str) -> list[str]:
+    """Terms of the question that name something: capitalised words inside a sentence and
+    acronyms. If the context never mentions one, the question asks about something else."""
+    names: list[str] = []
+    for match in _NAME.finditer(question):
+        word = match.group(0)
+        if word.istitle() and _SENTENCE_START.search(question[: match.start()]):
+            continue  # a capital that only starts a sentence
+        names.extend(terms(word))
+    return list(dict.fromkeys(names))
+
+
+def _mentioned(term: str, vocabulary: set[str]) -> bool:
+    if term in vocabulary:
+        return True
+    parts = [p for p in re.findall(r"[a-z]+|\d+", term) if len(p) >= 3]
+    if len(parts) > 1 and any(p in vocabulary for p in parts):
+        return True  # "fy2015" is mentioned where "2015" is
+    close = [v for v in vocabulary if v[:1] == term[:1] and abs(len(v) - len(term)) <= 2]
+    return bool(difflib.get_close_matches(term, close, n=1, cutoff=NAME_SIMILARITY))
+
+
+def missing_names(question: str, passages: list[Passage]) -> list[str]:
+    names = named_terms(question)
+    if not names:
+        return []
+    vocabulary = {t for p in passages for t in terms(p.text)}
+    return [n for n in names if not _mentioned(n, vocabulary)]
+
+
+def _rank(question: str, candidates: list[_Candidate], passages: list[Passage]) -> None:
+    qterms = query_terms(question)
+    if not qterms or not candidates:
+        return
+    n = len(candidates)
+    # IDF over the context's sentences; a question term absent from the context weighs most.
+    idf = {t: math.log((n + 1) / (sum(t in c.terms for c in candidates) + 0.5)) for t in qterms}
+    total = sum(idf.values()) or 1.0
+    qbigrams = _bigrams(qterms)
+    best_passage = max((p.score for p in passages), default=0.0) or 1.0
+    for c in candidates:
+        c.coverage = sum(idf[t] for t in qterms if t in c.terms) / total
+        phrase = len(qbigrams & c.bigrams) / len(qbigrams) if qbigrams else 0.0
+        prior = max(c.passage.score, 0.0) / best_passage
+        c.relevance = c.coverage + 0.2 * phrase + 0.3 * prior
+
+
+def _label_map(passages: list[Passage]) -> dict[str, str]:
+    """Every way a citation may name a context document -> its doc id."""
+    labels: dict[str, str] = {}
+    for p in passages:
+        for key in (p.doc_id, p.file_name, p.file_name.rsplit(".", 1)[0] if p.file_name else ""):
+            if key:
+                labels[normalize(key)] = p.doc_id
+    return labels
+
+
+def _resolve_doc(name: str, labels: dict[str, str]) -> str | None:
+    key = normalize(name)
+    if key in labels:
+        return labels[key]
+    prefixed = {doc for label, doc in labels.items() if len(key) >= 6 and label.startswith(key)}
+    return prefixed.pop() if len(prefixed) == 1 else None
+
+
+class _Sources:
+    """The text a citation points at: full page text when available, else the context."""
+
+    def __init__(self, passages: list[Passage], page_text: PageText | None) -> None:
+        self.page_text = page_text
+        self.context: dict[tuple[str, int], list[str]] = {}
+        for p in passages:
+            for page in p.pages:
+                self.context.setdefault((p.doc_id, page), []).append(p.text)
+        self._cache: dict[tuple[str, tuple[int, ...]], list] = {}
+
+    def in_context(self, doc_id: str, page: int) -> bool:
+        return (doc_id, page) in self.context
+
+    def windows(self, doc_id: str, pages: tuple[int, ...]) -> list:
+        key = (doc_id, pages)
+        if key not in self._cache:
+            texts = []
+            for page in pages:
+                text = self.page_text(doc_id, page) if self.page_text else None
+                texts.append(text if text else " ".join(self.context.get((doc_id, page), [])))
+            self._cache[key] = source_windows("\n\n".join(texts))
+        return self._cache[key]
+
+    def locate(self, doc_id: str, pages: list[int], sentence: str) -> int:
+        """The page among `pages` whose text holds the sentence (deterministic substring match);
+        the first page when none does or page text is unavailable."""
+        if len(pages) > 1 and self.page_text is not None:
+            probe = normalize(sentence)[:80]
+            for page in pages:
+                text = self.page_text(doc_id, page)
+                if text and probe in normalize(text):
+                    return page
+        return pages[0] if pages else 0
+
+    def all_windows(self) -> list:
+        key = ("*", ())
+        if key not in self._cache:
+            self._cache[key] = source_windows("\n\n".join(t for ts in self.context.values() for t in ts))
+        return self._cache[key]
+
+
+def _node_of(passages: list[Passage], doc_id: str, page: int) -> str:
+    return next((p.node_id for p in passages if p.doc_id == doc_id and page in p.pages), "")
+
+
+def _file_of(passages: list[Passage], doc_id: str) -> str:
+    return next((p.file_name for p in passages if p.doc_id == doc_id and p.file_name), "")
+
+
+def _abstain(question: str, mode: str, generator: str, reason: str) -> VerifiedAnswer:
+    return VerifiedAnswer(
+        question=question, answer=ABSTENTION, abstained=True, confidence=0.0,
+        warnings=[reason], mode=mode, generator=generator,
+    )
+
+
+def _extractive(context: CompressedContext, settings: QuerySettings, mode: str, sources: _Sources) -> VerifiedAnswer:
+    question = context.question
+    missing = missing_names(question, context.passages)
+    if missing:
+        return _abstain(question, mode, "extractive", f"the documents never mention {', '.join(missing)}")
+    candidates = _candidates(context.passages)
+    _rank(question, candidates, context.passages)
+    if not candidates:
+        return _abstain(question, mode, "extractive", "nothing in the documents matches the question")
+    ranked = sorted(candidates, key=lambda c: (-c.relevance, c.order))
+    best = ranked[0]
+    if best.coverage < MIN_COVERAGE:
+        return _abstain(
+            question, mode, "extractive",
+            f"the best passage covers {best.coverage:.0%} of the question's key terms (< {MIN_COVERAGE:.0%})",
+        )
+    chosen: list[_Candidate] = []
+    for c in ranked:
+        if len(chosen) >= settings.max_answer_sentences or c.relevance < RELATIVE_KEEP * best.relevance:
+            break
+        if any(len(c.terms & k.terms) / max(len(c.terms | k.terms), 1) >= 0.6 for k in chosen):
+            continue  # the same statement twice adds nothing
+        chosen.append(c)
+    checks: list[SentenceCheck] = []
+    lines: list[str] = []
+    for c in chosen:
+        page = sources.locate(c.passage.doc_id, c.passage.pages, c.text)
+        citation = Citation(doc_id=c.passage.doc_id, file_name=c.passage.file_name, node_id=c.passage.node_id,
+                            pages=[page])
+        checks.append(check_sentence(c.text, citation, sources.windows(c.passage.doc_id, (page,))))
+        lines.append(f"{c.text} {format_citation(c.passage.file_name or c.passage.doc_id, [page])}")
+    confidence, warnings = overall(checks)
+    answer_coverage = _answer_coverage(question, chosen)
+    return VerifiedAnswer(
+        question=question,
+        answer=" ".join(lines),
+        citations=_unique([c.citation for c in checks if c.citation]),
+        sentences=checks,
+        confidence=round(confidence * (0.5 + 0.5 * answer_coverage), 4),
+        warnings=warnings,
+        mode=mode,
+    )
+
+
+def _answer_coverage(question: str, chosen: list[_Candidate]) -> float:
+    qterms = query_terms(question)
+    if not qterms:
+        return 0.0
+    covered = set().union(*(c.terms for c in chosen)) if chosen else set()
+    return sum(t in covered for t in qterms) / len(qterms)
+
+
+def _unique(citations: list[Citation]) -> list[Citation]:
+    seen: dict[tuple[str, tuple[int, ...]], Citation] = {}
+    for c in citations:
+        seen.setdefault((c.doc_id, tuple(c.pages)), c)
+    return list(seen.values())
+
+
+def _split_generated(text: str) -> list[str]:
+    """Sentences of a generated answer; a citation standing alone joins the sentence before."""
+    out: list[str] = []
+    for sentence in sentences_of(text):
+        if out and not strip_citations(sentence):
+            out[-1] = f"{out[-1]} {sentence}"
+        else:
+            out.append(sentence)
+    return out
+
+
+def _generated(
+    context: CompressedContext, mode: str, sources: _Sources, generator: AnswerGenerator
+) -> VerifiedAnswer:
+    question = context.question
+    try:
+        text = generator.generate(question, context.passages).strip()
+    except Exception as exc:  # the caller decides whether to retry; the answer says what failed
+        logger.warning("answer generator failed", exc_info=True)
+        raise RuntimeError(f"answer generation failed ({generator.name}): {exc}") from exc
+    if not text or normalize(ABSTENTION).rstrip(".") in normalize(text):
+        return _abstain(question, mode, generator.name, "the generator found no answer in the context")
+    labels = _label_map(context.passages)
+    warnings: list[str] = []
+    checks: list[SentenceCheck] = []
+    kept_lines: list[str] = []
+    for sentence in _split_generated(text):
+        citation: Citation | None = None
+        for parsed in parse_citations(sentence):
+            doc_id = _resolve_doc(parsed.document, labels)
+            pages = [p for p in parsed.pages if doc_id and sources.in_context(doc_id, p)]
+            if doc_id is None or len(pages) < len(parsed.pages):
+                bad = [p for p in parsed.pages if not (doc_id and sources.in_context(doc_id, p))]
+                warnings.append(
+                    f"removed citation to {parsed.document} p. {', '.join(map(str, bad))}: not in the retrieved context"
+                )
+            if doc_id and pages and citation is None:
+                citation = Citation(doc_id=doc_id, file_name=_file_of(context.passages, doc_id),
+                                    node_id=_node_of(context.passages, doc_id, pages[0]), pages=pages)
+        plain = strip_citations(sentence)
+        if not plain:
+            continue
+        windows = sources.windows(citation.doc_id, tuple(citation.pages)) if citation else sources.all_windows()
+        checks.append(check_sentence(plain, citation, windows))
+        suffix = f" {format_citation(citation.file_name or citation.doc_id, citation.pages)}" if citation else ""
+        kept_lines.append(plain + suffix)
+    confidence, detector_warnings = overall(checks)
+    return VerifiedAnswer(
+        question=question,
+        answer=" ".join(kept_lines),
+        citations=_unique([c.citation for c in checks if c.citation]),
+        sentences=checks,
+        confidence=confidence,
+        warnings=warnings + detector_warnings,
+        mode=mode,
+        generator=generator.name,
+    )
+
+
+def answer_question(
+    context: CompressedContext,
+    settings: QuerySettings,
+    mode: str,
+    generator: AnswerGenerator | None = None,
+    page_text: PageText | None = None,
+) -> VerifiedAnswer:
+    """The answer to `context.question`, every sentence scored against the page it cites.
+
+    `page_text(doc_id, page)` gives full page text to verify against; without it the compressed
+    context is the source.
+    """
+    sources = _Sources(context.passages, page_text)
+    name = generator.name if generator else "extractive"
+    if not context.passages:
+        answer = _abstain(context.question, mode, name, "no passage of the documents is relevant to the question")
+    elif generator is None:
+        answer = _extractive(context, settings, mode, sources)
+    else:
+        answer = _generated(context, mode, sources, generator)
+    logger.debug(
+        "answered",
+        extra=log_fields(abstained=answer.abstained, confidence=answer.confidence, citations=len(answer.citations)),
+    )
+    return answer

@@ -1,0 +1,98 @@
+"""Verifier stage: `context.compressed` -> answer stored in `queries` -> `answer.verified`."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from services.navigator.handlers import report_query_failure
+from services.verifier.answer import answer_question
+from shared.bus.broker import Bus
+from shared.bus.delivery import Delivery
+from shared.bus.ledger import DeliveryLedger
+from shared.events import AnswerVerified, ContextCompressed, QueryOutcome
+from shared.logs import log_fields
+from shared.metrics import ABSTENTIONS, ANSWER_CONFIDENCE
+from shared.ports import AnswerGenerator
+from shared.store.mongo import MongoRepository
+from shared.store.queries import MongoQueryRepository, QueryRecord
+
+logger = logging.getLogger(__name__)
+
+STAGE = "verifier"
+
+
+class VerifierHandlers:
+    def __init__(
+        self,
+        repo: MongoRepository,
+        bus: Bus,
+        ledger: DeliveryLedger,
+        queries: MongoQueryRepository,
+        generator: AnswerGenerator | None = None,
+    ) -> None:
+        self.repo = repo
+        self.bus = bus
+        self.ledger = ledger
+        self.queries = queries
+        self.generator = generator
+
+    async def _page_texts(self, event: ContextCompressed) -> dict[tuple[str, int], str]:
+        """Full text of every page the context cites, so sentences are checked against the page."""
+        wanted = sorted({(p.doc_id, page) for p in event.context.passages for page in p.pages})
+        texts: dict[tuple[str, int], str] = {}
+        for doc_id, page in wanted:
+            text = await self.repo.get_page(doc_id, page)
+            if text is not None:
+                texts[(doc_id, page)] = text
+        return texts
+
+    async def on_context_compressed(self, event: ContextCompressed, delivery: Delivery) -> None:
+        if await self.ledger.is_done(STAGE, event.query_id):
+            logger.info("query already answered; redelivery skipped")
+            return
+        texts = await self._page_texts(event)
+        navigation = event.navigation
+        answer = await asyncio.to_thread(
+            answer_question,
+            event.context,
+            event.settings,
+            navigation.mode,
+            self.generator,
+            lambda doc_id, page: texts.get((doc_id, page)),
+        )
+        outcome = QueryOutcome(
+            answer=answer,
+            mode=navigation.mode,
+            mode_reason=navigation.mode_reason,
+            stats=navigation.stats,
+            tokens_before=event.context.tokens_before,
+            tokens_after=event.context.tokens_after,
+            warnings=navigation.warnings + answer.warnings,
+        )
+        timings = [*event.timings, delivery.timing()]
+        seed = QueryRecord(
+            query_id=event.query_id, question=event.question, doc_ids=event.doc_ids,
+            settings=event.settings, tenant=event.tenant,
+        )
+        # Stored before it is published: a gateway that misses the event finds it here.
+        first = await self.queries.mark_answered(event.query_id, outcome, timings, seed)
+        if first:
+            ANSWER_CONFIDENCE.observe(answer.confidence)
+            if answer.abstained:
+                ABSTENTIONS.inc()
+        else:
+            # An earlier delivery stored an answer but died before publishing: publish that one.
+            stored = await self.queries.get(event.query_id)
+            if stored and stored.outcome:
+                outcome, timings = stored.outcome, stored.timings
+        await self.bus.publish(AnswerVerified(**{**event.carry(), "timings": timings}, outcome=outcome))
+        await self.ledger.mark_done(STAGE, event.query_id)
+        logger.info(
+            "answer verified",
+            extra=log_fields(confidence=answer.confidence, abstained=answer.abstained,
+                             citations=len(answer.citations)),
+        )
+
+    async def give_up(self, event: ContextCompressed, error_type: str, reason: str) -> None:
+        await report_query_failure(self.bus, self.queries, event, STAGE, error_type, reason)

@@ -1,0 +1,38 @@
+"""Verifier service wiring: `python -m services.verifier` or `faststream run services.verifier.main:app`."""
+
+from __future__ import annotations
+
+from services.verifier.handlers import STAGE, VerifierHandlers
+from shared.bus.delivery import Delivery
+from shared.bus.runtime import StageRuntime
+from shared.events import ContextCompressed
+from shared.llm import make_llm
+
+runtime = StageRuntime(STAGE)
+handlers: VerifierHandlers | None = None
+
+
+async def wire() -> None:
+    global handlers
+    from services.verifier.llm_answer import LLMAnswerGenerator
+
+    llm = make_llm(runtime.settings)
+    handlers = VerifierHandlers(
+        runtime.repo, runtime.bus, runtime.ledger, runtime.queries,
+        generator=LLMAnswerGenerator(llm) if llm else None,
+    )
+
+
+async def on_context_compressed(event: ContextCompressed, delivery: Delivery) -> None:
+    assert handlers is not None
+    await handlers.on_context_compressed(event, delivery)
+
+
+async def give_up(event: ContextCompressed, error_type: str, reason: str) -> None:
+    assert handlers is not None
+    await handlers.give_up(event, error_type, reason)
+
+
+runtime.on_startup(wire)
+runtime.subscribe(ContextCompressed, on_context_compressed, give_up=give_up)
+app = runtime.app

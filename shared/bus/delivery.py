@@ -1,0 +1,165 @@
+"""At-least-once consumption: attempts, retries, dead-lettering, metrics and correlated logs.
+
+The subscriber runs with `AckPolicy.NACK_ON_ERROR`: the offset is committed when the handler
+returns (after it stored and published its output) and rewound when it raises, so the message
+is delivered again. `consume_reliably` decides which of the two happens:
+
+- the handler succeeds -> commit;
+- it raises and attempts remain -> back off, raise -> redelivery;
+- it raises a `PermanentError`, or the last attempt fails, or the process died during the
+  previous attempts -> the message goes to `<topic>.dlq` with the error, the stage's `give_up`
+  hook reports the failure to the user (document or query marked failed), and it is committed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
+
+from pydantic import ValidationError
+
+from shared.bus.broker import Bus
+from shared.bus.ledger import DeliveryLedger
+from shared.events import DeadLetter, DocumentEvent, Event, QueryEvent, StageTiming, dlq_topic
+from shared.logs import correlated, log_fields
+from shared.metrics import DLQ_MESSAGES, FAILURES, HANDLER_SECONDS, MESSAGES_CONSUMED, QUEUE_SECONDS
+
+logger = logging.getLogger(__name__)
+
+E = TypeVar("E", bound=Event)
+
+
+class PermanentError(Exception):
+    """Retrying cannot help (bad input, missing data): dead-letter at once."""
+
+
+@dataclass
+class Delivery:
+    """What a handler knows about the message it is handling."""
+
+    stage: str
+    topic: str
+    partition: int
+    offset: int
+    attempt: int
+    queued_ms: float
+    started: float = field(default_factory=time.perf_counter)
+
+    def timing(self) -> StageTiming:
+        """This stage's entry for the query's per-stage timings, measured up to now."""
+        return StageTiming(
+            stage=self.stage,
+            queued_ms=round(self.queued_ms, 3),
+            processing_ms=round((time.perf_counter() - self.started) * 1000, 3),
+        )
+
+
+Handler = Callable[[E, Delivery], Awaitable[None]]
+GiveUp = Callable[[E, str, str], Awaitable[None]]  # (event, error_type, reason)
+
+
+@dataclass
+class RawMessage:
+    topic: str
+    partition: int
+    offset: int
+    key: str | None
+    body: bytes
+
+
+def _correlation(event: Event) -> dict[str, str]:
+    ids = {"event_id": event.event_id}
+    if isinstance(event, DocumentEvent):
+        ids["doc_id"] = event.doc_id
+    if isinstance(event, QueryEvent):
+        ids["query_id"] = event.query_id
+    return ids
+
+
+def _backoff_seconds(attempt: int) -> float:
+    return min(0.25 * 2 ** (attempt - 1), 5.0)
+
+
+@dataclass
+class ReliableConsumer(Generic[E]):
+    stage: str
+    group_id: str
+    event_type: type[E]
+    handler: Handler[E]
+    bus: Bus
+    ledger_factory: Callable[[], DeliveryLedger]
+    max_attempts: int
+    give_up: GiveUp[E] | None = None
+
+    async def __call__(self, raw: RawMessage) -> None:
+        MESSAGES_CONSUMED.labels(self.stage, raw.topic).inc()
+        try:
+            event = self.event_type.model_validate_json(raw.body)
+        except ValidationError as exc:
+            # Unparseable input cannot get better by retrying.
+            FAILURES.labels(self.stage, "invalid_event").inc()
+            await self._dead_letter(raw, 1, f"not a valid {self.event_type.__name__}: {exc}", "ValidationError")
+            return
+        queued_s = event.age_seconds()
+        QUEUE_SECONDS.labels(self.stage).observe(queued_s)
+        with correlated(stage=self.stage, **_correlation(event)):
+            await self._handle(raw, event, queued_s * 1000)
+
+    async def _handle(self, raw: RawMessage, event: E, queued_ms: float) -> None:
+        ledger = self.ledger_factory()
+        attempt = await ledger.begin_attempt(self.group_id, raw.topic, raw.partition, raw.offset)
+        if attempt > self.max_attempts:
+            reason = f"the {self.stage} process stopped {attempt - 1} times while handling this message"
+            await self._give_up(raw, event, attempt - 1, reason, "ProcessDied")
+            await ledger.end_attempts(self.group_id, raw.topic, raw.partition, raw.offset)
+            return
+        delivery = Delivery(self.stage, raw.topic, raw.partition, raw.offset, attempt, queued_ms)
+        try:
+            await self.handler(event, delivery)
+        except Exception as exc:
+            error_type = type(exc).__name__
+            FAILURES.labels(self.stage, error_type).inc()
+            reason = str(exc) or error_type
+            if isinstance(exc, PermanentError) or attempt >= self.max_attempts:
+                logger.exception("giving up", extra=log_fields(attempt=attempt, error_type=error_type))
+                await self._give_up(raw, event, attempt, reason, error_type)
+                await ledger.end_attempts(self.group_id, raw.topic, raw.partition, raw.offset)
+                return
+            delay = _backoff_seconds(attempt)
+            logger.warning(
+                "handler failed, will retry",
+                extra=log_fields(attempt=attempt, max_attempts=self.max_attempts, retry_in_s=delay, error=reason),
+            )
+            await asyncio.sleep(delay)
+            raise
+        finally:
+            HANDLER_SECONDS.labels(self.stage).observe(time.perf_counter() - delivery.started)
+        await ledger.end_attempts(self.group_id, raw.topic, raw.partition, raw.offset)
+
+    async def _give_up(self, raw: RawMessage, event: E, attempts: int, reason: str, error_type: str) -> None:
+        await self._dead_letter(raw, attempts, reason, error_type)
+        if self.give_up is not None:
+            await self.give_up(event, error_type, reason)
+
+    async def _dead_letter(self, raw: RawMessage, attempts: int, reason: str, error_type: str) -> None:
+        letter = DeadLetter(
+            stage=self.stage,
+            topic=raw.topic,
+            partition=raw.partition,
+            offset=raw.offset,
+            key=raw.key,
+            payload=raw.body.decode("utf-8", errors="replace"),
+            attempts=attempts,
+            error=reason,
+            error_type=error_type,
+        )
+        await self.bus.publish_raw(dlq_topic(raw.topic), letter.model_dump_json().encode(), raw.key)
+        DLQ_MESSAGES.labels(self.stage, raw.topic).inc()
+        logger.error(
+            "message dead-lettered",
+            extra=log_fields(dlq=dlq_topic(raw.topic), attempts=attempts, error=reason, offset=raw.offset),
+        )

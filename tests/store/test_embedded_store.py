@@ -1,0 +1,45 @@
+"""The embedded store keeps what one process indexes, and finds documents the way users name them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from shared.documents import DocumentRecord, DocumentStatus, DocumentTree, IndexedDocument
+from shared.store.embedded import EmbeddedRepository
+from shared.tree import TreeNode
+
+
+def _indexed(doc_id: str, file_name: str) -> IndexedDocument:
+    node = TreeNode(id="0001", title="Intro", page_start=1, page_end=2, level=1, verified=True)
+    record = DocumentRecord(doc_id=doc_id, file_name=file_name, page_count=2, status=DocumentStatus.READY)
+    return IndexedDocument(record=record, pages=["one", "two"], tree=DocumentTree(doc_id=doc_id, nodes=[node]))
+
+
+async def test_round_trip_survives_a_new_process(tmp_path: Path) -> None:
+    await EmbeddedRepository(tmp_path).put_indexed(_indexed("abc123", "manual.pdf"))
+
+    reopened = EmbeddedRepository(tmp_path)
+    assert (await reopened.get_document("abc123")).status == DocumentStatus.READY
+    assert await reopened.get_page("abc123", 2) == "two"
+    assert await reopened.get_page("abc123", 3) is None
+    tree = await reopened.get_tree("abc123")
+    assert tree is not None and tree.nodes[0].title == "Intro"
+
+
+async def test_find_by_id_prefix_or_file_name_and_refuse_ambiguity(tmp_path: Path) -> None:
+    repo = EmbeddedRepository(tmp_path)
+    await repo.put_indexed(_indexed("abc123", "manual.pdf"))
+    await repo.put_indexed(_indexed("abd999", "report.pdf"))
+
+    assert (await repo.find_document("abc")).doc_id == "abc123"
+    assert (await repo.find_document("report.pdf")).doc_id == "abd999"
+    assert (await repo.find_document("report")).doc_id == "abd999"
+    assert await repo.find_document("ab") is None  # two documents share the prefix
+    assert await repo.find_document("missing") is None
+
+
+async def test_cache_entries_are_namespaced(tmp_path: Path) -> None:
+    repo = EmbeddedRepository(tmp_path)
+    await repo.put_cached("answers", "k", {"answer": "yes"})
+    assert await repo.get_cached("answers", "k") == {"answer": "yes"}
+    assert await repo.get_cached("llm", "k") is None

@@ -1,0 +1,1 @@
+"""Evaluation harness: datasets, metrics, baselines and the side-by-side runner."""

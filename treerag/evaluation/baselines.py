@@ -1,0 +1,77 @@
+"""Flat-retrieval baselines, answered by the same compressor-free verifier path.
+
+- `bm25-pages`: BM25 over whole pages;
+- `bm25-chunks`: BM25 over fixed 512-token chunks (the flat-RAG baseline).
+Both hand their top passages straight to the verifier (no tree, no compression).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from services.compressor.tokens import count_tokens
+from services.navigator.lexical import BM25Index, query_terms, terms
+from shared.documents import DocumentRecord
+from shared.query import Passage
+
+CHUNK_TOKENS = 512
+TOP_K = 5
+
+
+@dataclass
+class FlatIndex:
+    """BM25 over flat units (pages or chunks) of one document."""
+
+    record: DocumentRecord
+    texts: list[str]
+    pages: list[list[int]]  # 1-based pages each unit spans
+    bm25: BM25Index
+
+    def search(self, question: str, k: int = TOP_K) -> list[Passage]:
+        scores = self.bm25.scores(query_terms(question))
+        if not scores.size:
+            return []
+        order = np.argsort(-scores, kind="stable")[:k]
+        best = float(scores[order[0]]) or 1.0
+        label = self.record.file_name or self.record.doc_id
+        return [
+            Passage(doc_id=self.record.doc_id, file_name=label, node_id=f"unit-{int(i)}", title="",
+                    pages=self.pages[int(i)], text=self.texts[int(i)], score=round(float(scores[i]) / best, 6))
+            for i in order
+            if scores[i] > 0
+        ]
+
+
+def page_index(record: DocumentRecord, pages: list[str]) -> FlatIndex:
+    return FlatIndex(record, list(pages), [[n] for n in range(1, len(pages) + 1)], BM25Index([terms(p) for p in pages]))
+
+
+def chunk_pages(pages: list[str], size: int = CHUNK_TOKENS) -> tuple[list[str], list[list[int]]]:
+    """Consecutive chunks of about `size` tokens (page breaks ignored), with the pages each spans."""
+    texts: list[str] = []
+    spans: list[list[int]] = []
+    words: list[str] = []
+    span: list[int] = []
+    used = 0
+    for number, page in enumerate(pages, start=1):
+        for word in page.split():
+            cost = count_tokens(word)
+            if used + cost > size and words:
+                texts.append(" ".join(words))
+                spans.append(span)
+                words, span, used = [], [], 0
+            words.append(word)
+            used += cost
+            if not span or span[-1] != number:
+                span.append(number)
+    if words:
+        texts.append(" ".join(words))
+        spans.append(span)
+    return texts, spans
+
+
+def chunk_index(record: DocumentRecord, pages: list[str], size: int = CHUNK_TOKENS) -> FlatIndex:
+    texts, spans = chunk_pages(pages, size)
+    return FlatIndex(record, texts, spans, BM25Index([terms(t) for t in texts]))
