@@ -127,7 +127,8 @@ async def closed_loop(
 
 
 def stage_timings(bodies: list[dict[str, Any]]) -> dict[str, float]:
-    """Median of every numeric field of the responses' `timings` (nested keys joined by '.')."""
+    """Median of every numeric field of the responses' `timings` (nested keys joined by '.', list
+    entries named by their `stage`)."""
     from bench.common import percentile
 
     values: dict[str, list[float]] = {}
@@ -136,6 +137,11 @@ def stage_timings(bodies: list[dict[str, Any]]) -> dict[str, float]:
         if isinstance(node, dict):
             for key, value in node.items():
                 collect(f"{prefix}.{key}" if prefix else str(key), value)
+        elif isinstance(node, list):
+            # e.g. "stages": [{"stage": "navigator", "queued_ms": ...}, ...] -> stages.navigator.queued_ms
+            for position, entry in enumerate(node):
+                name = entry.get("stage", position) if isinstance(entry, dict) else position
+                collect(f"{prefix}.{name}", {k: v for k, v in entry.items() if k != "stage"} if isinstance(entry, dict) else entry)
         elif isinstance(node, int | float) and not isinstance(node, bool):
             values.setdefault(prefix, []).append(float(node))
 

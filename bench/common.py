@@ -127,3 +127,6 @@ def configure_bench_logging() -> None:
     from shared.logs import configure_logging
 
     configure_logging(os.environ.get("TREERAG_BENCH_LOG_LEVEL", "INFO"))
+    # One line per HTTP request of the load generator would bury the results.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    logging.getLogger("treerag.pipeline").setLevel(logging.WARNING)

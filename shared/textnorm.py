@@ -165,20 +165,27 @@ def tokenize(text: str) -> list[str]:
     return [t for t in tokens if t]
 
 
-# Sentence end: ., !, ? (optionally followed by closing quotes/brackets) then whitespace; or
-# CJK full stops, which need no following space; or a blank line.
+# Sentence end: ., !, ? (optionally followed by closing quotes/brackets) then whitespace and a
+# capital, digit or opening quote; or CJK full stops, which need no following space.
 _SENTENCE_END = re.compile(
-    r"(?<=[.!?])[\"')\]\u201d\u2019]*\s+(?=[\"'(\[\u201c\u2018]?[A-Z0-9\u00c0-\u024f\u0370-\u04ff"
+    r"(?:(?<=[.!?])|(?<=[.!?][\"')\]\u201d\u2019]))\s+(?=[\"'(\[\u201c\u2018]?[A-Z0-9\u00c0-\u024f\u0370-\u04ff"
     r"\uac00-\ud7af\u3040-\u30ff\u4e00-\u9fff])"
     r"|(?<=[\u3002\uff01\uff1f\uff0e])\s*"
-    r"|\n\s*\n"
 )
+_PARAGRAPH = re.compile(r"\n\s*\n")
 # Abbreviations that end with a dot but do not end a sentence.
 _ABBREVIATIONS = frozenset(
     "e.g i.e etc vs cf fig figs eq eqs no nos vol pp p ed eds al dr mr mrs ms prof st sec art"
     " inc ltd co corp jr sr approx dept est min max resp ref refs ch app".split()
 )
-_LAST_WORD = re.compile(r"([^\W\d_][\w.]*)\.$")
+
+
+def _ends_with_abbreviation(sentence: str) -> bool:
+    last = sentence.rsplit(" ", 1)[-1]
+    if not last.endswith("."):
+        return False
+    word = last[:-1].lstrip("(\"'").lower()
+    return word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha())
 
 
 def split_sentences(text: str) -> list[str]:
@@ -187,25 +194,24 @@ def split_sentences(text: str) -> list[str]:
     Line breaks inside a paragraph are treated as spaces; hyphenated line breaks are joined.
     Common abbreviations ("e.g.", "Fig.", "Sec.") and single initials do not end a sentence.
     """
-    text = dehyphenate(fold(text))
-    pieces = _SENTENCE_END.split(text)
+    text = dehyphenate(text if text.isascii() else fold(text))
     sentences: list[str] = []
-    carry = ""
-    for piece in pieces:
-        if piece is None:
+    for paragraph in _PARAGRAPH.split(text):
+        paragraph = _WHITESPACE.sub(" ", paragraph).strip()
+        if not paragraph:
             continue
-        chunk = _WHITESPACE.sub(" ", piece).strip()
-        if not chunk:
-            continue
-        joined = f"{carry} {chunk}".strip() if carry else chunk
-        last = _LAST_WORD.search(joined)
-        if last and (last.group(1).lower() in _ABBREVIATIONS or len(last.group(1)) == 1):
-            carry = joined
-            continue
-        sentences.append(joined)
         carry = ""
-    if carry:
-        sentences.append(carry)
+        for piece in _SENTENCE_END.split(paragraph):
+            if not piece:
+                continue
+            joined = f"{carry} {piece}" if carry else piece
+            if _ends_with_abbreviation(joined):
+                carry = joined
+                continue
+            sentences.append(joined)
+            carry = ""
+        if carry:
+            sentences.append(carry)
     return sentences
 
 

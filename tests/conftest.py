@@ -73,7 +73,6 @@ def infra() -> Iterator[Infra]:
         "TREERAG_MONGO_PORT": str(mongo_port),
         "PYTHON": sys.executable,
     }
-    started: list[str] = []
     try:
         for script in ("kafka.sh", "ferretdb.sh"):
             t0 = time.monotonic()
@@ -84,7 +83,6 @@ def infra() -> Iterator[Infra]:
                     f"{_tail(result.stderr + result.stdout)}",
                     pytrace=False,
                 )
-            started.append(script)
             sys.stderr.write(f"[infra] {script} started in {time.monotonic() - t0:.1f}s\n")
         yield Infra(
             kafka_bootstrap=f"127.0.0.1:{kafka_port}",
@@ -93,6 +91,7 @@ def infra() -> Iterator[Infra]:
             env=env,
         )
     finally:
-        for script in reversed(started):
+        # Also after a failed start: a script can fail after its server came up.
+        for script in ("ferretdb.sh", "kafka.sh"):
             _run_script(script, "stop", env)
         shutil.rmtree(state, ignore_errors=True)

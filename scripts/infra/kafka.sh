@@ -10,6 +10,7 @@
 # Env: TREERAG_KAFKA_PORT (9092; controller uses port+1), TREERAG_KAFKA_VERSION (4.1.2),
 #      TREERAG_CACHE, TREERAG_RUN, PYTHON (python with aiokafka: readiness = metadata answers),
 #      TREERAG_KAFKA_LOG_LEVEL (WARN), TREERAG_KAFKA_HEAP (512m), TREERAG_KAFKA_START_TIMEOUT (120 s),
+#      TREERAG_KAFKA_JAVA_OPTS (extra JVM options, word-split),
 #      JAVA (java binary; default: $JAVA_HOME/bin/java or java on PATH).
 # State: $TREERAG_RUN/kafka-<port>/{data/,server.properties,kafka.log,kafka.pid}
 set -euo pipefail
@@ -130,7 +131,9 @@ format_storage() {
   fi
 }
 
-ready() { # pid
+ready() {
+  # Cheap checks first; the python metadata probe only once the broker says it is up.
+  grep -q "Kafka Server started" "$LOGFILE" 2>/dev/null && port_open "$PORT" || return 1
   if python_ok aiokafka; then
     "$PYTHON" - "$PORT" <<'PY' >/dev/null 2>&1
 import asyncio, sys
@@ -142,10 +145,8 @@ async def main():
         await a.describe_cluster()
     finally:
         await a.close()
-asyncio.run(asyncio.wait_for(main(), 8))
+asyncio.run(asyncio.wait_for(main(), 5))
 PY
-  else
-    grep -q "Kafka Server started" "$LOGFILE" 2>/dev/null && port_open "$PORT"
   fi
 }
 
@@ -166,9 +167,9 @@ cmd_start() {
   : >"$LOGFILE"
   format_storage
   log "starting Kafka $KAFKA_VERSION on 127.0.0.1:$PORT (controller :$CPORT, log: $LOGFILE)"
-  # shellcheck disable=SC2046
+  # shellcheck disable=SC2046,SC2086
   nohup "$JAVA" -Xms128m -Xmx"${TREERAG_KAFKA_HEAP:-512m}" -XX:+UseG1GC -Djava.awt.headless=true \
-    $(java_opts) -cp "$LIBS/*" kafka.Kafka "$STATE/server.properties" \
+    $(java_opts) ${TREERAG_KAFKA_JAVA_OPTS:-} -cp "$LIBS/*" kafka.Kafka "$STATE/server.properties" \
     >>"$LOGFILE" 2>&1 </dev/null &
   pid=$!
   echo "$pid" >"$PIDFILE"

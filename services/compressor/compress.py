@@ -7,6 +7,7 @@ Every kept passage keeps its doc id, node id and page numbers, so citations stay
 from __future__ import annotations
 
 import logging
+import math
 
 import numpy as np
 from sklearn.feature_extraction.text import TfidfVectorizer
@@ -22,7 +23,9 @@ logger = logging.getLogger(__name__)
 # Sentences around a relevant one that are kept for context (answers often follow the
 # sentence that names the topic).
 NEIGHBOURS = 1
-GAP_MARK = " … "
+# A sentence is kept when it carries this share of the best sentence's question-term weight.
+TRIM_SHARE = 0.5
+LONG_SENTENCE_WORDS = 40
 
 
 def _tfidf(question: str, passages: list[Passage]) -> tuple[np.ndarray, np.ndarray]:
@@ -40,26 +43,54 @@ def _tfidf(question: str, passages: list[Passage]) -> tuple[np.ndarray, np.ndarr
     return relevance, similarity
 
 
-def trim_to_relevant(text: str, qterms: set[str], neighbours: int = NEIGHBOURS) -> str:
-    """The sentences of `text` that mention a question term, with their neighbours; gaps are
-    marked with an ellipsis. Text with no such sentence is returned unchanged."""
-    sentences = sentences_of(text)
-    hits = [k for k, s in enumerate(sentences) if qterms.intersection(terms(s))]
-    if not hits:
-        return text
-    keep = sorted({j for k in hits for j in range(k - neighbours, k + neighbours + 1) if 0 <= j < len(sentences)})
-    pieces: list[str] = []
-    last = -1
-    for j in keep:
-        if pieces and j != last + 1:
-            pieces.append(GAP_MARK.strip())
-        pieces.append(sentences[j])
-        last = j
-    if keep[0] > 0:
-        pieces.insert(0, GAP_MARK.strip())
-    if keep[-1] < len(sentences) - 1:
-        pieces.append(GAP_MARK.strip())
-    return " ".join(pieces)
+def _units(text: str) -> list[str]:
+    """Sentences, with over-long ones (code, tables, text without punctuation) cut into
+    pieces of about LONG_SENTENCE_WORDS words so trimming can still choose."""
+    units: list[str] = []
+    for sentence in sentences_of(text):
+        words = sentence.split()
+        if len(words) <= LONG_SENTENCE_WORDS:
+            units.append(sentence)
+            continue
+        for start in range(0, len(words), LONG_SENTENCE_WORDS):
+            units.append(" ".join(words[start : start + LONG_SENTENCE_WORDS]))
+    return units
+
+
+def trim_passages(texts: list[str], qterms: list[str], neighbours: int = NEIGHBOURS) -> list[str]:
+    """Each text cut down to its sentences that matter for the question, with neighbours.
+
+    A sentence matters when its IDF-weighted share of question terms reaches TRIM_SHARE of the
+    best sentence's (IDF over every sentence of the context). Gaps are marked with an ellipsis.
+    A text without one keeps only its best sentence; a text with no question term at all
+    becomes empty.
+    """
+    units = [_units(t) for t in texts]
+    unit_terms = [[set(terms(u)) for u in us] for us in units]
+    n = sum(len(us) for us in units) or 1
+    idf = {q: math.log((n + 1) / (sum(q in ts for uts in unit_terms for ts in uts) + 0.5)) for q in qterms}
+    weights = [[sum(idf[q] for q in qterms if q in ts) for ts in uts] for uts in unit_terms]
+    best = max((w for ws in weights for w in ws), default=0.0)
+    out: list[str] = []
+    for text, sentences, ws in zip(texts, units, weights, strict=True):
+        hits = [k for k, w in enumerate(ws) if best > 0 and w >= TRIM_SHARE * best]
+        if not hits and ws and max(ws) > 0:
+            hits = [ws.index(max(ws))]  # a weaker passage keeps only its best sentence
+        if not hits:
+            out.append("")
+            continue
+        keep = sorted({j for k in hits for j in range(k - neighbours, k + neighbours + 1) if 0 <= j < len(sentences)})
+        pieces: list[str] = ["…"] if keep[0] > 0 else []
+        last = keep[0] - 1
+        for j in keep:
+            if j != last + 1:
+                pieces.append("…")
+            pieces.append(sentences[j])
+            last = j
+        if keep[-1] < len(sentences) - 1:
+            pieces.append("…")
+        out.append(" ".join(pieces))
+    return out
 
 
 def _fit(text: str, budget: int) -> str:
@@ -97,12 +128,14 @@ def compress(question: str, passages: list[Passage], settings: QuerySettings) ->
             merged += 1
             continue
         kept.append(k)
-    qset = set(query_terms(question))
+    trimmed = trim_passages([passages[k].text for k in kept], query_terms(question))
     out: list[Passage] = []
     used = 0
-    for k in kept:
+    for k, text in zip(kept, trimmed, strict=True):
         passage = passages[k]
-        text = trim_to_relevant(passage.text, qset)
+        if not text:
+            dropped += 1
+            continue
         cost = count_tokens(text)
         if used + cost > settings.token_budget:
             text = _fit(text, settings.token_budget - used)

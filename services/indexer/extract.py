@@ -92,8 +92,12 @@ def open_document(data: bytes, max_pages: int) -> pdfium.PdfDocument:
         pdf = pdfium.PdfDocument(data)
     except pdfium.PdfiumError as exc:
         code = getattr(exc, "err_code", None)
-        if code in (pdfium_c.FPDF_ERR_PASSWORD, pdfium_c.FPDF_ERR_SECURITY):
+        # pdfium's error code is process-global and can be stale (an empty page tree sets
+        # none), so "encrypted" also needs an /Encrypt entry in the file.
+        if code in (pdfium_c.FPDF_ERR_PASSWORD, pdfium_c.FPDF_ERR_SECURITY) and b"/Encrypt" in data:
             raise EncryptedPdfError() from exc
+        if _has_no_pages(data):
+            raise EmptyPdfError() from exc
         raise CorruptPdfError(str(exc).removeprefix("Failed to load document ").strip("().")) from exc
     count = len(pdf)
     if count == 0:
@@ -103,6 +107,19 @@ def open_document(data: bytes, max_pages: int) -> pdfium.PdfDocument:
         pdf.close()
         raise TooManyPagesError(count, max_pages)
     return pdf
+
+
+def _has_no_pages(data: bytes) -> bool:
+    """pdfium refuses a well-formed PDF with an empty page tree as if it were corrupt; a
+    second, stricter reader tells the two apart (only on this failure path)."""
+    import io
+
+    import pypdf
+
+    try:
+        return len(pypdf.PdfReader(io.BytesIO(data), strict=True).pages) == 0
+    except Exception:  # unreadable for pypdf too: corrupt, not empty
+        return False
 
 
 def has_outline(pdf: pdfium.PdfDocument) -> bool:

@@ -6,11 +6,12 @@ They must never become section titles, and they must not make a title look "foun
 from __future__ import annotations
 
 import re
-from collections import Counter
+from collections import defaultdict
 
 from shared.textnorm import normalize
 
-_DIGITS = re.compile(r"\d+")
+# Counters (page numbers) only: "1.2" in a numbered heading is part of its identity.
+_DIGITS = re.compile(r"(?<![\d.])\d+(?![\d.])")
 _PAGE_NUMBER = re.compile(r"^(page\s*)?[\divxlc]{1,6}(\s*(of|/)\s*\d+)?$|^[-–]\s*\d+\s*[-–]$", re.I)
 _EDGE_LINES = 3
 
@@ -38,12 +39,24 @@ def repetition_threshold(page_count: int) -> int:
 
 
 def find_furniture(pages: list[str]) -> frozenset[str]:
-    """Keys (see line_key) of lines repeated at the top or bottom edge of several pages."""
-    counts: Counter[str] = Counter()
-    for page in pages:
-        counts.update({line_key(ln) for ln in _edge_lines(page)})
+    """Keys (see line_key) of lines repeated at the top or bottom edge of several pages.
+
+    A running header or footer recurs on nearby pages (every page, or every other page in
+    two-sided layouts); a section title that merely recurs ("Operating limits" in every
+    chapter) is pages apart, and is not furniture.
+    """
+    seen: dict[str, list[int]] = defaultdict(list)
+    for number, page in enumerate(pages, start=1):
+        for key in {line_key(ln) for ln in _edge_lines(page)}:
+            seen[key].append(number)
     threshold = repetition_threshold(len(pages))
-    return frozenset(key for key, n in counts.items() if n >= threshold and key.strip("# "))
+    return frozenset(
+        key
+        for key, where in seen.items()
+        if len(where) >= threshold
+        and key.strip("# ")
+        and min(b - a for a, b in zip(where, where[1:])) <= 2
+    )
 
 
 def is_furniture(line: str, furniture: frozenset[str]) -> bool:

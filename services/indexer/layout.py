@@ -26,6 +26,7 @@ _MAX_LEVELS = 4
 _TOC_ENTRY = re.compile(r"(\.\s?){4,}\s*\S*\d+\s*$|\.{3,}|…{2,}")
 _TRAILING_PAGE_NUMBER = re.compile(r"\s\d{1,4}$")
 _LETTER = re.compile(r"[^\W\d_]")
+_CAPTION = re.compile(r"^(figure|fig\.|table|tab\.|algorithm|listing|chart|exhibit \d+[a-z]?:|source:|note:)\s*\S*\d", re.I)
 _SENTENCE_TAIL = re.compile(r"[,;]$|^(\S+\s+){7,}.*\.$")
 
 _NUMBERED: list[tuple[re.Pattern[str], object]] = [
@@ -91,9 +92,19 @@ def _is_toc_page(lines: list[Line]) -> bool:
 def _looks_like_title(text: str) -> bool:
     if not (2 <= len(text) <= _MAX_TITLE_CHARS) or len(text.split()) > _MAX_TITLE_WORDS:
         return False
-    if len(_LETTER.findall(text)) < 2:
+    if len(_LETTER.findall(text)) < 3 or _CAPTION.match(text):
         return False
     return not _SENTENCE_TAIL.search(text)
+
+
+_DANGLING_WORD = re.compile(r"\b(the|a|an|and|or|of|to|in|for|with|by|on|at|from|as|is|are)$", re.I)
+
+
+def _plausible_numbered_title(text: str) -> bool:
+    """Without usable font styles, a numbered line is a heading only if it reads like one:
+    capitalised after its number, not ending like a sentence or mid-phrase."""
+    rest = re.sub(r"^\S+\s+", "", text, count=1)
+    return bool(rest[:1].isupper()) and not text.endswith(".") and not _DANGLING_WORD.search(text)
 
 
 def _candidates(
@@ -115,7 +126,7 @@ def _candidates(
                 emphasised = line.bold and line.size >= body * 0.95
                 if not (bigger or emphasised):
                     continue
-            elif depth == 0 or len(text) > 70 or text.endswith("."):
+            elif depth == 0 or len(text) > 70 or not _plausible_numbered_title(text):
                 continue
             found.append(
                 _Candidate(page_index + 1, position, text, line.size, line.bold, line.top, depth)
@@ -137,8 +148,12 @@ def _merge_wrapped(candidates: list[_Candidate]) -> list[_Candidate]:
             and cand.depth == 0
             and 0 <= cand.top - prev.top <= 2.2 * max(cand.size, 1.0)
             and len(prev.text) + len(cand.text) <= _MAX_TITLE_CHARS
+            and prev.text.isupper() == cand.text.isupper()  # "RESULTS" then "Star India": two
         ):
-            prev.text = f"{prev.text} {cand.text}"
+            if prev.text.endswith("-") and cand.text[:1].islower():
+                prev.text = prev.text[:-1] + cand.text
+            else:
+                prev.text = f"{prev.text} {cand.text}"
             prev.line = cand.line
             continue
         merged.append(cand)
@@ -146,10 +161,29 @@ def _merge_wrapped(candidates: list[_Candidate]) -> list[_Candidate]:
 
 
 def _drop_repeated_labels(candidates: list[_Candidate], page_count: int) -> list[_Candidate]:
-    """Labels like "Examples" heading every entry of a reference manual are not sections."""
-    counts = Counter(normalize(c.text) for c in candidates)
+    """Labels like "Examples" heading every entry of a reference manual, or repeated twice on
+    one page (figure and table labels), are not sections."""
+    keys = [normalize(c.text) for c in candidates]
+    counts = Counter(keys)
+    per_page = Counter(zip(keys, (c.page for c in candidates), strict=True))
     limit = max(4, page_count // 50)
-    return [c for c in candidates if counts[normalize(c.text)] <= limit]
+    return [
+        c for c, key in zip(candidates, keys, strict=True)
+        if counts[key] <= limit and per_page[(key, c.page)] == 1
+    ]
+
+
+def _drop_front_page_styles(candidates: list[_Candidate], page_count: int) -> list[_Candidate]:
+    """Styles seen only on the first page (authors, affiliations, dates), except the largest
+    (the document's title) and numbered ones, are front matter, not sections."""
+    if page_count < 4 or not candidates:
+        return candidates
+    pages_per_style: dict[tuple[float, bool], set[int]] = defaultdict(set)
+    for c in candidates:
+        pages_per_style[c.style].add(c.page)
+    largest = max(pages_per_style, key=lambda s: (s[0], s[1]))
+    front_only = {s for s, pages in pages_per_style.items() if pages == {1} and s != largest}
+    return [c for c in candidates if c.style not in front_only or c.depth]
 
 
 def _heading_styles(candidates: list[_Candidate], body: float, total_lines: int) -> set[tuple[float, bool]]:
@@ -201,6 +235,7 @@ def detect_headings(
     candidates = _merge_wrapped(candidates)
     candidates = _drop_repeated_labels(candidates, len(layouts))
     if styles_reliable:
+        candidates = _drop_front_page_styles(candidates, len(layouts))
         total_lines = sum(len(layout.lines) for layout in layouts)
         kept = _heading_styles(candidates, body, total_lines)
         candidates = [c for c in candidates if c.style in kept]

@@ -10,6 +10,7 @@ come afterwards, many nodes per call.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ from services.indexer.outline import opens_page
 from shared.llm.client import LLMClient
 from shared.llm.errors import LLMError
 from shared.logs import log_fields
-from shared.textnorm import title_key
+from shared.textnorm import compact, title_key
 from shared.tree import TreeNode, walk_tree
 
 logger = logging.getLogger(__name__)
@@ -140,44 +141,84 @@ def _structure_prompt(
     )
 
 
+# Section numbering in front of a title ("2.1", "IV.", "Chapter 3", "Article 12", "A."); models
+# often drop it or add it, so titles are compared without it.
+_NUMBERING = re.compile(
+    r"^(?:(?:chapter|section|part|appendix|annex|article|item|schedule|note|제|第)\s*)?"
+    r"(?:\d+(?:\.\d+)*|[ivxlc]+|[a-z])(?:\s|$)"
+)
+# A line this much longer than the title is prose that mentions it, not the heading itself.
+_HEADING_SLACK = 12
+
+
+def _forms(text: str) -> tuple[str, str]:
+    """(full, bare) comparable forms of a heading: spaces, punctuation and hyphens (line-break
+    hyphens included) removed; `bare` also without the leading numbering."""
+    key = title_key(text)
+    full = compact(key)
+    return full, compact(_NUMBERING.sub("", key, count=1)) or full
+
+
 class _PageIndex:
-    """Title keys of each page's content lines (running headers and footers excluded)."""
+    """Heading-comparable forms of each page's content lines (running headers and footers
+    excluded)."""
 
     def __init__(self, pages: Sequence[str]) -> None:
         self.pages = pages
         self.furniture = find_furniture(list(pages))
-        self.lines: list[list[str]] = []
+        self.lines: list[list[tuple[str, str]]] = []
+        self.text: list[str] = []
         for page in pages:
-            keys = [k for k in (title_key(line) for line in content_lines(page, self.furniture)) if k]
+            lines = content_lines(page, self.furniture)
             # A heading may wrap onto a second line: also try each line joined with the next.
-            self.lines.append(keys + [f"{a} {b}" for a, b in zip(keys, keys[1:])])
-        self.text = [" ".join(keys) for keys in self.lines]
+            joined = lines + [f"{a} {b}" for a, b in zip(lines, lines[1:])]
+            self.lines.append([f for f in (_forms(line) for line in joined) if f[0]])
+            self.text.append(compact(" ".join(lines)))
 
-    def holds(self, key: str, page: int) -> bool:
-        """Whether a content line of `page` starts with the title (any position for long titles)."""
-        if not key or not 1 <= page <= len(self.lines):
+    def holds(self, title: str, page: int, tier: str) -> bool:
+        """Whether `page` prints the title as a heading, by tier of evidence:
+        "numbered" a line is the title with its numbering; "heading" a line is the title, give
+        or take numbering and a few characters; "mention" a line starts with the title (run-in
+        headings), or a long title appears anywhere."""
+        if not 1 <= page <= len(self.lines):
             return False
-        if any(line.startswith(key) for line in self.lines[page - 1]):
+        full, bare = _forms(title)
+        if not full:
+            return False
+        lines = self.lines[page - 1]
+        if tier == "numbered":
+            return full != bare and any(f.startswith(full) and len(f) <= len(full) + _HEADING_SLACK for f, _ in lines)
+        if tier == "heading":
+            return any(b.startswith(bare) and len(b) <= len(bare) + _HEADING_SLACK for _, b in lines)
+        if any(b.startswith(bare) for _, b in lines):
             return True
-        words = key.split()
-        # Long titles are distinctive anywhere; models also shorten them, so their first words do.
-        return len(words) >= 5 and " ".join(words[:6]) in self.text[page - 1]
+        words = title_key(title).split()
+        # Long titles are distinctive anywhere. Models shorten them (the first words remain) or
+        # prefix a running header to them (the last words remain).
+        text = self.text[page - 1]
+        return len(words) >= 5 and (compact(" ".join(words[:6])) in text or compact(" ".join(words[-5:])) in text)
 
     def locate(self, title: str, hint: int, not_before: int) -> int | None:
-        """The page holding `title`, searched outwards from the model's page (so ±1 comes first);
-        an occurrence before the previous heading (a table of contents, a cross-reference) is
-        taken only when there is no other. None when the title is on no page."""
-        key = title_key(title)
+        """The page printing `title`: the model's page or a neighbour, strongest evidence first;
+        else the nearest page printing it as a heading. An occurrence before the previous
+        heading (a table of contents, a cross-reference) is taken only when there is no other.
+        None when the title is on no page."""
         total = len(self.lines)
         hint = min(max(hint, 1), total)
+        near = [p for p in (hint, hint - 1, hint + 1) if 1 <= p <= total]
         fallback: int | None = None
-        for distance in range(total):
-            for page in ((hint,) if distance == 0 else (hint - distance, hint + distance)):
-                if not self.holds(key, page):
-                    continue
-                if page >= not_before:
-                    return page
-                fallback = fallback or page
+        for tier in ("numbered", "heading", "mention"):
+            for page in near:
+                if self.holds(title, page, tier):
+                    if page >= not_before:
+                        return page
+                    fallback = fallback or page
+        for distance in range(2, total):
+            for page in (hint - distance, hint + distance):
+                if self.holds(title, page, "numbered") or self.holds(title, page, "heading"):
+                    if page >= not_before:
+                        return page
+                    fallback = fallback or page
         return fallback
 
 

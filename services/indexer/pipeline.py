@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -79,9 +80,13 @@ def _llm_tree(pages: list[str], llm: object, domain: str) -> list[TreeNode]:
     return [n if isinstance(n, TreeNode) else TreeNode.model_validate(n) for n in nodes]
 
 
+_FILE_LIKE_TITLE = re.compile(r"\.(dvi|docx?|pptx?|xlsx?|rtf|tex|indd|qxd|pdf)$|^microsoft (word|powerpoint) - |^untitled", re.I)
+
+
 def _document_title(content: PdfContent, nodes: list[TreeNode], furniture: frozenset[str], file_name: str) -> str:
-    if content.metadata_title and len(content.metadata_title) > 3:
-        return content.metadata_title
+    meta = content.metadata_title
+    if len(meta) > 3 and not _FILE_LIKE_TITLE.search(meta):
+        return meta
     if nodes and nodes[0].page_start == 1 and nodes[0].verified:
         return nodes[0].title
     first = content_lines(content.pages[0], furniture)[:1]
@@ -155,6 +160,10 @@ def index_pdf(
         builder = BuilderName.WINDOWS
         nodes = build_windows(pages, furniture, options.window_pages)
 
+    first_start = min(n.page_start for n in nodes)
+    if first_start > 1:
+        # Title page, contents, preface before the first section: reachable like any section.
+        nodes.insert(0, *build_windows(pages, furniture, first_start - 1, 1, first_start - 1))
     split_long_leaves(
         nodes, pages, furniture, options.max_leaf_pages, options.window_pages,
         content.layouts if builder is not BuilderName.WINDOWS else None, content.styles_reliable,

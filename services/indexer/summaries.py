@@ -8,6 +8,7 @@ transform call, which keeps this linear in the size of the PDF.
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 
@@ -17,11 +18,12 @@ from services.indexer.furniture import content_lines
 from shared.textnorm import compact, split_sentences, tokenize
 from shared.tree import TreeNode, walk_tree
 
-_MAX_SOURCE_CHARS = 3000  # of a node's own text, enough to find its key sentences
-_MAX_CANDIDATES = 15
+_MAX_SOURCE_CHARS = 2000  # of a node's own text: its key sentences are near the start
+_MAX_CANDIDATES = 8
 _MIN_WORDS, _MAX_WORDS = 4, 60
-_FIT_PAGES = 400  # idf from an even sample of pages: stable, and bounded cost on huge PDFs
+_FIT_PAGES = 200  # idf from an even sample of pages: stable, and bounded cost on huge PDFs
 _FALLBACK_CHARS = 200
+_LETTERS = re.compile(r"[^\W\d_]+")
 
 
 def _title_line(lines: list[str], title: str) -> int | None:
@@ -29,7 +31,11 @@ def _title_line(lines: list[str], title: str) -> int | None:
     if not title:
         return None
     loose = None
+    letters = _LETTERS.search(title)
+    probe = letters.group(0)[:4] if letters else ""
     for i, line in enumerate(lines):
+        if probe not in line.lower():  # cheap filter before normalising the line
+            continue
         key = compact(line)
         if title in key:
             if len(key) <= len(title) + 12:
@@ -61,8 +67,13 @@ def _own_text(
             if at is not None:
                 lines = lines[at + 1 :]
         for line in lines:
-            words = line.split()
-            if len(words) <= 6 and line[-1] not in ".:;,?!)-":
+            previous = parts[-1].rstrip() if parts else ""
+            if (
+                len(line.split()) <= 6
+                and line[-1] not in ".:;,?!)-"
+                and (line[0].isupper() or line[0].isdigit())
+                and (not previous or previous[-1] in ".:;?!")
+            ):
                 parts.append(f"\n\n{line}\n\n")
             else:
                 parts.append(line)

@@ -7,6 +7,7 @@ cache one per (doc_id, version).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -55,6 +56,11 @@ class DocumentIndex:
     @property
     def has_pages(self) -> bool:
         return any(p.strip() for p in self.pages)
+
+    @cached_property
+    def vocabulary(self) -> frozenset[str]:
+        """Every index term of the document: page text, titles and summaries."""
+        return self.page_index.vocabulary | self.node_text_index.vocabulary
 
     def page_text(self, number: int) -> str | None:
         return self.pages[number - 1] if 1 <= number <= len(self.pages) else None

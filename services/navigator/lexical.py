@@ -86,6 +86,10 @@ class BM25Index:
             t: (np.asarray(r, dtype=np.int64), np.asarray(s, dtype=np.float64)) for t, (r, s) in postings.items()
         }
 
+    @property
+    def vocabulary(self) -> frozenset[str]:
+        return frozenset(self._postings)
+
     def df(self, term: str) -> int:
         entry = self._postings.get(term)
         return 0 if entry is None else len(entry[0])

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from services.navigator.index import DocumentIndex
 from services.navigator.lexical import query_terms, shared_idf
+from services.navigator.names import unmentioned_names
 from services.navigator.resolver import find_references, resolve
 from services.navigator.scoring import DocumentScores, Normaliser
 from shared.logs import log_fields
@@ -30,6 +31,11 @@ _BROAD_CUES = re.compile(
     r"|비교|차이|모든|各|比較|違い",
     re.IGNORECASE,
 )
+# A passage's rank score: this share from its page's own lexical score, the rest from the
+# node's P(v|q).
+PAGE_SHARE = 0.5
+# At most this many passages per unit of beam width leave the navigator.
+MAX_PASSAGES_PER_WIDTH = 2
 # References found in selected text add at most this many nodes.
 MAX_TEXT_REFERENCES = 3
 
@@ -225,7 +231,7 @@ def _passages_for(
             pages = [pinned_pages[i], *pages][: settings.pages_per_node]
         for page in pages:
             # The page's own lexical strength ranks evidence; the node's P breaks near-ties.
-            score = 0.5 * float(scores.page[page - 1]) + 0.5 * p
+            score = PAGE_SHARE * float(scores.page[page - 1]) + (1 - PAGE_SHARE) * p
             current = by_page.get(page)
             if current is None or score > current.score:
                 by_page[page] = Passage(
@@ -259,16 +265,25 @@ def navigate(
     warnings: list[str] = []
     passages: list[Passage] = []
     question_refs = find_references(question)
+    unmentioned = unmentioned_names(question, [s.index.vocabulary for s in shortlist])
+    if unmentioned:
+        # The question is about something these documents never name: no passage can answer it.
+        warnings.append(f"the documents never mention {', '.join(unmentioned)}")
+        shortlist = []
     for scores in shortlist:
         walker = _Walker(question, scores, settings, scorer)
         strategy = _dfs if mode == "dfs" else _beam
         selected = strategy(walker, settings, settings.score_threshold)
         if not selected and settings.score_threshold > 0:
+            # Over-filtering recovery: a lower bar first, then the best pages themselves.
             selected = strategy(walker, settings, settings.score_threshold / 2)
-        if not selected:
-            selected = _fallback_selection(scores, settings)
+            if not selected:
+                selected = _fallback_selection(scores, settings)
             if selected:
-                warnings.append(f"{scores.index.label}: no section passed the threshold; used the best pages")
+                warnings.append(
+                    f"{scores.index.label}: no section reached the score threshold {settings.score_threshold}; "
+                    "recovered with a lower one"
+                )
         pinned: dict[int, int] = {}
         top = max(selected.values(), default=0.0)
         for ref in resolve(scores.index, question_refs):
@@ -299,7 +314,7 @@ def navigate(
     if stats.scorer_fallbacks:
         warnings.append(f"node scoring by model failed {stats.scorer_fallbacks} time(s); lexical scores used")
     passages.sort(key=lambda p: (-p.score, p.doc_id, p.pages[0] if p.pages else 0, p.node_id))
-    passages = passages[: settings.beam_width * settings.pages_per_node]
+    passages = passages[: max(1, int(MAX_PASSAGES_PER_WIDTH * settings.beam_width))]
     stats.elapsed_ms = round((time.perf_counter() - started) * 1000, 3)
     logger.debug(
         "navigated",

@@ -7,7 +7,6 @@ scoring; citations to pages that are not in the context are removed and reported
 
 from __future__ import annotations
 
-import difflib
 import logging
 import math
 import re
@@ -27,11 +26,13 @@ logger = logging.getLogger(__name__)
 # Abstain when the best context sentence covers less than this share of the question's
 # (IDF-weighted) content terms: nothing in the context is about the question.
 MIN_COVERAGE = 0.05
-# A named term of the question counts as present when the context holds a spelling this close.
-NAME_SIMILARITY = 0.8
+
 # Sentences scoring below this share of the best one are not worth adding to the answer.
 RELATIVE_KEEP = 0.6
 MIN_SENTENCE_TERMS = 3
+# Sentence relevance = coverage + PHRASE_WEIGHT·(question bigrams matched) + PRIOR_WEIGHT·(passage rank score).
+PHRASE_WEIGHT = 0.2
+PRIOR_WEIGHT = 0.3
 MAX_SENTENCE_TERMS = 120
 _DOT_LEADER = re.compile(r"(?:\.\s?){5,}")
 
@@ -67,40 +68,6 @@ def _candidates(passages: list[Passage]) -> list[_Candidate]:
     return out
 
 
-_NAME = re.compile(r"\b(?:[A-Z][a-z]+(?:'s)?|[A-Z][A-Z0-9]+)\b")
-_SENTENCE_START = re.compile(r"(?:^|[.?!:;]\s+|\(\s*)$")
-
-
-def named_terms(question: str) -> list[str]:
-    """Terms of the question that name something: capitalised words inside a sentence and
-    acronyms. If the context never mentions one, the question asks about something else."""
-    names: list[str] = []
-    for match in _NAME.finditer(question):
-        word = match.group(0)
-        if word.istitle() and _SENTENCE_START.search(question[: match.start()]):
-            continue  # a capital that only starts a sentence
-        names.extend(terms(word))
-    return list(dict.fromkeys(names))
-
-
-def _mentioned(term: str, vocabulary: set[str]) -> bool:
-    if term in vocabulary:
-        return True
-    parts = [p for p in re.findall(r"[a-z]+|\d+", term) if len(p) >= 3]
-    if len(parts) > 1 and any(p in vocabulary for p in parts):
-        return True  # "fy2015" is mentioned where "2015" is
-    close = [v for v in vocabulary if v[:1] == term[:1] and abs(len(v) - len(term)) <= 2]
-    return bool(difflib.get_close_matches(term, close, n=1, cutoff=NAME_SIMILARITY))
-
-
-def missing_names(question: str, passages: list[Passage]) -> list[str]:
-    names = named_terms(question)
-    if not names:
-        return []
-    vocabulary = {t for p in passages for t in terms(p.text)}
-    return [n for n in names if not _mentioned(n, vocabulary)]
-
-
 def _rank(question: str, candidates: list[_Candidate], passages: list[Passage]) -> None:
     qterms = query_terms(question)
     if not qterms or not candidates:
@@ -115,7 +82,7 @@ def _rank(question: str, candidates: list[_Candidate], passages: list[Passage]) 
         c.coverage = sum(idf[t] for t in qterms if t in c.terms) / total
         phrase = len(qbigrams & c.bigrams) / len(qbigrams) if qbigrams else 0.0
         prior = max(c.passage.score, 0.0) / best_passage
-        c.relevance = c.coverage + 0.2 * phrase + 0.3 * prior
+        c.relevance = c.coverage + PHRASE_WEIGHT * phrase + PRIOR_WEIGHT * prior
 
 
 def _label_map(passages: list[Passage]) -> dict[str, str]:
@@ -195,9 +162,6 @@ def _abstain(question: str, mode: str, generator: str, reason: str) -> VerifiedA
 
 def _extractive(context: CompressedContext, settings: QuerySettings, mode: str, sources: _Sources) -> VerifiedAnswer:
     question = context.question
-    missing = missing_names(question, context.passages)
-    if missing:
-        return _abstain(question, mode, "extractive", f"the documents never mention {', '.join(missing)}")
     candidates = _candidates(context.passages)
     _rank(question, candidates, context.passages)
     if not candidates:
@@ -326,7 +290,7 @@ def answer_question(
     sources = _Sources(context.passages, page_text)
     name = generator.name if generator else "extractive"
     if not context.passages:
-        answer = _abstain(context.question, mode, name, "no passage of the documents is relevant to the question")
+        answer = _abstain(context.question, mode, name, "no passage of the documents answers the question")
     elif generator is None:
         answer = _extractive(context, settings, mode, sources)
     else:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 
 from shared.query import SentenceCheck
 from services.navigator.lexical import sentences_of
@@ -28,6 +29,7 @@ LOW_CONFIDENCE = 0.6
 WEAK_SHARE = 0.7
 ABSTENTION = "Not found in the documents."
 MAX_WINDOW = 3
+SHORTLIST = 5
 
 
 def _ngrams(tokens: list[str], n: int) -> Counter[tuple[str, ...]]:
@@ -60,9 +62,20 @@ class _Window:
     text: str
     unigrams: Counter
     tokens: list[str]
+    vocabulary: frozenset[str]
+
+
+@lru_cache(maxsize=512)
+def _cached_windows(source: str) -> tuple[_Window, ...]:
+    return tuple(_build_windows(source))
 
 
 def source_windows(source: str) -> list[_Window]:
+    """Windows of one to three consecutive sentences of the source text (memoised)."""
+    return list(_cached_windows(source))
+
+
+def _build_windows(source: str) -> list[_Window]:
     """Windows of one to three consecutive sentences of the source text."""
     sentences = sentences_of(source) or [source]
     tokenised = [tokenize(s) for s in sentences]
@@ -72,7 +85,9 @@ def source_windows(source: str) -> list[_Window]:
             if start + width > len(sentences):
                 break
             tokens = [t for toks in tokenised[start : start + width] for t in toks]
-            windows.append(_Window(" ".join(sentences[start : start + width]), Counter(tokens), tokens))
+            windows.append(
+                _Window(" ".join(sentences[start : start + width]), Counter(tokens), tokens, frozenset(tokens))
+            )
     return windows
 
 
@@ -81,7 +96,12 @@ def signals(sentence: str, cited: bool, windows: list[_Window]) -> dict[str, flo
     unigrams = Counter(tokens)
     best: _Window | None = None
     best_f1 = 0.0
-    for window in windows:
+    # Shortlist windows by set overlap (cheap), then score the few best with counts.
+    vocabulary = frozenset(tokens)
+    shortlist = sorted(
+        windows, key=lambda w: -len(vocabulary & w.vocabulary) / (len(vocabulary) + len(w.vocabulary) or 1)
+    )[:SHORTLIST]
+    for window in shortlist:
         f1 = _f1(unigrams, window.unigrams)
         if f1 > best_f1:
             best, best_f1 = window, f1

@@ -88,7 +88,8 @@ class OpenAICompatibleClient(BaseLLMClient):
             return _parse_completion(response)
 
     def _step_down_format(self, response: httpx.Response) -> bool:
-        if "response_format" not in response.text and "json" not in response.text.lower():
+        body = response.text.lower()
+        if not any(word in body for word in ("response_format", "json_schema", "json_object", "structured")):
             return False
         with self._format_lock:
             if self._format_level + 1 >= len(_FORMAT_LADDER):

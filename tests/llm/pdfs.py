@@ -26,13 +26,19 @@ def fact(chapter: int, section: int) -> str:
     return f"The {aspect} interval for {subject} is {7 + 3 * chapter + section} days at site {chapter}{section}."
 
 
-def handbook_pdf(chapters: int = 10, pages_per_section: int = 3) -> tuple[bytes, list[ScriptedHeading]]:
-    """A handbook of `chapters` chapters of three sections; the chapter heading shares the page
-    of its first section. Page count: chapters * 3 * pages_per_section."""
+def handbook_pdf(chapters: int = 11, pages_per_section: int = 3) -> tuple[bytes, list[ScriptedHeading]]:
+    """A handbook: a title page, then `chapters` chapters of three sections; a chapter heading
+    shares the page of its first section. Pages: 1 + chapters * 3 * pages_per_section (100 by
+    default)."""
     pdf = FPDF()
     pdf.set_auto_page_break(auto=False)
+    pdf.add_page()
+    pdf.set_font("Helvetica", "B", 24)
+    pdf.cell(0, 20, "Plant Operations Handbook", new_x="LMARGIN", new_y="NEXT")
+    pdf.set_font("Helvetica", "", 12)
+    pdf.multi_cell(0, 7, "Procedures and intervals for the utilities of the plant. Edition 4.")
     headings: list[ScriptedHeading] = []
-    page = 0
+    page = 1
     for c in range(chapters):
         for s in range(len(ASPECTS)):
             for k in range(pages_per_section):

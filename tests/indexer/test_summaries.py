@@ -1,0 +1,48 @@
+"""Offline summaries: key sentences of a node's own text, never empty when it has text."""
+
+from __future__ import annotations
+
+from services.indexer.pipeline import index_pdf
+from services.indexer.summaries import summarise_tree
+from shared.textnorm import split_sentences
+from shared.tree import TreeNode, walk_tree
+from tests import pdfs
+
+
+def test_every_node_with_text_gets_at_most_three_sentences_from_its_pages() -> None:
+    data, _ = pdfs.manual_pdf(chapters=2, sections=2, pages_per_section=2)
+    indexed = index_pdf(data, "manual.pdf")
+    for node in walk_tree(indexed.tree.nodes):
+        assert node.summary, f"empty summary for {node.title!r}"
+        assert len(split_sentences(node.summary)) <= 3
+        own_pages = " ".join(" ".join(indexed.pages[p - 1].split()) for p in node.pages)
+        for sentence in split_sentences(node.summary):
+            assert sentence.rstrip(" …") in own_pages
+
+
+def test_section_summary_prefers_its_distinctive_sentence() -> None:
+    data, _ = pdfs.manual_pdf(chapters=2, sections=2, pages_per_section=1)
+    indexed = index_pdf(data, "manual.pdf")
+    section = next(n for n in walk_tree(indexed.tree.nodes) if n.title == "2.2 Operating limits")
+    # The boilerplate paragraph repeats on every page; the section's own fact does not.
+    assert pdfs.fact(1, 1) in section.summary
+
+
+def test_summary_stays_within_the_node_and_falls_back_to_text_without_sentences() -> None:
+    pages = [
+        "Pump overview\nThe pump moves feedwater into the boiler drum at constant pressure.",
+        "Parts list\nimpeller shaft seal bearing housing",
+    ]
+    nodes = [
+        TreeNode(id="0001", title="Pump overview", page_start=1, page_end=1, level=1),
+        TreeNode(id="0002", title="Parts list", page_start=2, page_end=2, level=1),
+    ]
+    summarise_tree(nodes, pages, frozenset())
+    assert nodes[0].summary == "The pump moves feedwater into the boiler drum at constant pressure."
+    assert nodes[1].summary == "impeller shaft seal bearing housing"
+
+
+def test_node_without_text_has_empty_summary() -> None:
+    nodes = [TreeNode(id="0001", title="Scan", page_start=1, page_end=1, level=1)]
+    summarise_tree(nodes, [""], frozenset())
+    assert nodes[0].summary == ""

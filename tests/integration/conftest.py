@@ -1,0 +1,100 @@
+"""Fixtures of the integration tests: the query stages and two gateways for the whole session,
+an indexer per test that needs one (tests that kill or double it start their own)."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from .stack import Gateway, ServiceProcess, Stack, wait_until
+
+READY_TIMEOUT_S = 120.0
+
+
+@pytest.fixture(scope="session")
+def stack(infra: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    stack = Stack(
+        kafka_bootstrap=infra.kafka_bootstrap,
+        mongo_url=infra.mongo_url,
+        namespace=f"it{uuid.uuid4().hex[:8]}",
+        workdir=tmp_path_factory.mktemp("services"),
+    )
+    try:
+        yield stack
+    finally:
+        stack.stop_all()
+
+
+@pytest.fixture(scope="session")
+def query_stages(stack: Stack) -> list[ServiceProcess]:
+    stages = [stack.start_stage(name) for name in ("navigator", "compressor", "verifier")]
+    for process in stages:
+        stack.wait_consuming(process)
+    return stages
+
+
+@pytest.fixture(scope="session")
+def gateways(stack: Stack, query_stages: list[ServiceProcess]) -> list[Gateway]:
+    started = [stack.start_gateway(), stack.start_gateway()]
+    for gateway in started:
+        wait_until(gateway.ready, 240, f"{gateway.process.name} /readyz", interval_s=0.5)
+    return started
+
+
+@pytest.fixture(scope="session")
+def gateway(gateways: list[Gateway]) -> Gateway:
+    return gateways[0]
+
+
+@pytest.fixture
+def indexer(stack: Stack) -> Iterator[ServiceProcess]:
+    process = stack.start_stage("indexer")
+    stack.wait_consuming(process)
+    try:
+        yield process
+    finally:
+        stack.stop(process)
+
+
+@pytest.fixture(scope="session")
+def db(stack: Stack) -> Iterator[Any]:
+    client = stack.mongo()
+    try:
+        yield client[stack.db_name]
+    finally:
+        client.close()
+
+
+def upload(gateway: Gateway, data: bytes, file_name: str, **form: str) -> httpx.Response:
+    return httpx.post(
+        f"{gateway.url}/v1/documents", files={"file": (file_name, data, "application/pdf")}, data=form, timeout=60
+    )
+
+
+def wait_document(gateway: Gateway, doc_id: str, statuses: tuple[str, ...] = ("ready", "failed"),
+                  timeout_s: float = READY_TIMEOUT_S) -> dict[str, Any]:
+    def finished() -> dict[str, Any] | None:
+        response = httpx.get(f"{gateway.url}/v1/documents/{doc_id}", timeout=10)
+        if response.status_code != 200:
+            return None
+        body = response.json()
+        return body if body["status"] in statuses else None
+
+    return wait_until(finished, timeout_s, f"document {doc_id} to be {'/'.join(statuses)}", interval_s=0.25)
+
+
+def upload_ready(gateway: Gateway, data: bytes, file_name: str) -> dict[str, Any]:
+    response = upload(gateway, data, file_name)
+    assert response.status_code == 202, response.text
+    document = wait_document(gateway, response.json()["doc_id"])
+    assert document["status"] == "ready", document
+    return document
+
+
+def elapsed_since(start: float) -> float:
+    return time.monotonic() - start

@@ -1,0 +1,215 @@
+"""Running the services as real subprocesses against the test Kafka and FerretDB."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import httpx
+from pymongo import MongoClient
+
+REPO = Path(__file__).resolve().parents[2]
+START_TIMEOUT_S = 240.0  # imports alone take tens of seconds on a loaded 2-core machine
+
+T = TypeVar("T")
+
+
+def wait_until(check: Callable[[], T], timeout_s: float, what: str, interval_s: float = 0.2) -> T:
+    """Poll `check` until it returns something truthy; fail with `what` after `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    last: T | None = None
+    while time.monotonic() < deadline:
+        last = check()
+        if last:
+            return last
+        time.sleep(interval_s)
+    raise AssertionError(f"timed out after {timeout_s:.0f}s waiting for {what} (last value: {last!r})")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class ServiceProcess:
+    name: str
+    args: list[str]
+    env: dict[str, str]
+    log_path: Path
+    process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> ServiceProcess:
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        log = self.log_path.open("ab")
+        self.process = subprocess.Popen(
+            [sys.executable, *self.args], cwd=REPO, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        log.close()
+        return self
+
+    @property
+    def pid(self) -> int:
+        assert self.process is not None
+        return self.process.pid
+
+    @property
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def log_text(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def log_records(self) -> list[dict[str, Any]]:
+        records = []
+        for line in self.log_text().splitlines():
+            if line.startswith("{"):
+                try:
+                    records.append(json.loads(line))
+                except json.JSONDecodeError:
+                    continue
+        return records
+
+    def has_logged(self, msg: str) -> bool:
+        return any(r.get("msg") == msg for r in self.log_records())
+
+    def check_alive(self) -> None:
+        if not self.alive:
+            raise AssertionError(f"{self.name} exited with {self.process and self.process.returncode}:\n{self.tail()}")
+
+    def tail(self, lines: int = 30) -> str:
+        return "\n".join(self.log_text().splitlines()[-lines:])
+
+    def kill(self) -> None:
+        """SIGKILL: no cleanup, no commit, like a crashed host."""
+        if self.alive:
+            os.kill(self.pid, signal.SIGKILL)
+            assert self.process is not None
+            self.process.wait(30)
+
+    def stop(self, timeout_s: float = 40.0) -> None:
+        if not self.alive:
+            return
+        assert self.process is not None
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            self.kill()
+
+
+@dataclass
+class Gateway:
+    process: ServiceProcess
+    port: int
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def ready(self) -> bool:
+        self.process.check_alive()
+        try:
+            return httpx.get(f"{self.url}/readyz", timeout=5).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+
+@dataclass
+class Stack:
+    """The services of one test session, isolated by a topic prefix and a database name."""
+
+    kafka_bootstrap: str
+    mongo_url: str
+    namespace: str
+    workdir: Path
+    processes: list[ServiceProcess] = field(default_factory=list)
+    started: dict[str, int] = field(default_factory=dict)
+
+    def _next_index(self, kind: str) -> int:
+        """Every process gets its own log file, also when an earlier one of its kind stopped."""
+        self.started[kind] = self.started.get(kind, 0) + 1
+        return self.started[kind] - 1
+
+    @property
+    def db_name(self) -> str:
+        return f"treerag_{self.namespace}"
+
+    @property
+    def prefix(self) -> str:
+        return f"{self.namespace}."
+
+    def topic(self, name: str) -> str:
+        return f"{self.prefix}{name}"
+
+    def env(self, **extra: str) -> dict[str, str]:
+        return {
+            **os.environ,
+            "PYTHONUNBUFFERED": "1",
+            "TREERAG_KAFKA_BOOTSTRAP": self.kafka_bootstrap,
+            "TREERAG_MONGO_URL": self.mongo_url,
+            "TREERAG_MONGO_DB": self.db_name,
+            "TREERAG_TOPIC_PREFIX": self.prefix,
+            "TREERAG_METRICS_PORT": "0",
+            "TREERAG_LLM": "off",
+            "TREERAG_LOG_LEVEL": "INFO",
+            **extra,
+        }
+
+    def start_stage(self, stage: str, **extra_env: str) -> ServiceProcess:
+        index = self._next_index(stage)
+        process = ServiceProcess(
+            f"{stage}-{index}", ["-m", f"services.{stage}"], self.env(**extra_env),
+            self.workdir / f"{stage}-{index}.log",
+        ).start()
+        self.processes.append(process)
+        return process
+
+    def start_gateway(self, **extra_env: str) -> Gateway:
+        port = free_port()
+        index = self._next_index("gateway")
+        process = ServiceProcess(
+            f"gateway-{index}", ["-m", "services.gateway", "--port", str(port)], self.env(**extra_env),
+            self.workdir / f"gateway-{index}.log",
+        ).start()
+        self.processes.append(process)
+        return Gateway(process, port)
+
+    def wait_consuming(self, process: ServiceProcess, timeout_s: float = START_TIMEOUT_S) -> None:
+        def consuming() -> bool:
+            process.check_alive()
+            return process.has_logged("consuming")
+
+        wait_until(consuming, timeout_s, f"{process.name} to start consuming", interval_s=0.3)
+
+    def assigned_partitions(self, process: ServiceProcess) -> list[str] | None:
+        """The partitions `process` owns after its latest rebalance (None before the first)."""
+        assigned = [r for r in process.log_records() if r.get("msg") == "partitions assigned"]
+        return assigned[-1]["partitions"] if assigned else None
+
+    def stop(self, process: ServiceProcess) -> None:
+        process.stop()
+        if process in self.processes:
+            self.processes.remove(process)
+
+    def stop_all(self) -> None:
+        for process in list(self.processes):
+            process.stop()
+        self.processes.clear()
+
+    def mongo(self) -> MongoClient[dict[str, Any]]:
+        return MongoClient(self.mongo_url, tz_aware=True, serverSelectionTimeoutMS=10_000)
+
+    def logs(self) -> str:
+        return "\n\n".join(f"== {p.name} (pid {p.pid})\n{p.tail()}" for p in self.processes)

@@ -1,0 +1,165 @@
+"""Upload over HTTP, answer through the bus: the same answer as the one-process pipeline."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from services.indexer.pipeline import index_pdf
+from shared.query import QuerySettings
+from shared.store.embedded import EmbeddedRepository
+from treerag.pipeline import QueryEngine
+
+from .conftest import upload, upload_ready, wait_document
+from .pdfs import TOPICS, corrupt_pdf, manual_pdf
+from .stack import Gateway, ServiceProcess, Stack, wait_until
+
+pytestmark = pytest.mark.integration
+
+
+async def one_process_answer(data: bytes, file_name: str, question: str, settings: QuerySettings,
+                             store: Path) -> Any:
+    repo = EmbeddedRepository(store)
+    indexed = index_pdf(data, file_name)
+    await repo.put_indexed(indexed)
+    return await QueryEngine(repo).ask(question, [indexed.record.doc_id], settings)
+
+
+def ask(gateway: Gateway, question: str, **body: Any) -> httpx.Response:
+    return httpx.post(f"{gateway.url}/v1/query", json={"question": question, **body}, timeout=120)
+
+
+async def test_uploaded_pdf_is_answered_with_the_one_process_citations(
+    stack: Stack, gateway: Gateway, indexer: ServiceProcess, tmp_path: Path
+) -> None:
+    data = manual_pdf(unit=101)
+    document = upload_ready(gateway, data, "unit-101.pdf")
+    assert document["page_count"] == len(TOPICS) and document["builder"] == "outline"
+
+    tree = httpx.get(f"{gateway.url}/v1/documents/{document['doc_id']}/tree", timeout=10).json()
+    assert [n["title"] for n in tree["nodes"]][:2] == ["1 Pump maintenance", "2 Safety valves"]
+    page = httpx.get(f"{gateway.url}/v1/documents/{document['doc_id']}/pages/2", timeout=10).json()
+    assert "opens at a pressure of 111 bar" in page["text"]
+    pdf = httpx.get(f"{gateway.url}/v1/documents/{document['doc_id']}/pdf", timeout=10)
+    assert pdf.content == data and pdf.headers["content-type"] == "application/pdf"
+
+    # Non-default settings must travel with the query and be applied by every stage.
+    question = "At what pressure does the safety valve of unit 101 open?"
+    settings = QuerySettings(mode="beam", beam_width=3, token_budget=600)
+    response = ask(gateway, question, doc_ids=[document["doc_id"]], mode="beam",
+                   settings={"beam_width": 3, "token_budget": 600})
+    assert response.status_code == 200, response.text + stack.logs()
+    body = response.json()
+
+    expected = await one_process_answer(data, "unit-101.pdf", question, settings, tmp_path / "store")
+    assert body["answer"] == expected.answer.answer
+    assert body["citations"] == [c.model_dump() for c in expected.answer.citations]
+    assert body["confidence"] == pytest.approx(expected.answer.confidence)
+    assert body["mode"] == expected.mode == "beam"
+    assert body["warnings"] == expected.warnings
+    assert body["tokens_after"] == expected.tokens_after
+    # And the answer is the right one: the safety-valve page, with the unit's own pressure.
+    assert "111 bar" in body["answer"]
+    assert body["citations"][0]["pages"] == [2] and body["citations"][0]["file_name"] == "unit-101.pdf"
+
+    stages = [t["stage"] for t in body["timings"]["stages"]]
+    assert stages == ["navigator", "compressor", "verifier"]
+    assert all(t["queued_ms"] >= 0 and t["processing_ms"] > 0 for t in body["timings"]["stages"])
+    stored = httpx.get(f"{gateway.url}/v1/queries/{body['query_id']}", timeout=10).json()
+    assert stored["status"] == "answered" and stored["answer"] == body["answer"]
+    assert [t["stage"] for t in stored["timings"]["stages"]] == stages
+
+
+def test_async_query_returns_202_and_the_answer_is_polled(
+    gateway: Gateway, indexer: ServiceProcess
+) -> None:
+    document = upload_ready(gateway, manual_pdf(unit=102), "unit-102.pdf")
+    response = ask(gateway, "How often is the coolant pump serviced?", doc_ids=[document["doc_id"]],
+                   **{"async": True})
+    assert response.status_code == 202, response.text
+    query_id = response.json()["query_id"]
+
+    def answered() -> dict[str, Any] | None:
+        body = httpx.get(f"{gateway.url}/v1/queries/{query_id}", timeout=10).json()
+        return body if body["status"] != "pending" else None
+
+    body = wait_until(answered, 60, "the async query to be answered")
+    assert body["status"] == "answered"
+    assert "1520 operating hours" in body["answer"]
+    assert body["citations"][0]["pages"] == [1]
+
+
+def test_corrupt_pdf_fails_with_its_reason_and_the_next_upload_is_unaffected(
+    stack: Stack, gateway: Gateway, indexer: ServiceProcess
+) -> None:
+    bad = upload(gateway, corrupt_pdf(), "broken.pdf")
+    assert bad.status_code == 202, bad.text
+    failed = wait_document(gateway, bad.json()["doc_id"])
+    assert failed["status"] == "failed"
+    assert "corrupt" in failed["reason"]
+
+    good = upload_ready(gateway, manual_pdf(unit=103), "unit-103.pdf")
+    assert good["status"] == "ready" and good["reason"] is None
+    assert indexer.alive, stack.logs()
+
+    # Asking over a failed document says why, at once.
+    response = ask(gateway, "What is in it?", doc_ids=[failed["doc_id"]])
+    assert response.status_code == 409 and "corrupt" in response.json()["detail"]
+
+
+def test_upload_checks_type_and_size(gateway: Gateway) -> None:
+    not_pdf = upload(gateway, b"hello, this is plain text", "notes.txt")
+    assert not_pdf.status_code == 415 and "not a PDF" in not_pdf.json()["detail"]
+    empty = upload(gateway, b"", "empty.pdf")
+    assert empty.status_code == 400
+    unknown = ask(gateway, "anything?", doc_ids=["0000000000000000"])
+    assert unknown.status_code == 404
+    bad_setting = ask(gateway, "anything?", settings={"beam_width": 0})
+    assert bad_setting.status_code == 422
+
+
+async def test_two_gateways_answer_20_concurrent_queries_each_with_its_own_answer(
+    gateways: list[Gateway], indexer: ServiceProcess, stack: Stack
+) -> None:
+    units = [111, 112, 113, 114]
+    doc_ids = {unit: upload_ready(gateways[0], manual_pdf(unit=unit), f"unit-{unit}.pdf")["doc_id"]
+               for unit in units}
+    # 4 documents x 5 topics: 20 different questions with 20 different right answers.
+    questions = {
+        "pump": ("How many operating hours between services of the coolant pump of unit {u}?",
+                 "{h} operating hours", 1),
+        "valve": ("At what pressure does the safety valve of unit {u} open?", "{p} bar", 2),
+        "shutdown": ("Which control room has the red panel for an emergency shutdown of unit {u}?",
+                     "control room C{u}", 3),
+        "filter": ("After how many days are the intake filters of unit {u} replaced?", "{f} days", 4),
+        "oil": ("Which synthetic oil type do the gearboxes of unit {u} receive?", "oil type L{u}", 5),
+    }
+    cases = []
+    for unit in units:
+        values = {"u": unit, "h": 500 + 10 * unit, "p": 10 + unit, "f": 30 + unit}
+        for template, fact, page in questions.values():
+            cases.append((template.format(**values), fact.format(**values), doc_ids[unit], page))
+    assert len(cases) == 20
+
+    async with httpx.AsyncClient(timeout=180) as client:
+        async def ask_one(i: int, case: tuple[str, str, str, int]) -> tuple[tuple[str, str, str, int], Any]:
+            gateway = gateways[i % 2]
+            response = await client.post(f"{gateway.url}/v1/query",
+                                         json={"question": case[0], "doc_ids": [case[2]]})
+            return case, response
+
+        results = await asyncio.gather(*(ask_one(i, case) for i, case in enumerate(cases)))
+
+    query_ids = set()
+    for (question, fact, doc_id, page), response in results:
+        assert response.status_code == 200, response.text + stack.logs()
+        body = response.json()
+        query_ids.add(body["query_id"])
+        assert body["question"] == question
+        assert fact in body["answer"], (question, body["answer"])
+        assert body["citations"][0]["doc_id"] == doc_id and body["citations"][0]["pages"] == [page]
+    assert len(query_ids) == 20

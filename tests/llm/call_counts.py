@@ -1,0 +1,82 @@
+"""How many model calls the LLM path makes for a 100-page PDF, counted at the provider server.
+
+`python -m tests.llm.call_counts` prints the figures quoted in docs/llm.md; the test in
+test_call_counts.py keeps them within bounds.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from typing import Any
+
+from services.indexer.pipeline import IndexOptions, index_pdf
+from services.navigator.index import DocumentIndex
+from services.navigator.llm_scoring import LLMNodeScorer
+from services.verifier.llm_answer import LLMAnswerGenerator
+from shared.query import QuerySettings
+from shared.tree import count_nodes
+from treerag.pipeline import answer_from_indexes
+
+from .conftest import make_client
+from .fake_provider import FakeProvider
+from .pdfs import ASPECTS, SUBJECTS, handbook_pdf
+from .scripted_model import ScriptedModel
+
+
+def questions(chapters: int) -> list[str]:
+    return [
+        f"What is the {ASPECTS[c % len(ASPECTS)].lower()} interval for {SUBJECTS[c % len(SUBJECTS)].lower()}?"
+        for c in range(0, chapters, 2)
+    ]
+
+
+def measure(kind: str = "gemini", chapters: int = 11) -> dict[str, Any]:
+    data, headings = handbook_pdf(chapters=chapters)
+    with FakeProvider() as server:
+        model = ScriptedModel(headings)
+        server.responder = model
+        client = make_client(kind, server)
+        indexed = index_pdf(data, "handbook.pdf", IndexOptions(builder="llm"), llm=client)
+        document = {
+            "pages": indexed.record.page_count,
+            "nodes": count_nodes(indexed.tree.nodes),
+            "builder": indexed.record.builder,
+            "calls": len(server.calls),
+            "tree_calls": model.count("tree"),
+            "summary_calls": model.count("summaries"),
+            "input_tokens": client.usage.total().input_tokens,
+            "output_tokens": client.usage.total().output_tokens,
+        }
+        index = DocumentIndex.build(indexed.record, indexed.tree, indexed.pages)
+        per_mode: dict[str, Any] = {}
+        for mode in ("beam", "dfs"):
+            client = make_client(kind, server)  # a cold reply cache for each mode
+            counts, scoring, answers = [], [], []
+            for question in questions(chapters):
+                before, score_before, answer_before = len(server.calls), model.count("scoring"), model.count("answer")
+                answer_from_indexes(
+                    question, [index], QuerySettings(mode=mode, llm_scoring=True),
+                    LLMNodeScorer(client), LLMAnswerGenerator(client),
+                )
+                counts.append(len(server.calls) - before)
+                scoring.append(model.count("scoring") - score_before)
+                answers.append(model.count("answer") - answer_before)
+            repeat_before = len(server.calls)
+            answer_from_indexes(
+                questions(chapters)[0], [index], QuerySettings(mode=mode, llm_scoring=True),
+                LLMNodeScorer(client), LLMAnswerGenerator(client),
+            )
+            per_mode[mode] = {
+                "repeated_query_calls": len(server.calls) - repeat_before,
+                "queries": len(counts),
+                "calls_mean": statistics.mean(counts),
+                "calls_max": max(counts),
+                "scoring_calls_mean": statistics.mean(scoring),
+                "answer_calls_mean": statistics.mean(answers),
+            }
+    return {"provider": kind, "document": document, "query": per_mode}
+
+
+if __name__ == "__main__":
+    print(json.dumps(measure(), indent=2, default=str))

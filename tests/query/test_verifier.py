@@ -1,0 +1,102 @@
+"""Verified answers: extractive citations, the five signals, generator answers, abstention."""
+
+from __future__ import annotations
+
+from services.verifier.answer import answer_question
+from services.verifier.citations import format_citation, parse_citations
+from services.verifier.detector import ABSTENTION, check_sentence, source_windows
+from shared.query import Citation, CompressedContext, Passage, QuerySettings
+
+PAGES = {
+    4: "Each safety valve opens at a pressure of 12 bar. The valves are painted red.",
+    5: "The shift supervisor tests every safety valve once per quarter and signs the logbook.",
+}
+
+
+def context(question: str) -> CompressedContext:
+    passages = [
+        Passage(doc_id="d1", file_name="plant.pdf", node_id=f"000{p}", pages=[p], text=t, score=1.0 - p / 10)
+        for p, t in PAGES.items()
+    ]
+    return CompressedContext(question=question, passages=passages, tokens_before=40, tokens_after=40)
+
+
+def page_text(doc_id: str, page: int) -> str | None:
+    return PAGES.get(page) if doc_id == "d1" else None
+
+
+def test_extractive_answer_cites_the_page_holding_the_fact() -> None:
+    answer = answer_question(context("How often is a safety valve tested by the supervisor?"), QuerySettings(),
+                             "dfs", page_text=page_text)
+    assert not answer.abstained
+    assert answer.citations[0].pages == [5]
+    assert "once per quarter" in answer.answer
+    assert "[plant.pdf, p. 5]" in answer.answer
+    assert all(s.grounded for s in answer.sentences)
+    assert answer.confidence > 0.6 and answer.mode == "dfs"
+
+
+def test_no_context_abstains() -> None:
+    empty = CompressedContext(question="What is the boiler rating?", passages=[], tokens_before=0, tokens_after=0)
+    answer = answer_question(empty, QuerySettings(), "dfs")
+    assert answer.abstained and answer.answer == ABSTENTION and not answer.citations
+
+
+def test_unrelated_context_abstains() -> None:
+    answer = answer_question(context("Which tenor sang at the gala?"), QuerySettings(), "dfs")
+    assert answer.abstained
+
+
+def test_citation_format_round_trip() -> None:
+    assert format_citation("plant.pdf", [5]) == "[plant.pdf, p. 5]"
+    assert format_citation("plant.pdf", [3, 4, 5]) == "[plant.pdf, pp. 3-5]"
+    parsed = parse_citations("A [plant.pdf, p. 5]. B [plant.pdf, pp. 3-5] C [x, pp. 2, 9]")
+    assert [c.pages for c in parsed] == [(5,), (3, 4, 5), (2, 9)]
+    assert parsed[0].document == "plant.pdf"
+
+
+def test_citation_alone_never_grounds_a_sentence() -> None:
+    cited = Citation(doc_id="d1", pages=[4])
+    check = check_sentence("The moon is made of green cheese.", cited, source_windows(PAGES[4]))
+    assert check.signals["citation"] == 1.0
+    assert not check.grounded
+    faithful = check_sentence("Each safety valve opens at a pressure of 12 bar.", cited, source_windows(PAGES[4]))
+    assert faithful.grounded and faithful.score > check.score
+    assert set(faithful.signals) == {"citation", "word_f1", "bigram_f1", "trigram_f1", "char_similarity"}
+
+
+class _Generator:
+    name = "llm:test"
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def generate(self, question: str, passages: list[Passage]) -> str:
+        return self.text
+
+
+def test_generated_answer_is_scored_and_bad_citations_removed() -> None:
+    generator = _Generator(
+        "The valves open at 12 bar [plant.pdf, p. 4]. They are tested quarterly [plant.pdf, p. 5]. "
+        "They were installed in 1990 [plant.pdf, p. 9]."
+    )
+    answer = answer_question(context("safety valve facts"), QuerySettings(), "beam", generator, page_text)
+    assert answer.generator == "llm:test"
+    assert [c.pages for c in answer.citations] == [[4], [5]]
+    assert any("p. 9" in w for w in answer.warnings)
+    grounded = [s.grounded for s in answer.sentences]
+    assert grounded[:2] == [True, True] and grounded[2] is False
+    assert "p. 9" not in answer.answer
+
+
+def test_generated_hallucination_gets_low_confidence_warning() -> None:
+    generator = _Generator("Purple elephants dance on Tuesdays [plant.pdf, p. 4]. Nobody knows why [plant.pdf, p. 5].")
+    answer = answer_question(context("safety valve facts"), QuerySettings(), "dfs", generator, page_text)
+    assert answer.confidence < 0.6
+    assert any("low confidence" in w for w in answer.warnings)
+    assert any("weakly grounded" in w for w in answer.warnings)
+
+
+def test_generator_abstention_is_recognised() -> None:
+    answer = answer_question(context("boiler rating"), QuerySettings(), "dfs", _Generator(ABSTENTION))
+    assert answer.abstained

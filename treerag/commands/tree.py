@@ -1,0 +1,65 @@
+"""`treerag tree DOC`: print a stored document's section tree."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+
+from shared.documents import DocumentRecord, DocumentTree
+from shared.settings import get_settings
+from shared.store.embedded import EmbeddedRepository
+from shared.tree import TreeNode
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("tree", help="Print a document's section tree.")
+    parser.add_argument("document", metavar="DOC_ID_OR_FILENAME")
+    parser.add_argument("--store", type=Path, default=get_settings().store_dir, help="Store folder (default ./data).")
+    parser.add_argument("--json", action="store_true", help="The tree in TreeRAG's schema, as JSON.")
+    parser.set_defaults(func=run)
+
+
+async def load_document(store: Path, key: str) -> tuple[DocumentRecord, DocumentTree] | str:
+    """The record and tree for an id, id prefix or file name; or a one-line reason."""
+    repo = EmbeddedRepository(store)
+    try:
+        record = await repo.find_document(key)
+        if record is None:
+            known = await repo.list_documents()
+            if not known:
+                return f"no documents in {store}; index some with `treerag index FILE.pdf --store {store}`"
+            return f"no single document matches {key!r} in {store}; `treerag tree` takes a doc id, id prefix or file name"
+        tree = await repo.get_tree(record.doc_id)
+        if tree is None:
+            return f"document {record.doc_id} ({record.file_name}) has no tree yet (status {record.status}); index it again"
+        return record, tree
+    finally:
+        await repo.close()
+
+
+def format_tree(nodes: list[TreeNode], indent: int = 0) -> list[str]:
+    lines = []
+    for node in nodes:
+        pages = f"p. {node.page_start}" if node.page_start == node.page_end else f"pp. {node.page_start}-{node.page_end}"
+        mark = "✓" if node.verified else "✗"
+        lines.append(f"{'  ' * indent}{mark} {node.title}  [{pages}]  #{node.id}")
+        lines.extend(format_tree(node.children, indent + 1))
+    return lines
+
+
+def run(args: argparse.Namespace) -> int:
+    found = asyncio.run(load_document(args.store, args.document))
+    if isinstance(found, str):
+        print(f"error: {found}", file=sys.stderr)
+        return 1
+    record, tree = found
+    if args.json:
+        print(tree.model_dump_json(indent=2))
+        return 0
+    print(f"{record.title or record.file_name}  ({record.file_name}, {record.doc_id}, "
+          f"{record.page_count} pages, {record.builder} tree)")
+    for line in format_tree(tree.nodes, 1):
+        print(line)
+    return 0
