@@ -214,6 +214,7 @@ def run(
             logger.info("bus: %d indexer(s), %d files", count, len(files))
             result, last_ids = asyncio.run(through_bus(stack, files, f"bus, {count} indexer{'s' if count > 1 else ''}"))
             runs.append(result)
+            write_result("bus_ingest", {"files": [p.name for p in files], "runs": [r.as_dict() for r in runs]})
         finally:
             if not (keep_last and count == indexer_counts[-1]):
                 stack.stop_services()

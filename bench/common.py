@@ -44,15 +44,17 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
 
 
-def latency_summary(seconds: list[float]) -> dict[str, float]:
+def latency_summary(seconds: list[float]) -> dict[str, float | None]:
     ms = [s * 1000 for s in seconds]
+    if not ms:
+        return {"n": 0, "p50_ms": None, "p95_ms": None, "p99_ms": None, "mean_ms": None, "max_ms": None}
     return {
         "n": len(ms),
         "p50_ms": round(percentile(ms, 50), 2),
         "p95_ms": round(percentile(ms, 95), 2),
         "p99_ms": round(percentile(ms, 99), 2),
-        "mean_ms": round(sum(ms) / len(ms), 2) if ms else float("nan"),
-        "max_ms": round(max(ms), 2) if ms else float("nan"),
+        "mean_ms": round(sum(ms) / len(ms), 2),
+        "max_ms": round(max(ms), 2),
     }
 
 

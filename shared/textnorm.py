@@ -113,8 +113,9 @@ def dehyphenate(text: str) -> str:
 def normalize(text: str) -> str:
     """Canonical form for comparing text: folded, de-hyphenated, lower case, single spaces."""
     if text.isascii():  # nothing to fold: skip the Unicode passes (most text, much faster)
-        text = _CONTROL.sub(" ", dehyphenate(text))
-        return _WHITESPACE.sub(" ", text).strip().lower()
+        if "\n" in text and ("-" in text or "\x02" in text):
+            text = dehyphenate(text)
+        return " ".join(text.split()).lower()
     text = dehyphenate(_fold_chars(text))
     text = unicodedata.normalize("NFKC", text)
     text = _CONTROL.sub(" ", text)
@@ -149,7 +150,7 @@ def tokenize(text: str) -> list[str]:
     """
     normal = normalize(text)
     if normal.isascii():
-        return [t for t in (m.strip(".'") for m in _ASCII_WORD.findall(normal)) if t]
+        return _ASCII_WORD.findall(normal)  # the pattern never starts or ends on . or '
     tokens: list[str] = []
     for match in _WORD_OR_SCRIPT.finditer(normal):
         run = match.group(0)
@@ -197,7 +198,7 @@ def split_sentences(text: str) -> list[str]:
     text = dehyphenate(text if text.isascii() else fold(text))
     sentences: list[str] = []
     for paragraph in _PARAGRAPH.split(text):
-        paragraph = _WHITESPACE.sub(" ", paragraph).strip()
+        paragraph = " ".join(paragraph.split())
         if not paragraph:
             continue
         carry = ""

@@ -39,6 +39,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         logging.getLogger("treerag").warning("interrupted")
         return 130
+    except BrokenPipeError:
+        # The reader went away (`treerag tree X | head`): stop quietly, as Unix tools do.
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":

@@ -125,7 +125,7 @@ format_storage() {
   log "formatting KRaft storage in $STATE/data (cluster id $cid)"
   # shellcheck disable=SC2046
   if ! "$JAVA" $(java_opts) -cp "$LIBS/*" kafka.tools.StorageTool format --standalone \
-        -t "$cid" -c "$STATE/server.properties" --ignore-formatted >>"$LOGFILE" 2>&1; then
+        --cluster-id="$cid" -c "$STATE/server.properties" --ignore-formatted >>"$LOGFILE" 2>&1; then
     tail -n 20 "$LOGFILE" >&2 || true
     die "formatting Kafka storage failed; see $LOGFILE. '$0 reset' deletes the state dir $STATE."
   fi

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import logging
 import math
+from collections import Counter
 
 import numpy as np
-from sklearn.feature_extraction.text import TfidfVectorizer
 
 from services.compressor.tokens import count_tokens
 from services.navigator.lexical import query_terms, sentences_of, terms
@@ -28,19 +28,40 @@ TRIM_SHARE = 0.5
 LONG_SENTENCE_WORDS = 40
 
 
+def tfidf_matrix(texts: list[str], query: str) -> tuple[np.ndarray, np.ndarray]:
+    """L2-normalised TF-IDF rows of `texts` and of `query`, with the formula of scikit-learn's
+    TfidfVectorizer(sublinear_tf=True, smooth_idf=True): tf = 1 + ln(count),
+    idf = ln((1 + n) / (1 + df)) + 1, fitted on the texts. Computed directly from the cached
+    term lists, which is several times faster than the vectorizer on a handful of passages."""
+    rows = [Counter(terms(t)) for t in texts]
+    vocabulary = {term: k for k, term in enumerate(sorted({t for row in rows for t in row}))}
+    n = len(texts)
+    df = np.zeros(len(vocabulary))
+    for row in rows:
+        for term in row:
+            df[vocabulary[term]] += 1
+    idf = np.log((1 + n) / (1 + df)) + 1.0
+
+    def vector(counts: Counter) -> np.ndarray:
+        v = np.zeros(len(vocabulary))
+        for term, count in counts.items():
+            k = vocabulary.get(term)
+            if k is not None:
+                v[k] = (1.0 + math.log(count)) * idf[k]
+        norm = np.linalg.norm(v)
+        return v / norm if norm > 0 else v
+
+    matrix = np.array([vector(row) for row in rows]) if vocabulary else np.zeros((n, 0))
+    return matrix, vector(Counter(terms(query))) if vocabulary else np.zeros(0)
+
+
 def _tfidf(question: str, passages: list[Passage]) -> tuple[np.ndarray, np.ndarray]:
-    """Relevance of each passage to the question (cosine, real IDF over the passages) and the
-    passage-by-passage cosine matrix."""
-    vectorizer = TfidfVectorizer(analyzer=terms, sublinear_tf=True, smooth_idf=True, norm="l2")
-    try:
-        matrix = vectorizer.fit_transform([p.text for p in passages])
-    except ValueError:  # every passage is empty of content terms
+    """Relevance of each passage to the question (cosine) and passage-by-passage cosines."""
+    matrix, query = tfidf_matrix([p.text for p in passages], question)
+    if matrix.shape[1] == 0:
         n = len(passages)
         return np.zeros(n), np.eye(n)
-    query = vectorizer.transform([question])
-    relevance = (matrix @ query.T).toarray().ravel()
-    similarity = (matrix @ matrix.T).toarray()
-    return relevance, similarity
+    return matrix @ query, matrix @ matrix.T
 
 
 def _units(text: str) -> list[str]:

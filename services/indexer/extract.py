@@ -213,7 +213,12 @@ class _LineSampler:
             bold = self.is_bold(textpage, index) and (
                 last_index == index or self.is_bold(textpage, last_index)
             )
-            left, top, size = self.box(textpage, index)
+            left, top, box_height = self.box(textpage, index)
+            # The nominal size is exact and stable across glyphs but ignores the page's
+            # transformation (scaled-down figure labels keep their large nominal size); the
+            # font box height sees the transformation but varies with glyph shapes.
+            nominal = pdfium_c.FPDFText_GetFontSize(textpage, index)
+            size = min(nominal, box_height * 1.25) if nominal >= 1.0 else box_height
             result.append(
                 Line(
                     text=_clean(raw).strip(),

@@ -13,7 +13,8 @@ from shared.textnorm import normalize
 # Counters (page numbers) only: "1.2" in a numbered heading is part of its identity.
 _DIGITS = re.compile(r"(?<![\d.])\d+(?![\d.])")
 _PAGE_NUMBER = re.compile(r"^(page\s*)?[\divxlc]{1,6}(\s*(of|/)\s*\d+)?$|^[-–]\s*\d+\s*[-–]$", re.I)
-_EDGE_LINES = 3
+EDGE_LINES = 3  # lines at the top and at the bottom of a page where furniture is looked for
+_EDGE_LINES = EDGE_LINES
 
 
 def line_key(line: str) -> str:

@@ -14,6 +14,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 from services.indexer.extract import Line, PageLayout
+from services.indexer.furniture import EDGE_LINES as _EDGE_LINES
 from services.indexer.furniture import is_furniture
 from services.indexer.nesting import Heading, nest
 from shared.textnorm import normalize
@@ -107,26 +108,38 @@ def _plausible_numbered_title(text: str) -> bool:
     return bool(rest[:1].isupper()) and not text.endswith(".") and not _DANGLING_WORD.search(text)
 
 
+def _content(lines: list[Line], furniture: frozenset[str]) -> list[Line]:
+    """The lines without running headers/footers; only edge lines can be those, so only
+    they are checked (normalising every line of a long PDF would cost more than reading it)."""
+    edge = _EDGE_LINES
+    if len(lines) <= 2 * edge:
+        return [ln for ln in lines if not is_furniture(ln.text, furniture)]
+    head = [ln for ln in lines[:edge] if not is_furniture(ln.text, furniture)]
+    tail = [ln for ln in lines[-edge:] if not is_furniture(ln.text, furniture)]
+    return head + lines[edge:-edge] + tail
+
+
 def _candidates(
     layouts: list[PageLayout], furniture: frozenset[str], body: float, styles_reliable: bool
 ) -> list[_Candidate]:
     found: list[_Candidate] = []
+    bigger_than = body * _BIGGER
+    emphasis_floor = body * 0.95
     for page_index, layout in enumerate(layouts):
         toc_page = _is_toc_page(layout.lines)
-        content = [ln for ln in layout.lines if not is_furniture(ln.text, furniture)]
-        for position, line in enumerate(content):
+        for position, line in enumerate(_content(layout.lines, furniture)):
+            # Cheap style test first: most lines are body text.
+            if styles_reliable and not (
+                (body > 0 and line.size >= bigger_than) or (line.bold and line.size >= emphasis_floor)
+            ):
+                continue
             text = line.text
             if not _looks_like_title(text) or _TOC_ENTRY.search(text):
                 continue
             if toc_page and _TRAILING_PAGE_NUMBER.search(text):
                 continue
             depth = numbering_depth(text)
-            if styles_reliable:
-                bigger = body > 0 and line.size >= body * _BIGGER
-                emphasised = line.bold and line.size >= body * 0.95
-                if not (bigger or emphasised):
-                    continue
-            elif depth == 0 or len(text) > 70 or not _plausible_numbered_title(text):
+            if not styles_reliable and (depth == 0 or len(text) > 70 or not _plausible_numbered_title(text)):
                 continue
             found.append(
                 _Candidate(page_index + 1, position, text, line.size, line.bold, line.top, depth)

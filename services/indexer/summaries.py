@@ -1,18 +1,17 @@
 """Offline summaries: up to three key sentences of a node's own text, ranked by TF-IDF.
 
-The vectoriser is fitted once per document (pages are the documents, so a word common to
-every page weighs little); every candidate sentence of every node is then scored in one
-transform call, which keeps this linear in the size of the PDF.
+Inverse document frequencies are computed once per document (pages are the documents, so a
+word common to every page weighs little); every candidate sentence of every node is then
+scored against them, which keeps this linear in the size of the PDF. The weighting is
+scikit-learn's smoothed TF-IDF, written out here: importing scikit-learn alone takes longer
+(about 1 s) than summarising a 2,400-page manual.
 """
 
 from __future__ import annotations
 
 import math
 import re
-
-import numpy as np
-
-from sklearn.feature_extraction.text import TfidfVectorizer
+from collections import Counter
 
 from services.indexer.furniture import content_lines
 from shared.textnorm import compact, split_sentences, tokenize
@@ -45,9 +44,21 @@ def _title_line(lines: list[str], title: str) -> int | None:
     return loose
 
 
-def _own_text(
-    node: TreeNode, stop: TreeNode | None, pages: list[str], furniture: frozenset[str]
-) -> str:
+class _PageLines:
+    """Content lines of each page, computed once: neighbouring nodes share pages."""
+
+    def __init__(self, pages: list[str], furniture: frozenset[str]) -> None:
+        self.pages = pages
+        self.furniture = furniture
+        self._lines: dict[int, list[str]] = {}
+
+    def __call__(self, number: int) -> list[str]:
+        if number not in self._lines:
+            self._lines[number] = content_lines(self.pages[number - 1], self.furniture)
+        return self._lines[number]
+
+
+def _own_text(node: TreeNode, stop: TreeNode | None, page_lines: _PageLines) -> str:
     """Text from the node's title to the next node's title (or the node's end), without page
     furniture. Short lines without final punctuation (headings, labels) become their own
     paragraphs so they do not glue onto the sentence that follows."""
@@ -57,7 +68,7 @@ def _own_text(
     parts: list[str] = []
     size = 0
     for number in range(node.page_start, last + 1):
-        lines = content_lines(pages[number - 1], furniture)
+        lines = page_lines(number)
         if stop is not None and number == stop.page_start and number > node.page_start - 1:
             at = _title_line(lines, compact(stop.title))
             if at is not None and (number > node.page_start or at > 0):
@@ -101,6 +112,29 @@ def _fallback(text: str) -> str:
     return flat[:_FALLBACK_CHARS].rsplit(" ", 1)[0] + " …"
 
 
+def _tfidf_weights(sentences: list[str], pages: list[str]) -> list[float]:
+    """Per sentence: sum of (1 + log tf) * idf over its distinct words, divided by the square
+    root of their number, so long sentences do not win by length alone. idf comes from the
+    document's pages (smoothed, as scikit-learn's TfidfVectorizer computes it)."""
+    step = max(1, math.ceil(len(pages) / _FIT_PAGES))
+    corpus = [p for p in pages[::step] if p.strip()]
+    frequency: Counter[str] = Counter()
+    for page in corpus:
+        frequency.update(set(tokenize(page)))
+    total = len(corpus)
+    default_idf = math.log((1 + total) / 1) + 1
+    idf = {word: math.log((1 + total) / (1 + df)) + 1 for word, df in frequency.items()}
+    weights = []
+    for sentence in sentences:
+        counts = Counter(tokenize(sentence))
+        if not counts:
+            weights.append(0.0)
+            continue
+        score = sum((1 + math.log(tf)) * idf.get(word, default_idf) for word, tf in counts.items())
+        weights.append(score / math.sqrt(len(counts)))
+    return weights
+
+
 def summarise_tree(
     nodes: list[TreeNode], pages: list[str], furniture: frozenset[str], sentences: int = 3
 ) -> None:
@@ -108,22 +142,11 @@ def summarise_tree(
     all_nodes = list(walk_tree(nodes))
     # A node's own text stops where the next node in reading order begins.
     following = [*all_nodes[1:], None]
-    texts = [_own_text(node, nxt, pages, furniture) for node, nxt in zip(all_nodes, following, strict=True)]
+    page_lines = _PageLines(pages, furniture)
+    texts = [_own_text(node, nxt, page_lines) for node, nxt in zip(all_nodes, following, strict=True)]
     candidates = [_candidates(text) for text in texts]
     flat = [s for group in candidates for s in group]
-    weights: list[float] = []
-    if flat:
-        step = max(1, math.ceil(len(pages) / _FIT_PAGES))
-        corpus = [p for p in pages[::step] if p.strip()] or flat
-        vectoriser = TfidfVectorizer(analyzer=tokenize, sublinear_tf=True, norm=None, dtype=np.float64)
-        try:
-            vectoriser.fit(corpus)
-            matrix = vectoriser.transform(flat)
-            sums = matrix.sum(axis=1).A1
-            counts = matrix.getnnz(axis=1)
-            weights = [s / math.sqrt(c) if c else 0.0 for s, c in zip(sums, counts, strict=True)]
-        except ValueError:  # nothing tokenisable anywhere (e.g. symbols only)
-            weights = [0.0] * len(flat)
+    weights = _tfidf_weights(flat, pages) if flat else []
     position = 0
     for node, text, group in zip(all_nodes, texts, candidates, strict=True):
         scores = weights[position : position + len(group)]

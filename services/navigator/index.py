@@ -13,7 +13,7 @@ import numpy as np
 
 from services.navigator.lexical import BM25Index, terms
 from shared.documents import DocumentRecord, DocumentTree
-from shared.textnorm import title_key
+from shared.textnorm import normalize, title_key
 from shared.tree import TreeNode, walk_tree
 
 
@@ -27,6 +27,37 @@ class FlatNode:
     depth: int  # 1 for a top-level node
     children: tuple[int, ...]
     title_key: str
+
+
+@dataclass(frozen=True)
+class NodeArrays:
+    starts: np.ndarray  # 0-based first page of each node
+    ends: np.ndarray  # 0-based exclusive end page, clipped to the known pages
+    has_range: np.ndarray  # False when the node's pages are beyond the page text
+    parent: np.ndarray
+    depth: np.ndarray
+
+
+def range_max(values: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """max(values[s:e]) for every (s, e) pair at once (sparse table; 0 for empty ranges)."""
+    out = np.zeros(len(starts), dtype=np.float64)
+    if values.size == 0 or len(starts) == 0:
+        return out
+    table = [values]
+    width = 1
+    while 2 * width <= values.size:
+        prev = table[-1]
+        table.append(np.maximum(prev[:-width], prev[width:]))
+        width *= 2
+    lengths = ends - starts
+    valid = lengths > 0
+    level = np.zeros_like(lengths)
+    level[valid] = np.floor(np.log2(lengths[valid])).astype(np.int64)
+    for k in np.unique(level[valid]):
+        rows = np.nonzero(valid & (level == k))[0]
+        t = table[int(k)]
+        out[rows] = np.maximum(t[starts[rows]], t[ends[rows] - (1 << int(k))])
+    return out
 
 
 @dataclass
@@ -43,6 +74,8 @@ class DocumentIndex:
     page_to_deepest: np.ndarray  # 0-based page -> index of the deepest node covering it, or -1
     has_summaries: bool
     by_id: dict[str, int] = field(default_factory=dict)
+    # Resolved cross-references by reference; a tree never changes under its index.
+    reference_cache: dict = field(default_factory=dict, repr=False)
 
     @property
     def doc_id(self) -> str:
@@ -56,6 +89,32 @@ class DocumentIndex:
     @property
     def has_pages(self) -> bool:
         return any(p.strip() for p in self.pages)
+
+    @cached_property
+    def arrays(self) -> NodeArrays:
+        """Per-node numbers for vectorised scoring (computed once per index)."""
+        n_pages = len(self.pages)
+        starts = np.array([f.node.page_start - 1 for f in self.nodes], dtype=np.int64)
+        ends = np.array([min(f.node.page_end, n_pages) for f in self.nodes], dtype=np.int64)
+        return NodeArrays(
+            starts=np.minimum(starts, max(n_pages - 1, 0)),
+            ends=ends,
+            has_range=ends > starts,
+            parent=np.array([f.parent for f in self.nodes], dtype=np.int64),
+            depth=np.array([f.depth for f in self.nodes], dtype=np.int64),
+        )
+
+    @cached_property
+    def normalised_titles(self) -> list[str]:
+        return [normalize(f.node.title) for f in self.nodes]
+
+    @cached_property
+    def vocabulary_by_initial(self) -> dict[str, list[str]]:
+        """Vocabulary grouped by first character, for fuzzy look-ups."""
+        groups: dict[str, list[str]] = {}
+        for term in sorted(self.vocabulary):
+            groups.setdefault(term[:1], []).append(term)
+        return groups
 
     @cached_property
     def vocabulary(self) -> frozenset[str]:

@@ -29,6 +29,7 @@ STOPWORDS = frozenset(
 )
 
 
+@lru_cache(maxsize=200_000)
 def stem(token: str) -> str:
     """A light English suffix folding: possessive, plural and common verb endings."""
     if token.endswith("'s"):

@@ -28,18 +28,25 @@ _SENTENCE_START = re.compile(r"(?:^|[.?!:;]\s*|\(\s*|[\"'`]\s*)$")
 
 def named_terms(question: str) -> list[str]:
     """Capitalised words inside a sentence and acronyms, as index terms."""
-    names: list[str] = []
+    return [term for term, _ in named_words(question)]
+
+
+def named_words(question: str) -> list[tuple[str, str]]:
+    """(index term, word as written) for every name in the question."""
+    names: list[tuple[str, str]] = []
     for match in _NAME.finditer(question):
         word = match.group(0)
         if word.istitle() and _SENTENCE_START.search(question[: match.start()]):
             continue  # a capital that only starts a sentence
         if word.lower().removesuffix("'s") in _POINTERS:
             continue
-        names.extend(t for t in terms(word) if len(t) >= MIN_NAME_LENGTH)
+        names.extend((t, word) for t in terms(word) if len(t) >= MIN_NAME_LENGTH)
     return list(dict.fromkeys(names))
 
 
-def mentioned(term: str, vocabulary: Collection[str]) -> bool:
+def mentioned(term: str, vocabulary: Collection[str], by_initial: dict[str, list[str]] | None = None) -> bool:
+    """True when the vocabulary holds the term, one of its parts, or a close spelling.
+    `by_initial` (the vocabulary grouped by first character) makes the fuzzy look-up cheap."""
     if term in vocabulary:
         return True
     parts = re.findall(r"[a-z]+|\d+", term)
@@ -47,10 +54,13 @@ def mentioned(term: str, vocabulary: Collection[str]) -> bool:
         return True  # "fy2015" is mentioned where "2015" is
     if len(term) < FUZZY_MIN_LENGTH:
         return False  # one letter apart, short words are different words ("ram", "ramp")
-    close = [v for v in vocabulary if v[:1] == term[:1] and abs(len(v) - len(term)) <= 2]
+    pool = by_initial.get(term[:1], []) if by_initial is not None else [v for v in vocabulary if v[:1] == term[:1]]
+    close = [v for v in pool if abs(len(v) - len(term)) <= 2]
     return bool(difflib.get_close_matches(term, close, n=1, cutoff=NAME_SIMILARITY))
 
 
-def unmentioned_names(question: str, vocabularies: list[Collection[str]]) -> list[str]:
-    """Named terms of the question that none of the vocabularies mentions."""
-    return [n for n in named_terms(question) if not any(mentioned(n, v) for v in vocabularies)]
+def unmentioned_names(
+    question: str, vocabularies: list[tuple[Collection[str], dict[str, list[str]] | None]]
+) -> list[str]:
+    """Names in the question (as written) that none of the (vocabulary, by_initial) pairs mentions."""
+    return [word for term, word in named_words(question) if not any(mentioned(term, v, g) for v, g in vocabularies)]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from services.navigator.index import DocumentIndex
 from services.navigator.lexical import query_terms, shared_idf
 from services.navigator.names import unmentioned_names
-from services.navigator.resolver import find_references, resolve
+from services.navigator.resolver import find_references, find_text_references, resolve
 from services.navigator.scoring import DocumentScores, Normaliser
 from shared.logs import log_fields
 from shared.ports import NodeScorer
@@ -91,8 +91,12 @@ class _Walker:
         any child, so the node itself is evidence, not only a route to its children."""
         index = self.scores.index
         flat = index.nodes[i]
-        if not flat.children or not index.has_pages:
+        if not flat.children:
             return False
+        if not index.has_pages:
+            # Without page text, the node's own title and summary play the part of its pages.
+            own_text = float(self.scores.node_text[i])
+            return own_text > 0 and own_text >= max(float(self.scores.node_text[c]) for c in flat.children)
         first_child = index.nodes[flat.children[0]].node.page_start
         own = self.scores.page[flat.node.page_start - 1 : min(first_child - 1, len(index.pages))]
         if own.size == 0:
@@ -265,7 +269,7 @@ def navigate(
     warnings: list[str] = []
     passages: list[Passage] = []
     question_refs = find_references(question)
-    unmentioned = unmentioned_names(question, [s.index.vocabulary for s in shortlist])
+    unmentioned = unmentioned_names(question, [(s.index.vocabulary, s.index.vocabulary_by_initial) for s in shortlist])
     if unmentioned:
         # The question is about something these documents never name: no passage can answer it.
         warnings.append(f"the documents never mention {', '.join(unmentioned)}")
@@ -294,7 +298,7 @@ def navigate(
         doc_passages = _passages_for(scores, selected, settings, pinned)
         # References made by the selected text itself ("see Section 4.2") pull their nodes in.
         strongest = sorted(doc_passages, key=lambda p: -p.score)[:MAX_TEXT_REFERENCES]
-        text_refs = [r for p in strongest for r in find_references(p.text) if r not in question_refs]
+        text_refs = [r for p in strongest for r in find_text_references(p.text) if r not in question_refs]
         extra: dict[int, float] = {}
         for ref in resolve(scores.index, list(dict.fromkeys(text_refs))[:MAX_TEXT_REFERENCES]):
             if ref.node not in selected:

@@ -121,6 +121,23 @@ def _caption_page(index: DocumentIndex, ref: Reference) -> int | None:
     return first_mention
 
 
+# Explicit cross-references in running text ("see Section 4.2", "in Appendix B"): a caption
+# ("Table 3: ...") or a heading is not a reference to somewhere else.
+_TEXT_REFERENCE = re.compile(
+    r"\b(?:see|in|of|cf\.?|under|refer to|described in|given in|shown in)\s+(?:also\s+)?"
+    r"(section|chapter|appendix|table|figure|article|item)\s+([A-Z]\b|\d+(?:\.\d+)*[A-Z]?)",
+    re.IGNORECASE,
+)
+
+
+def find_text_references(text: str) -> list[Reference]:
+    """Cross-references made by a passage's text (one regular expression over the raw text)."""
+    found = [
+        Reference(kind.lower(), label.lower().rstrip(".")) for kind, label in _TEXT_REFERENCE.findall(text)
+    ]
+    return list(dict.fromkeys(found))
+
+
 @dataclass(frozen=True)
 class ResolvedReference:
     reference: Reference
@@ -132,18 +149,20 @@ def resolve(index: DocumentIndex, references: list[Reference]) -> list[ResolvedR
     """Nodes (and, for tables and figures, pages) that the references name."""
     resolved: list[ResolvedReference] = []
     for ref in references:
-        patterns = _title_patterns(ref)
-        hit = None
-        for flat in index.nodes:
-            title = normalize(flat.node.title)
-            if any(p.search(title) for p in patterns) or _bare_number_matches(ref, title, flat.depth):
-                hit = flat.index
-                break
-        if hit is not None:
-            resolved.append(ResolvedReference(ref, hit, None))
-            continue
-        if ref.kind in ("table", "figure") and index.has_pages:
-            page = _caption_page(index, ref)
-            if page is not None and int(index.page_to_deepest[page - 1]) >= 0:
-                resolved.append(ResolvedReference(ref, int(index.page_to_deepest[page - 1]), page))
+        if ref not in index.reference_cache:
+            index.reference_cache[ref] = _resolve_one(index, ref)
+        if index.reference_cache[ref] is not None:
+            resolved.append(index.reference_cache[ref])
     return resolved
+
+
+def _resolve_one(index: DocumentIndex, ref: Reference) -> ResolvedReference | None:
+    patterns = _title_patterns(ref)
+    for flat, title in zip(index.nodes, index.normalised_titles, strict=True):
+        if any(p.search(title) for p in patterns) or _bare_number_matches(ref, title, flat.depth):
+            return ResolvedReference(ref, flat.index, None)
+    if ref.kind in ("table", "figure") and index.has_pages:
+        page = _caption_page(index, ref)
+        if page is not None and int(index.page_to_deepest[page - 1]) >= 0:
+            return ResolvedReference(ref, int(index.page_to_deepest[page - 1]), page)
+    return None

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from services.navigator.index import DocumentIndex
+from services.navigator.index import DocumentIndex, range_max
 from shared.query import QuerySettings
 
 # Share of the semantic score given to each field, when the field exists.
@@ -58,6 +58,9 @@ class DocumentScores:
     document_relevance: float = 0.0
     _semantic: dict[int, float] = field(default_factory=dict)
     _subtree_text: np.ndarray | None = None
+    _page_best: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    _lexical: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    _context: np.ndarray = field(default_factory=lambda: np.zeros(0))
     model_scores: dict[int, float] = field(default_factory=dict)
 
     @classmethod
@@ -72,6 +75,8 @@ class DocumentScores:
         )
 
     def normalise(self, best: Normaliser) -> None:
+        """Scale every field by the best score across the query's documents, then score every
+        node at once (vectorised): lexical semantic and the ancestors' mean (contextual)."""
         self.page = _scale(self.page_raw, best.page)
         self.title = _scale(self.title_raw, best.title)
         self.summary = _scale(self.summary_raw, best.summary)
@@ -81,13 +86,30 @@ class DocumentScores:
         else:
             self.document_relevance = float(self.node_text.max()) if self.node_text.size else 0.0
         self._semantic.clear()
+        arrays = self.index.arrays
+        if self.index.has_pages:
+            evidence = range_max(self.page, arrays.starts, arrays.ends)
+        else:
+            evidence = np.array([self.subtree_text(i) for i in range(len(self.index.nodes))])
+        self._page_best = evidence if self.index.has_pages else np.zeros(len(self.index.nodes))
+        weights = [(PAGE_WEIGHT, evidence), (TITLE_WEIGHT, self.title)]
+        if self.index.has_summaries:
+            weights.append((SUMMARY_WEIGHT, self.summary))
+        total = sum(w for w, _ in weights)
+        self._lexical = sum(w * a for w, a in weights) / total if len(self.index.nodes) else np.zeros(0)
+        # Mean lexical score of each node's ancestors, level by level (parents come first).
+        ancestor_sum = np.zeros(len(self.index.nodes))
+        for depth in range(2, int(arrays.depth.max(initial=1)) + 1):
+            rows = np.nonzero(arrays.depth == depth)[0]
+            parents = arrays.parent[rows]
+            ancestor_sum[rows] = ancestor_sum[parents] + self._lexical[parents]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = ancestor_sum / np.maximum(arrays.depth - 1, 1)
+        self._context = np.where(arrays.depth > 1, mean, self.document_relevance)
 
     def page_best(self, i: int) -> float:
         """Best scaled page score in node i's range (0 without page text)."""
-        sl = self.index.node_page_slice(i)
-        if sl.stop <= sl.start:
-            return 0.0
-        return float(self.page[sl].max())
+        return float(self._page_best[i])
 
     def subtree_text(self, i: int) -> float:
         """Best scaled title+summary score in node i's subtree (trees without page text)."""
@@ -100,21 +122,8 @@ class DocumentScores:
         return float(self._subtree_text[i])
 
     def lexical(self, i: int) -> float:
-        if i in self._semantic:
-            return self._semantic[i]
-        if self.index.has_pages:
-            parts = [(PAGE_WEIGHT, self.page_best(i)), (TITLE_WEIGHT, float(self.title[i]))]
-            if self.index.has_summaries:
-                parts.append((SUMMARY_WEIGHT, float(self.summary[i])))
-        else:
-            # Without pages, the subtree's best title/summary stands in for the page evidence.
-            parts = [(PAGE_WEIGHT, self.subtree_text(i)), (TITLE_WEIGHT, float(self.title[i]))]
-            if self.index.has_summaries:
-                parts.append((SUMMARY_WEIGHT, float(self.summary[i])))
-        total = sum(w for w, _ in parts)
-        value = sum(w * s for w, s in parts) / total
-        self._semantic[i] = value
-        return value
+        """Page evidence (without pages: the subtree's best title/summary), title, summary."""
+        return float(self._lexical[i])
 
     def semantic(self, i: int) -> float:
         lexical = self.lexical(i)
@@ -123,6 +132,8 @@ class DocumentScores:
         return lexical if model is None else 0.5 * lexical + 0.5 * model
 
     def contextual(self, i: int) -> float:
+        if not self.model_scores:
+            return float(self._context[i])
         ancestors = self.index.path(i)
         if not ancestors:
             return self.document_relevance

@@ -260,8 +260,12 @@ def _generated(
             continue
         windows = sources.windows(citation.doc_id, tuple(citation.pages)) if citation else sources.all_windows()
         checks.append(check_sentence(plain, citation, windows))
-        suffix = f" {format_citation(citation.file_name or citation.doc_id, citation.pages)}" if citation else ""
-        kept_lines.append(plain + suffix)
+        if citation:
+            mark = format_citation(citation.file_name or citation.doc_id, citation.pages)
+            body, end = (plain[:-1], plain[-1]) if plain[-1] in ".!?" else (plain, "")
+            kept_lines.append(f"{body} {mark}{end}")
+        else:
+            kept_lines.append(plain)
     confidence, detector_warnings = overall(checks)
     return VerifiedAnswer(
         question=question,

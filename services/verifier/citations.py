@@ -53,4 +53,5 @@ def parse_citations(text: str) -> list[ParsedCitation]:
 
 
 def strip_citations(text: str) -> str:
-    return re.sub(r"\s+", " ", CITATION.sub("", text)).strip()
+    plain = re.sub(r"\s+", " ", CITATION.sub("", text))
+    return re.sub(r"\s+([.,;:!?])", r"\1", plain).strip()

@@ -4,7 +4,8 @@ Signals (each 0..1): citation presence, word-overlap F1, bigram F1, trigram F1, 
 4-gram similarity (Dice). The overlaps are measured against the best-matching window of one to
 three consecutive source sentences, so a sentence is compared with what it paraphrases, not
 with a whole page. Citation presence alone never grounds a sentence: its weight is below the
-grounding bar.
+grounding bar. Word and n-gram overlaps are over content terms (function words dropped, light
+stemming), so a faithful paraphrase ("the valves open at 12 bar") still matches its source.
 """
 
 from __future__ import annotations
@@ -14,17 +15,17 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from shared.query import SentenceCheck
-from services.navigator.lexical import sentences_of
-from shared.textnorm import normalize, tokenize
+from services.navigator.lexical import sentences_of, terms
+from shared.textnorm import normalize
 
 SIGNAL_WEIGHTS = {
     "citation": 0.10,
-    "word_f1": 0.30,
+    "word_f1": 0.35,
     "bigram_f1": 0.20,
-    "trigram_f1": 0.15,
+    "trigram_f1": 0.10,
     "char_similarity": 0.25,
 }
-GROUNDED_AT = 0.5  # > the citation weight: overlap is required to ground a sentence
+GROUNDED_AT = 0.45  # far above the citation weight: overlap is required to ground a sentence
 LOW_CONFIDENCE = 0.6
 WEAK_SHARE = 0.7
 ABSTENTION = "Not found in the documents."
@@ -78,7 +79,7 @@ def source_windows(source: str) -> list[_Window]:
 def _build_windows(source: str) -> list[_Window]:
     """Windows of one to three consecutive sentences of the source text."""
     sentences = sentences_of(source) or [source]
-    tokenised = [tokenize(s) for s in sentences]
+    tokenised = [terms(s) for s in sentences]
     windows = []
     for start in range(len(sentences)):
         for width in range(1, MAX_WINDOW + 1):
@@ -92,7 +93,7 @@ def _build_windows(source: str) -> list[_Window]:
 
 
 def signals(sentence: str, cited: bool, windows: list[_Window]) -> dict[str, float]:
-    tokens = tokenize(sentence)
+    tokens = terms(sentence)
     unigrams = Counter(tokens)
     best: _Window | None = None
     best_f1 = 0.0

@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 
 from faststream.kafka import KafkaBroker
+from faststream.kafka.prometheus import KafkaPrometheusMiddleware
+from prometheus_client import REGISTRY
 
 from shared.events import Event
 from shared.metrics import MESSAGES_PUBLISHED
@@ -24,6 +26,8 @@ def make_broker(settings: Settings, stage: str) -> KafkaBroker:
         logger=logging.getLogger(f"treerag.{stage}.broker"),
         log_level=logging.DEBUG,
         graceful_timeout=30.0,
+        # FastStream's own per-handler series (faststream_*), beside the treerag_* metrics.
+        middlewares=(KafkaPrometheusMiddleware(registry=REGISTRY, app_name=f"treerag-{stage}"),),
     )
 
 

@@ -68,3 +68,17 @@ def test_empty_input() -> None:
 def test_token_estimate_is_close_to_word_count_for_prose() -> None:
     text = "The quick brown fox jumps over the lazy dog near the river bank."
     assert 13 <= count_tokens(text) <= 18
+
+
+def test_tfidf_matches_scikit_learn() -> None:
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    from services.compressor.compress import tfidf_matrix
+    from services.navigator.lexical import terms
+
+    texts = ["The safety valve opens at 12 bar.", "Valve tests happen every quarter.", "Bread bakes at 220 degrees."]
+    ours, query = tfidf_matrix(texts, Q)
+    vectorizer = TfidfVectorizer(analyzer=terms, sublinear_tf=True, smooth_idf=True, norm="l2")
+    reference = vectorizer.fit_transform(texts).toarray()
+    assert abs(ours - reference).max() < 1e-9
+    assert abs(query - vectorizer.transform([Q]).toarray()[0]).max() < 1e-9

@@ -65,3 +65,10 @@ def build_from_store(record, tree, pages):  # noqa: ANN001, ANN201
     from shared.documents import IndexedDocument
 
     return build(IndexedDocument(record=record, tree=tree, pages=pages))
+
+
+def test_text_references_are_explicit_cross_references_only() -> None:
+    from services.navigator.resolver import find_text_references
+
+    text = "Table 3: Results. For the options, see Section 4.2 and the list in Appendix B."
+    assert find_text_references(text) == [Reference("section", "4.2"), Reference("appendix", "b")]

@@ -77,7 +77,7 @@ class _Generator:
 
 def test_generated_answer_is_scored_and_bad_citations_removed() -> None:
     generator = _Generator(
-        "The valves open at 12 bar [plant.pdf, p. 4]. They are tested quarterly [plant.pdf, p. 5]. "
+        "The valves open at 12 bar [plant.pdf, p. 4]. They are tested by the shift supervisor once per quarter [plant.pdf, p. 5]. "
         "They were installed in 1990 [plant.pdf, p. 9]."
     )
     answer = answer_question(context("safety valve facts"), QuerySettings(), "beam", generator, page_text)

@@ -58,6 +58,9 @@ async def ensure_indexed(repository: Repository, file_names: list[str], pdf_dir:
         if record is None or record.status != DocumentStatus.READY:
             path = pdf_dir / name
             if not path.is_file():
+                # A folder of folders (e.g. one per collection) works too.
+                path = next(iter(sorted(pdf_dir.rglob(name))), path)
+            if not path.is_file():
                 raise MissingDocumentError(
                     f"{name} is neither in the store nor in {pdf_dir}; pass --pdfs with the folder holding it"
                 )

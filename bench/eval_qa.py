@@ -1,0 +1,189 @@
+"""Answer quality and query latency: every ../shared/data/qa/*.jsonl through the tree systems and
+the BM25 baselines in one run, plus the traversal and whole-query latency targets.
+
+    python -m bench.eval_qa [--store DIR]
+
+Writes bench/results/eval_<dataset>.json (+ .md) and bench/results/eval_latency.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.common import RESULTS, configure_bench_logging, latency_summary, shared_data, write_result
+from services.navigator import navigate as navigate_module
+from services.navigator.navigate import navigate
+from shared.query import QuerySettings
+from shared.store.embedded import EmbeddedRepository
+from treerag.evaluation.dataset import QAItem, load_dataset
+from treerag.evaluation.runner import DocumentBundle, ensure_indexed, evaluate, markdown_table
+from treerag.pipeline import QueryEngine
+
+logger = logging.getLogger("bench.eval_qa")
+
+TRAVERSAL_NODES = 500
+STORE_DOCUMENTS = 10
+
+
+def verdicts(systems: dict[str, Any], has_unanswerable: bool) -> dict[str, Any]:
+    auto, pages, chunks = systems["treerag-auto"], systems["bm25-pages"], systems["bm25-chunks"]
+    out = {
+        "hit_at_1 >= bm25-pages + 0.10": {
+            "value": round(auto["hit_at_1"] - pages["hit_at_1"], 4),
+            "met": auto["hit_at_1"] >= pages["hit_at_1"] + 0.10 - 1e-9,
+        },
+        "evidence_page_precision >= 0.5": {
+            "value": auto["evidence_page_precision"], "met": auto["evidence_page_precision"] >= 0.5,
+        },
+        "context tokens <= 60% of bm25-chunks": {
+            "value": round(auto["context_tokens_mean"] / chunks["context_tokens_mean"], 4)
+            if chunks["context_tokens_mean"] else None,
+            "met": auto["context_tokens_mean"] <= 0.6 * chunks["context_tokens_mean"],
+        },
+    }
+    if has_unanswerable:
+        out["abstention_accuracy >= 0.8"] = {
+            "value": auto["abstention_accuracy"], "met": (auto["abstention_accuracy"] or 0) >= 0.8,
+        }
+    return out
+
+
+class _WalkTimer:
+    """Times the tree walk alone (DFS or Beam over precomputed node scores) inside navigate()."""
+
+    def __init__(self) -> None:
+        self.seconds: list[float] = []
+        self._originals = (navigate_module._dfs, navigate_module._beam)
+
+    def _wrap(self, walk):  # noqa: ANN001, ANN202
+        def timed(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+            started = time.perf_counter()
+            try:
+                return walk(*args, **kwargs)
+            finally:
+                self.seconds.append(time.perf_counter() - started)
+
+        return timed
+
+    def __enter__(self) -> _WalkTimer:
+        navigate_module._dfs, navigate_module._beam = (self._wrap(w) for w in self._originals)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        navigate_module._dfs, navigate_module._beam = self._originals
+
+
+def traversal_latency(bundles: dict[str, DocumentBundle], questions: list[str]) -> dict[str, Any]:
+    """On the largest tree of at most TRAVERSAL_NODES nodes, per mode: the whole navigate() call
+    (lexical scoring of every page and node, routing checks, the walk, references, evidence
+    pages) and the walk alone."""
+    eligible = [b.index for b in bundles.values() if len(b.index.nodes) <= TRAVERSAL_NODES]
+    index = max(eligible, key=lambda ix: len(ix.nodes))
+    result: dict[str, Any] = {
+        "document": index.record.file_name, "nodes": len(index.nodes), "pages": len(index.pages)
+    }
+    for mode in ("dfs", "beam", "auto"):
+        settings = QuerySettings(mode=mode)
+        for q in questions[:3]:
+            navigate(q, [index], settings)  # warm the term caches
+        seconds = []
+        with _WalkTimer() as walk:
+            for q in questions:
+                started = time.perf_counter()
+                navigate(q, [index], settings)
+                seconds.append(time.perf_counter() - started)
+        result[mode] = {"navigate": latency_summary(seconds), "walk": latency_summary(walk.seconds)}
+    return result
+
+
+async def store_query_latency(store: Path, questions: list[str]) -> dict[str, Any]:
+    """Whole offline queries (routing over every document, navigate, compress, verify) over a
+    store of STORE_DOCUMENTS documents, indexes warm in the engine's cache."""
+    repository = EmbeddedRepository(store)
+    records = (await repository.list_documents())[:STORE_DOCUMENTS]
+    ids = [r.doc_id for r in records]
+    engine = QueryEngine(repository)
+    await engine.indexes(ids)  # build once, as a running service would
+    seconds, navigate_ms = [], []
+    for question in questions:
+        started = time.perf_counter()
+        result = await engine.ask(question, ids, QuerySettings())
+        seconds.append(time.perf_counter() - started)
+        navigate_ms.append(result.timings.navigate_ms)
+    await repository.close()
+    return {
+        "documents": len(ids),
+        "pages": sum(r.page_count for r in records),
+        "query": latency_summary(seconds),
+        "navigate_p50_ms": round(statistics.median(navigate_ms), 2),
+    }
+
+
+async def main_async(store: Path) -> dict[str, Any]:
+    data = shared_data()
+    datasets = sorted((data / "qa").glob("*.jsonl"))
+    all_items: list[QAItem] = []
+    bundles: dict[str, DocumentBundle] = {}
+    repository = EmbeddedRepository(store)
+    summary: dict[str, Any] = {}
+    for path in datasets:
+        items = load_dataset(path)
+        all_items += items
+        bundles.update(await ensure_indexed(repository, [i.doc for i in items], data / "pdfs"))
+        report = evaluate(path.stem, items, bundles)
+        systems = {name: s.model_dump() for name, s in report.results.systems.items()}
+        has_unanswerable = any(not i.answerable for i in items)
+        payload = {
+            **report.results.model_dump(),
+            "targets": verdicts(systems, has_unanswerable),
+            "items": {name: [s.model_dump() for s in scores] for name, scores in report.items.items()},
+        }
+        write_result(f"eval_{path.stem}", payload)
+        (RESULTS / f"eval_{path.stem}.md").write_text(markdown_table(report.results))
+        print(markdown_table(report.results))
+        summary[path.stem] = payload["targets"]
+    await repository.close()
+    questions = [i.question for i in all_items]
+    latency = {
+        "load_average_1min": round(os.getloadavg()[0], 2),
+        "traversal": traversal_latency(bundles, questions),
+        "store_query": await store_query_latency(store, questions),
+    }
+    latency["targets"] = {
+        "traversal p50 <= 1 ms (<= 500 nodes), walk alone": {
+            mode: latency["traversal"][mode]["walk"]["p50_ms"] <= 1.0 for mode in ("dfs", "beam", "auto")
+        },
+        "traversal p50 <= 1 ms (<= 500 nodes), whole navigate()": {
+            mode: latency["traversal"][mode]["navigate"]["p50_ms"] <= 1.0 for mode in ("dfs", "beam", "auto")
+        },
+        "whole offline query p50 <= 30 ms (10-document store)": latency["store_query"]["query"]["p50_ms"] <= 30.0,
+    }
+    write_result("eval_latency", latency)
+    summary["latency"] = latency
+    return summary
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--store", type=Path, default=None, help="Embedded store to index into (default: a temp dir).")
+    args = parser.parse_args()
+    configure_bench_logging()
+    if args.store:
+        summary = asyncio.run(main_async(args.store))
+    else:
+        with tempfile.TemporaryDirectory(prefix="treerag-eval-") as tmp:
+            summary = asyncio.run(main_async(Path(tmp)))
+    for name, targets in summary.items():
+        print(name, targets if name != "latency" else targets["targets"])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# The whole system as local background processes: Kafka, FerretDB, every stage, the gateway.
+#
+#   scripts/stack.sh up       # (make up)   start everything, wait until the gateway is ready
+#   scripts/stack.sh down     # (make down) stop what `up` started, then Kafka and FerretDB
+#   scripts/stack.sh status
+#
+# Env: PYTHON (the venv's python), TREERAG_RUN (state; default $TREERAG_CACHE/run),
+#      TREERAG_KAFKA_PORT (9092), TREERAG_MONGO_PORT (27017), TREERAG_GATEWAY_PORT (8000),
+#      TREERAG_GATEWAY_HOST (127.0.0.1), TREERAG_SCALE_<STAGE> replicas per stage (1), e.g.
+#      TREERAG_SCALE_INDEXER=3; any other TREERAG_* setting is passed to the services.
+# Logs: $TREERAG_RUN/stack/logs/<service>-<n>.log
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+INFRA_NAME=stack
+# shellcheck source=infra/lib.sh
+source "$ROOT/scripts/infra/lib.sh"
+
+PYTHON="${PYTHON:-$ROOT/.venv/bin/python}"
+export PYTHON
+STACK="$TREERAG_RUN/stack"
+LOGS="$STACK/logs"
+PIDS="$STACK/pids"
+KPORT="${TREERAG_KAFKA_PORT:-9092}"
+MPORT="${TREERAG_MONGO_PORT:-27017}"
+GPORT="${TREERAG_GATEWAY_PORT:-8000}"
+GHOST="${TREERAG_GATEWAY_HOST:-127.0.0.1}"
+STAGES=(indexer navigator compressor verifier)
+READY_TIMEOUT="${TREERAG_STACK_READY_TIMEOUT:-240}"
+
+replicas() { # stage
+  local var="TREERAG_SCALE_${1^^}"
+  local n="${!var:-1}"
+  [[ "$n" =~ ^[1-9][0-9]*$ ]] || die "$var='$n' must be a positive number"
+  echo "$n"
+}
+
+start_service() { # name index args...
+  local name="$1" index="$2"
+  shift 2
+  local pidfile="$PIDS/$name-$index.pid" log="$LOGS/$name-$index.log"
+  if pid_alive "$pidfile" services. >/dev/null; then
+    log "$name-$index already running (pid $(cat "$pidfile"))"
+    return 0
+  fi
+  (cd "$ROOT" && exec nohup "$PYTHON" "$@" >>"$log" 2>&1 </dev/null) &
+  echo $! >"$pidfile"
+  log "started $name-$index (pid $!, log $log)"
+}
+
+cmd_up() {
+  [[ -x "$PYTHON" ]] || die "no python at $PYTHON; run 'make venv' first or set PYTHON"
+  mkdir -p "$LOGS" "$PIDS"
+  "$ROOT/scripts/infra/up.sh"
+  export TREERAG_KAFKA_BOOTSTRAP="127.0.0.1:$KPORT" TREERAG_MONGO_URL="mongodb://127.0.0.1:$MPORT/"
+  export PYTHONUNBUFFERED=1
+  for stage in "${STAGES[@]}"; do
+    local n i
+    n="$(replicas "$stage")"
+    if ((n > 1)); then
+      # Replicas share the stage's metrics port: the first serves the aggregate of all of them.
+      export PROMETHEUS_MULTIPROC_DIR="$STACK/metrics/$stage"
+      rm -rf "$PROMETHEUS_MULTIPROC_DIR" && mkdir -p "$PROMETHEUS_MULTIPROC_DIR"
+    fi
+    for ((i = 0; i < n; i++)); do
+      start_service "$stage" "$i" -m "services.$stage"
+    done
+    unset PROMETHEUS_MULTIPROC_DIR
+  done
+  start_service gateway 0 -m services.gateway --host "$GHOST" --port "$GPORT"
+
+  local url="http://127.0.0.1:$GPORT" deadline=$((SECONDS + READY_TIMEOUT))
+  log "waiting for $url/readyz (up to ${READY_TIMEOUT}s)"
+  until "$PYTHON" - "$url/readyz" <<'PY' >/dev/null 2>&1
+import sys, urllib.request
+with urllib.request.urlopen(sys.argv[1], timeout=3) as r:
+    sys.exit(0 if r.status == 200 else 1)
+PY
+  do
+    for pidfile in "$PIDS"/*.pid; do
+      if ! pid_alive "$pidfile" services. >/dev/null; then
+        local name
+        name="$(basename "$pidfile" .pid)"
+        tail -n 20 "$LOGS/$name.log" >&2 || true
+        die "$name exited during startup (log: $LOGS/$name.log); '$0 down' stops the rest"
+      fi
+    done
+    ((SECONDS < deadline)) || die "the gateway did not become ready within ${READY_TIMEOUT}s; logs in $LOGS"
+    sleep 1
+  done
+  cat <<MSG
+TreeRAG is up.
+  gateway:  http://$GHOST:$GPORT   (API docs: http://$GHOST:$GPORT/docs)
+  metrics:  gateway /metrics; indexer :9101, navigator :9102, compressor :9103, verifier :9104
+  logs:     $LOGS
+  stop:     make down
+MSG
+}
+
+cmd_down() {
+  local rc=0
+  if [[ -d "$PIDS" ]]; then
+    # The gateway first (no new work), then the stages.
+    for pidfile in "$PIDS"/gateway-*.pid "$PIDS"/*.pid; do
+      [[ -f "$pidfile" ]] || continue
+      stop_pidfile "$pidfile" "$(basename "$pidfile" .pid)" 40 services. || rc=1
+    done
+  fi
+  "$ROOT/scripts/infra/down.sh" || rc=1
+  return $rc
+}
+
+cmd_status() {
+  local any=0
+  for pidfile in "$PIDS"/*.pid; do
+    [[ -f "$pidfile" ]] || continue
+    any=1
+    if pid="$(pid_alive "$pidfile" services.)"; then
+      echo "$(basename "$pidfile" .pid): running (pid $pid)"
+    else
+      echo "$(basename "$pidfile" .pid): stopped"
+    fi
+  done
+  ((any)) || echo "no services started from $STACK"
+  "$ROOT/scripts/infra/kafka.sh" status || true
+  "$ROOT/scripts/infra/ferretdb.sh" status || true
+}
+
+case "${1:-}" in
+  up) cmd_up ;;
+  down) cmd_down ;;
+  status) cmd_status ;;
+  *) echo "usage: $0 {up|down|status}" >&2; exit 2 ;;
+esac

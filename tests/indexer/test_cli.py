@@ -1,0 +1,87 @@
+"""The command line: index, tree, export, import against a store folder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from treerag.cli import main
+from tests import pdfs
+
+
+@pytest.fixture()
+def files(tmp_path: Path) -> dict[str, Path]:
+    manual, _ = pdfs.manual_pdf()
+    return {
+        "good": pdfs.write(tmp_path, "manual.pdf", manual),
+        "plain": pdfs.write(tmp_path, "plain.pdf", pdfs.plain_pdf(pages=2)),
+        "notpdf": pdfs.write(tmp_path, "notes.pdf", pdfs.not_a_pdf()),
+        "encrypted": pdfs.write(tmp_path, "locked.pdf", pdfs.encrypted_pdf()),
+        "scan": pdfs.write(tmp_path, "scan.pdf", pdfs.image_only_pdf(pages=2)),
+    }
+
+
+def test_index_reports_bad_files_and_still_indexes_the_rest(files, tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    store = tmp_path / "store"
+    paths = [files["notpdf"], files["good"], files["encrypted"], files["scan"], files["plain"]]
+    code = main(["index", *map(str, paths), "--store", str(store)])
+    out, err = capsys.readouterr()
+    assert code != 0
+    error_lines = [line for line in err.splitlines() if line.startswith("error:")]
+    assert len(error_lines) == 2
+    assert any("notes.pdf" in line and "not a PDF" in line for line in error_lines)
+    assert any("locked.pdf" in line and "password" in line for line in error_lines)
+    assert any("scan.pdf" in line and "OCR" in line for line in err.splitlines())
+    assert "manual.pdf" in out and "plain.pdf" in out
+    assert len(list((store / "documents").glob("*.json"))) == 3
+
+
+def test_index_is_idempotent_and_tree_prints_outline(files, tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    store = str(tmp_path / "store")
+    assert main(["index", str(files["good"]), "--store", store]) == 0
+    assert main(["index", str(files["good"]), "--store", store]) == 0
+    out, _ = capsys.readouterr()
+    assert "already indexed" in out
+    assert len(list((tmp_path / "store" / "documents").glob("*.json"))) == 1
+
+    assert main(["tree", "manual.pdf", "--store", store]) == 0
+    out, _ = capsys.readouterr()
+    assert "✓ 1 Boiler feedwater  [pp. 2-5]" in out
+    assert "  ✓ 1.1 Inspection schedule  [pp. 2-3]" in out
+
+    assert main(["tree", "manual", "--store", store, "--json"]) == 0
+    tree = json.loads(capsys.readouterr().out)
+    assert tree["nodes"][1]["title"] == "1 Boiler feedwater"
+
+
+def test_tree_of_unknown_document_says_what_to_do(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    assert main(["tree", "nothing.pdf", "--store", str(tmp_path)]) == 1
+    assert "treerag index" in capsys.readouterr().err
+
+
+def test_export_then_import_round_trip(files, tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    store = str(tmp_path / "store")
+    assert main(["index", str(files["good"]), "--store", store, "--builder", "layout"]) == 0
+    capsys.readouterr()
+    out_file = tmp_path / "tree.json"
+    assert main(["export", "manual.pdf", "--format", "pageindex", "--store", store, "--out", str(out_file)]) == 0
+    exported = json.loads(out_file.read_text())
+    assert exported["doc_name"] == "manual.pdf"
+    doc_id = json.loads((next((tmp_path / "store" / "documents").glob("*.json"))).read_text())["doc_id"]
+
+    # Importing onto the indexed document: checked against its stored page text.
+    assert main(["import", str(out_file), "--format", "pageindex", "--doc-id", doc_id, "--store", store]) == 0
+    out, _ = capsys.readouterr()
+    assert "verified against page text" in out
+    assert main(["export", doc_id, "--format", "treerag", "--store", store]) == 0
+    treerag = json.loads(capsys.readouterr().out)
+    assert treerag["id"] == "ROOT" and treerag["children"][1]["title"] == "1 Boiler feedwater"
+
+
+def test_import_refuses_non_json(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    assert main(["import", str(bad), "--format", "treerag", "--store", str(tmp_path)]) == 1
+    assert "not JSON" in capsys.readouterr().err
