@@ -167,7 +167,7 @@ async def cache_hits(stack: BusStack, items: list[dict[str, Any]], doc_ids: dict
 
 
 def run(stack: BusStack, store: Path, doc_ids: dict[str, str], concurrency: tuple[int, ...] = CONCURRENCY,
-        requests_per_client: int = 12, min_requests: int = 100) -> dict[str, Any]:
+        requests_per_client: int = 4, min_requests: int = 100) -> dict[str, Any]:
     """Needs the services running with `doc_ids` (file name -> doc id) ready, and the same files
     indexed in the embedded store at `store`."""
     items = questions(set(doc_ids))

@@ -113,6 +113,9 @@ class QueryEvent(Event):
     doc_ids: list[str] = Field(default_factory=list, description="Empty: route over all documents.")
     settings: QuerySettings = Field(default_factory=QuerySettings)
     timings: list[StageTiming] = Field(default_factory=list)
+    documents: list[tuple[str, int]] = Field(
+        default_factory=list, description="(doc_id, tree version) asked over; set by the navigator."
+    )
 
     @property
     def key(self) -> str:
@@ -126,6 +129,7 @@ class QueryEvent(Event):
             "doc_ids": list(self.doc_ids),
             "settings": self.settings,
             "timings": list(self.timings),
+            "documents": list(self.documents),
             "tenant": self.tenant,
         }
 

@@ -32,7 +32,8 @@ def tree_lines(nodes: list[TreeNode], depth: int = TREE_DEPTH) -> list[str]:
     lines: list[str] = []
 
     def add(node: TreeNode, level: int) -> None:
-        pages = f"p. {node.page_start}" if node.page_start == node.page_end else f"pp. {node.page_start}-{node.page_end}"
+        same = node.page_start == node.page_end
+        pages = f"p. {node.page_start}" if same else f"pp. {node.page_start}-{node.page_end}"
         lines.append(f"{'  ' * level}- {node.title} ({pages})")
         if level + 1 < depth:
             for child in node.children:

@@ -17,7 +17,6 @@ from services.navigator.lexical import query_terms, sentences_of, terms
 from shared.logs import log_fields
 from shared.query import CompressedContext, Passage, QuerySettings
 
-
 logger = logging.getLogger(__name__)
 
 # Sentences around a relevant one that are kept for context (answers often follow the

@@ -30,15 +30,26 @@ logger = logging.getLogger(__name__)
 _BOLD_NAME = re.compile(r"bold|black|heavy|semibold|demi|extrab|ultrab|cmbx|[-,]b$|bd$", re.I)
 _FIRST_WORD_CHAR = re.compile(r"\w")
 _LAST_WORD_CHAR = re.compile(r"\w(?=\W*$)")
-# pdfium marks a hyphen that ends a line with \x02 or U+FFFE; tabs separate words.
-# (Chained str.replace: str.translate with a dict is ten times slower on whole pages.)
-_TEXT_FIXES = (("\r", ""), ("\x02", "-"), ("\ufffe", "-"), ("\x00", ""), ("\t", " "))
+# pdfium marks a hyphen that breaks a word at a line end with \x02 or U+FFFE. At a line end it
+# becomes "-" (normalisation joins the word again); inside a line pdfium has already joined the
+# word, so the mark goes. Tabs separate words.
+_BREAK_MARKS = ("\x02", "\ufffe")
 
 
 def _clean(text: str) -> str:
-    for old, new in _TEXT_FIXES:
-        if old in text:
-            text = text.replace(old, new)
+    # Chained str.replace: str.translate with a dict is ten times slower on whole pages.
+    if "\r" in text:
+        text = text.replace("\r", "")
+    for mark in _BREAK_MARKS:
+        if mark in text:
+            text = text.replace(mark + "\n", "-\n")
+            if text.endswith(mark):
+                text = text[:-1] + "-"
+            text = text.replace(mark, "")
+    if "\x00" in text:
+        text = text.replace("\x00", "")
+    if "\t" in text:
+        text = text.replace("\t", " ")
     return text
 
 
@@ -79,6 +90,8 @@ class PdfContent:
     unreadable_pages: list[int] = field(default_factory=list)
     # False when fonts carry no names or metrics (Type 3 bitmap fonts): sizes are then noise.
     styles_reliable: bool = True
+    # The largest text on the first page (usually the document's title), "" when none stands out.
+    cover_title: str = ""
 
 
 def open_document(data: bytes, max_pages: int) -> pdfium.PdfDocument:
@@ -242,6 +255,41 @@ def _page_text(textpage: object) -> str:
     return buffer.raw[: max(written - 1, 0) * 2].decode("utf-16-le", errors="replace")
 
 
+def _cover_title(lines: list[Line]) -> str:
+    """Consecutive lines set in the largest size on the page, when that size stands out."""
+    sized = [ln for ln in lines if sum(ch.isalpha() for ch in ln.text) >= 3]
+    if len(sized) < 2:
+        return ""
+    sizes = sorted(ln.size for ln in sized)
+    median = sizes[len(sizes) // 2]
+    largest = sizes[-1]
+    if largest < 1.3 * median:
+        return ""
+    picked: list[str] = []
+    for line in lines:
+        if line.size >= 0.95 * largest and line in sized:
+            picked.append(line.text)
+        elif picked:
+            break
+    return " ".join(" ".join(picked).split())[:200]
+
+
+def _first_page_lines(pdf: pdfium.PdfDocument) -> list[Line]:
+    page = pdfium_c.FPDF_LoadPage(pdf.raw, 0)
+    if not page:
+        return []
+    try:
+        textpage = pdfium_c.FPDFText_LoadPage(page)
+        if not textpage:
+            return []
+        try:
+            return _LineSampler().lines(textpage, _page_text(textpage), pdfium_c.FPDF_GetPageHeightF(page))
+        finally:
+            pdfium_c.FPDFText_ClosePage(textpage)
+    finally:
+        pdfium_c.FPDF_ClosePage(page)
+
+
 def extract_content(
     pdf: pdfium.PdfDocument,
     with_layout: bool,
@@ -277,6 +325,7 @@ def extract_content(
             progress(1)
     if len(unreadable) == count:
         raise CorruptPdfError("no page could be read")
+    cover_lines = layouts[0].lines if layouts else _first_page_lines(pdf)
     return PdfContent(
         page_count=count,
         pages=pages,
@@ -285,4 +334,5 @@ def extract_content(
         metadata_title=_metadata_title(pdf),
         unreadable_pages=unreadable,
         styles_reliable=sampler is None or sampler.named_fonts >= sampler.unnamed_fonts,
+        cover_title=_cover_title(cover_lines),
     )

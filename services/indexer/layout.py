@@ -24,6 +24,8 @@ _BIGGER = 1.15  # a heading's size relative to body text
 _MAX_TITLE_CHARS = 120
 _MAX_TITLE_WORDS = 16
 _MAX_LEVELS = 4
+# A body-sized bold style on more than this share of all lines is emphasis, not headings.
+_MAX_EMPHASIS_SHARE = 0.08
 _TOC_ENTRY = re.compile(r"(\.\s?){4,}\s*\S*\d+\s*$|\.{3,}|…{2,}")
 _TRAILING_PAGE_NUMBER = re.compile(r"\s\d{1,4}$")
 _LETTER = re.compile(r"[^\W\d_]")
@@ -94,6 +96,8 @@ def _looks_like_title(text: str) -> bool:
     if not (2 <= len(text) <= _MAX_TITLE_CHARS) or len(text.split()) > _MAX_TITLE_WORDS:
         return False
     if len(_LETTER.findall(text)) < 3 or _CAPTION.match(text):
+        return False
+    if text[0].islower() and text.endswith("."):  # the tail of a wrapped bold sentence
         return False
     return not _SENTENCE_TAIL.search(text)
 
@@ -209,7 +213,7 @@ def _heading_styles(candidates: list[_Candidate], body: float, total_lines: int)
         size, _bold = style
         share = len(members) / max(total_lines, 1)
         numbered = sum(1 for m in members if m.depth) / len(members)
-        if size >= body * _BIGGER or share <= 0.04 or numbered >= 0.5:
+        if size >= body * _BIGGER or share <= _MAX_EMPHASIS_SHARE or numbered >= 0.5:
             kept.add(style)
     return kept
 

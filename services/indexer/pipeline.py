@@ -83,12 +83,14 @@ def _llm_tree(pages: list[str], llm: object, domain: str) -> list[TreeNode]:
 _FILE_LIKE_TITLE = re.compile(r"\.(dvi|docx?|pptx?|xlsx?|rtf|tex|indd|qxd|pdf)$|^microsoft (word|powerpoint) - |^untitled", re.I)
 
 
-def _document_title(content: PdfContent, nodes: list[TreeNode], furniture: frozenset[str], file_name: str) -> str:
+def _document_title(content: PdfContent, furniture: frozenset[str], file_name: str) -> str:
+    """The largest text on the first page, else the metadata title when it reads like one,
+    else the first line of the first page, else the file name."""
+    if content.cover_title:
+        return content.cover_title
     meta = content.metadata_title
-    if len(meta) > 3 and not _FILE_LIKE_TITLE.search(meta):
+    if sum(ch.isalpha() for ch in meta) >= 3 and not _FILE_LIKE_TITLE.search(meta):
         return meta
-    if nodes and nodes[0].page_start == 1 and nodes[0].verified:
-        return nodes[0].title
     first = content_lines(content.pages[0], furniture)[:1]
     return first[0][:120] if first else Path(file_name).stem
 
@@ -178,7 +180,7 @@ def index_pdf(
     record = DocumentRecord(
         doc_id=doc_id,
         file_name=Path(file_name).name,
-        title=_document_title(content, nodes, furniture, file_name),
+        title=_document_title(content, furniture, file_name),
         page_count=content.page_count,
         builder=builder,
         build_seconds=round(elapsed, 3),

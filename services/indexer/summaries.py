@@ -26,22 +26,33 @@ _LETTERS = re.compile(r"[^\W\d_]+")
 
 
 def _title_line(lines: list[str], title: str) -> int | None:
-    """Index of the line that carries `title` (compact form): a heading line, not a mention."""
+    """Index of the line that carries `title` (compact form): a heading line, not a mention.
+    A line that is the title plus a number ("abbreviate 7") is a running header or a contents
+    entry, used only when nothing better is on the page."""
     if not title:
         return None
-    loose = None
+    loose = numbered = leading = None
     letters = _LETTERS.search(title)
     probe = letters.group(0)[:4] if letters else ""
     for i, line in enumerate(lines):
         if probe not in line.lower():  # cheap filter before normalising the line
             continue
         key = compact(line)
-        if title in key:
-            if len(key) <= len(title) + 12:
-                return i
-            if loose is None:
-                loose = i
-    return loose
+        if title not in key:
+            continue
+        if len(key) <= len(title) + 12:
+            if key.replace(title, "", 1).isdigit():
+                numbered = i if numbered is None else numbered
+                continue
+            return i
+        if key.startswith(title) and leading is None:
+            leading = i  # "abbreviate Abbreviate Strings": a title followed by its subtitle
+        elif loose is None:
+            loose = i
+    for found in (leading, numbered, loose):
+        if found is not None:
+            return found
+    return None
 
 
 class _PageLines:

@@ -6,10 +6,12 @@ import asyncio
 import logging
 
 from services.navigator.navigate import navigate
+from services.verifier.cache_key import query_answer_key
 from shared.bus.broker import Bus
 from shared.bus.delivery import Delivery
 from shared.bus.ledger import DeliveryLedger
-from shared.events import NodesSelected, QueryEvent, QueryFailed, QueryReceived
+from shared.cache import AnswerCache
+from shared.events import AnswerVerified, NodesSelected, QueryEvent, QueryFailed, QueryOutcome, QueryReceived
 from shared.logs import log_fields
 from shared.metrics import NODES_VISITED
 from shared.ports import NodeScorer
@@ -43,12 +45,16 @@ class NavigatorHandlers:
         ledger: DeliveryLedger,
         queries: MongoQueryRepository,
         scorer: NodeScorer | None = None,
+        cache: AnswerCache | None = None,
+        generator: str = "extractive",
     ) -> None:
         self.engine = engine
         self.bus = bus
         self.ledger = ledger
         self.queries = queries
         self.scorer = scorer
+        self.cache = cache
+        self.generator = generator
 
     async def on_query_received(self, event: QueryReceived, delivery: Delivery) -> None:
         if await self.ledger.is_done(STAGE, event.query_id):
@@ -60,17 +66,43 @@ class NavigatorHandlers:
             await report_query_failure(self.bus, self.queries, event, STAGE, type(exc).__name__, str(exc))
             await self.ledger.mark_done(STAGE, event.query_id)
             return
+        documents = [(ix.doc_id, ix.record.version) for ix in indexes]
+        if await self._answer_from_cache(event, documents, delivery):
+            return
         # Traversal is CPU work: a worker thread keeps the consumer's heartbeats going.
         scorer = self.scorer if event.settings.llm_scoring else None
         result = await asyncio.to_thread(navigate, event.question, indexes, event.settings, scorer)
         NODES_VISITED.labels(mode=result.mode).observe(result.stats.nodes_visited)
         timings = [*event.timings, delivery.timing()]
-        await self.bus.publish(NodesSelected(**{**event.carry(), "timings": timings}, navigation=result))
+        carried = {**event.carry(), "timings": timings, "documents": documents}
+        await self.bus.publish(NodesSelected(**carried, navigation=result))
         await self.ledger.mark_done(STAGE, event.query_id)
         logger.info(
             "nodes selected",
             extra=log_fields(mode=result.mode, passages=len(result.passages), visited=result.stats.nodes_visited),
         )
+
+    async def _answer_from_cache(
+        self, event: QueryReceived, documents: list[tuple[str, int]], delivery: Delivery
+    ) -> bool:
+        """A question asked before over the same document versions and settings is answered
+        from the cache: straight to `answer.verified`, skipping the other stages."""
+        if self.cache is None:
+            return False
+        key = query_answer_key(event.question, documents, event.settings, self.generator)
+        cached = await self.cache.get(key)
+        if cached is None:
+            return False
+        outcome = QueryOutcome.model_validate(cached)
+        timings = [*event.timings, delivery.timing()]
+        seed = QueryRecord(query_id=event.query_id, question=event.question, doc_ids=event.doc_ids,
+                           settings=event.settings, tenant=event.tenant)
+        await self.queries.mark_answered(event.query_id, outcome, timings, seed)
+        carried = {**event.carry(), "timings": timings, "documents": documents}
+        await self.bus.publish(AnswerVerified(**carried, outcome=outcome, producer=STAGE))
+        await self.ledger.mark_done(STAGE, event.query_id)
+        logger.info("answered from the cache")
+        return True
 
     async def give_up(self, event: QueryReceived, error_type: str, reason: str) -> None:
         await report_query_failure(self.bus, self.queries, event, STAGE, error_type, reason)

@@ -14,7 +14,7 @@ import numpy as np
 from services.navigator.lexical import BM25Index, terms
 from shared.documents import DocumentRecord, DocumentTree
 from shared.textnorm import normalize, title_key
-from shared.tree import TreeNode, walk_tree
+from shared.tree import TreeNode
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ class DocumentIndex:
         """How citations name this document."""
         return self.record.file_name or self.record.doc_id
 
-    @property
+    @cached_property
     def has_pages(self) -> bool:
         return any(p.strip() for p in self.pages)
 
@@ -183,6 +183,3 @@ class DocumentIndex:
             parent = self.nodes[parent].parent
         return out[::-1]
 
-
-def walk_ids(tree: DocumentTree) -> list[str]:
-    return [n.id for n in walk_tree(tree.nodes)]

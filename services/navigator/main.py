@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from services.navigator.handlers import STAGE, NavigatorHandlers
+from services.verifier.cache_key import generator_name
 from shared.bus.delivery import Delivery
 from shared.bus.runtime import StageRuntime
+from shared.cache import AnswerCache
 from shared.events import QueryReceived
 from shared.llm import make_llm
 from treerag.pipeline import QueryEngine
@@ -21,6 +23,8 @@ async def wire() -> None:
     handlers = NavigatorHandlers(
         QueryEngine(runtime.repo), runtime.bus, runtime.ledger, runtime.queries,
         scorer=LLMNodeScorer(llm) if llm else None,
+        cache=AnswerCache(runtime.repo),
+        generator=generator_name(llm),
     )
 
 

@@ -166,7 +166,8 @@ def _route(
     """Score every document with a shared IDF; keep those passing the lexical gates."""
     idf = None
     if len(indexes) > 1:
-        idf = shared_idf([ix.page_index for ix in indexes if ix.has_pages] or [ix.node_text_index for ix in indexes], qterms)
+        evidence = [ix.page_index for ix in indexes if ix.has_pages] or [ix.node_text_index for ix in indexes]
+        idf = shared_idf(evidence, qterms)
     all_scores = [DocumentScores.compute(ix, qterms, idf) for ix in indexes]
     if len(all_scores) == 1:
         return all_scores, idf

@@ -9,8 +9,8 @@ the deepest node covering that page.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from dataclasses import dataclass
+from functools import lru_cache
 
 from services.navigator.index import DocumentIndex
 from shared.textnorm import normalize
@@ -132,10 +132,15 @@ _TEXT_REFERENCE = re.compile(
 
 def find_text_references(text: str) -> list[Reference]:
     """Cross-references made by a passage's text (one regular expression over the raw text)."""
+    return list(_find_text_references(text))
+
+
+@lru_cache(maxsize=4096)
+def _find_text_references(text: str) -> tuple[Reference, ...]:
     found = [
         Reference(kind.lower(), label.lower().rstrip(".")) for kind, label in _TEXT_REFERENCE.findall(text)
     ]
-    return list(dict.fromkeys(found))
+    return tuple(dict.fromkeys(found))
 
 
 @dataclass(frozen=True)

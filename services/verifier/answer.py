@@ -30,9 +30,11 @@ MIN_COVERAGE = 0.05
 # Sentences scoring below this share of the best one are not worth adding to the answer.
 RELATIVE_KEEP = 0.6
 MIN_SENTENCE_TERMS = 3
-# Sentence relevance = coverage + PHRASE_WEIGHT·(question bigrams matched) + PRIOR_WEIGHT·(passage rank score).
+# Sentence relevance = coverage + TITLE_WEIGHT·(question terms only in its section title)
+# + PHRASE_WEIGHT·(question bigrams matched) + PRIOR_WEIGHT·(passage rank score).
 PHRASE_WEIGHT = 0.2
 PRIOR_WEIGHT = 0.3
+TITLE_WEIGHT = 0.25
 MAX_SENTENCE_TERMS = 120
 _DOT_LEADER = re.compile(r"(?:\.\s?){5,}")
 
@@ -78,11 +80,16 @@ def _rank(question: str, candidates: list[_Candidate], passages: list[Passage]) 
     total = sum(idf.values()) or 1.0
     qbigrams = _bigrams(qterms)
     best_passage = max((p.score for p in passages), default=0.0) or 1.0
+    titles: dict[str, set[str]] = {}
     for c in candidates:
         c.coverage = sum(idf[t] for t in qterms if t in c.terms) / total
         phrase = len(qbigrams & c.bigrams) / len(qbigrams) if qbigrams else 0.0
         prior = max(c.passage.score, 0.0) / best_passage
-        c.relevance = c.coverage + PHRASE_WEIGHT * phrase + PRIOR_WEIGHT * prior
+        # The section a sentence sits in is part of what it says: question terms found only
+        # in the section title count at TITLE_WEIGHT.
+        title_terms = titles.setdefault(c.passage.title, set(terms(c.passage.title)))
+        in_title = sum(idf[t] for t in qterms if t in title_terms and t not in c.terms) / total
+        c.relevance = c.coverage + TITLE_WEIGHT * in_title + PHRASE_WEIGHT * phrase + PRIOR_WEIGHT * prior
 
 
 def _label_map(passages: list[Passage]) -> dict[str, str]:

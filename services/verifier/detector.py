@@ -14,8 +14,8 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
-from shared.query import SentenceCheck
 from services.navigator.lexical import sentences_of, terms
+from shared.query import SentenceCheck
 from shared.textnorm import normalize
 
 SIGNAL_WEIGHTS = {

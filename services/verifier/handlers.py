@@ -7,9 +7,11 @@ import logging
 
 from services.navigator.handlers import report_query_failure
 from services.verifier.answer import answer_question
+from services.verifier.cache_key import generator_name, query_answer_key
 from shared.bus.broker import Bus
 from shared.bus.delivery import Delivery
 from shared.bus.ledger import DeliveryLedger
+from shared.cache import AnswerCache
 from shared.events import AnswerVerified, ContextCompressed, QueryOutcome
 from shared.logs import log_fields
 from shared.metrics import ABSTENTIONS, ANSWER_CONFIDENCE
@@ -30,12 +32,16 @@ class VerifierHandlers:
         ledger: DeliveryLedger,
         queries: MongoQueryRepository,
         generator: AnswerGenerator | None = None,
+        cache: AnswerCache | None = None,
+        llm: object | None = None,
     ) -> None:
         self.repo = repo
         self.bus = bus
         self.ledger = ledger
         self.queries = queries
         self.generator = generator
+        self.cache = cache
+        self.generator_name = generator_name(llm)
 
     async def _page_texts(self, event: ContextCompressed) -> dict[tuple[str, int], str]:
         """Full text of every page the context cites, so sentences are checked against the page."""
@@ -81,6 +87,9 @@ class VerifierHandlers:
             ANSWER_CONFIDENCE.observe(answer.confidence)
             if answer.abstained:
                 ABSTENTIONS.inc()
+            if self.cache is not None and event.documents:
+                key = query_answer_key(event.question, event.documents, event.settings, self.generator_name)
+                await self.cache.put(key, outcome.model_dump(mode="json"))
         else:
             # An earlier delivery stored an answer but died before publishing: publish that one.
             stored = await self.queries.get(event.query_id)

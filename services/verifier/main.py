@@ -5,6 +5,7 @@ from __future__ import annotations
 from services.verifier.handlers import STAGE, VerifierHandlers
 from shared.bus.delivery import Delivery
 from shared.bus.runtime import StageRuntime
+from shared.cache import AnswerCache
 from shared.events import ContextCompressed
 from shared.llm import make_llm
 
@@ -20,6 +21,8 @@ async def wire() -> None:
     handlers = VerifierHandlers(
         runtime.repo, runtime.bus, runtime.ledger, runtime.queries,
         generator=LLMAnswerGenerator(llm) if llm else None,
+        cache=AnswerCache(runtime.repo),
+        llm=llm,
     )
 
 

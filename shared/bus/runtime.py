@@ -14,11 +14,11 @@ from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any, TypeVar
 
+from aiokafka import ConsumerRebalanceListener, TopicPartition
 from faststream import FastStream
 from faststream.kafka import Topic
 from faststream.kafka.annotations import KafkaMessage
 from faststream.middlewares import AckPolicy
-from aiokafka import ConsumerRebalanceListener, TopicPartition
 from pymongo import AsyncMongoClient
 
 from shared.bus.broker import Bus, make_broker

@@ -46,3 +46,14 @@ def test_node_without_text_has_empty_summary() -> None:
     nodes = [TreeNode(id="0001", title="Scan", page_start=1, page_end=1, level=1)]
     summarise_tree(nodes, [""], frozenset())
     assert nodes[0].summary == ""
+
+
+def test_own_text_starts_at_the_heading_not_at_a_running_header_with_the_same_words() -> None:
+    pages = [
+        "Valves 7\nThe previous entry ends here with its closing remark about flanges.\n"
+        "Valves Isolation and Control\nValves isolate sections of the feedwater line during repairs.",
+    ]
+    nodes = [TreeNode(id="0001", title="Valves", page_start=1, page_end=1, level=1)]
+    summarise_tree(nodes, pages, frozenset())
+    assert "flanges" not in nodes[0].summary
+    assert "Valves isolate sections of the feedwater line during repairs." in nodes[0].summary

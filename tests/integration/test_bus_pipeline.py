@@ -73,6 +73,21 @@ async def test_uploaded_pdf_is_answered_with_the_one_process_citations(
     assert stored["status"] == "answered" and stored["answer"] == body["answer"]
     assert [t["stage"] for t in stored["timings"]["stages"]] == stages
 
+    # The same question, settings and document version again: answered from the cache by the
+    # first stage, with the same answer.
+    again = ask(gateway, question, doc_ids=[document["doc_id"]], mode="beam",
+                settings={"beam_width": 3, "token_budget": 600}).json()
+    assert again["query_id"] != body["query_id"]
+    assert (again["answer"], again["citations"]) == (body["answer"], body["citations"])
+    assert [t["stage"] for t in again["timings"]["stages"]] == ["navigator"]
+    other = ask(gateway, question, doc_ids=[document["doc_id"]], mode="beam", settings={"beam_width": 4}).json()
+    assert len(other["timings"]["stages"]) == 3, "a different setting must not hit the cache"
+
+    metrics = httpx.get(f"{gateway.url}/metrics", timeout=10).text
+    query_topic = stack.topic("query.received")
+    assert f'treerag_messages_published_total{{stage="gateway",topic="{query_topic}"}}' in metrics
+    assert 'treerag_http_request_seconds_count{method="POST",route="/v1/query",status="200"}' in metrics
+
 
 def test_async_query_returns_202_and_the_answer_is_polled(
     gateway: Gateway, indexer: ServiceProcess

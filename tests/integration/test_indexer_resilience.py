@@ -114,5 +114,4 @@ def test_two_indexers_in_one_group_share_partitions_and_index_6_pdfs_once(
     assert built_by[first.name] and built_by[second.name], built_by
     assert built_by[first.name].isdisjoint(built_by[second.name]), "a document was indexed twice"
     assert built_by[first.name] | built_by[second.name] == set(doc_ids)
-    stack.stop(first)
-    stack.stop(second)
+    stack.stop_many([first, second])

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from shared.query import Citation, VerifiedAnswer
+from tests.query.conftest import build
+from tests.query.documents import plant_manual
 from treerag.evaluation.baselines import chunk_index, chunk_pages, page_index
 from treerag.evaluation.dataset import DatasetError, QAItem, load_dataset
 from treerag.evaluation.metrics import aggregate, rouge_l, score_item, token_f1
 from treerag.evaluation.runner import SYSTEMS, DocumentBundle, evaluate, markdown_table
-from tests.query.conftest import build
-from tests.query.documents import plant_manual
 
 
 def cited(pages: list[int], text: str = "answer") -> VerifiedAnswer:

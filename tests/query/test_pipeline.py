@@ -79,3 +79,21 @@ def test_eval_command_indexes_pdfs_and_writes_results(tmp_path: Path, capsys) ->
     assert results["dataset"] == "guide" and results["n"] == 1
     assert results["systems"]["treerag-auto"]["hit_at_1"] == 1.0
     assert (out.parent / "RESULTS.md").is_file()
+
+
+async def test_demo_prints_trees_answers_and_an_abstention(guide_store: EmbeddedRepository, capsys) -> None:  # noqa: ANN001
+    from treerag.demo import run
+
+    questions = ("What does error code 41 mean?", "Which Kubernetes operator scales the cluster?")
+    assert await run(guide_store.root, questions) == 0
+    out = capsys.readouterr().out
+    assert "== guide.pdf" in out and "3.2 Error codes (p. 7)" in out
+    assert "[guide.pdf, p. 7]" in out
+    assert "Not found in the documents." in out
+
+
+async def test_demo_on_an_empty_store_says_what_to_do(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    from treerag.demo import run
+
+    assert await run(tmp_path) == 2
+    assert "make demo" in capsys.readouterr().err

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from services.navigator.index import DocumentIndex
 from services.navigator.navigate import navigate
 from services.navigator.resolver import Reference, find_references, resolve
+from shared.documents import IndexedDocument
 from shared.query import QuerySettings
+from shared.store.embedded import EmbeddedRepository
 from tests.query.conftest import build
 
 
@@ -34,37 +37,35 @@ def test_plain_text_has_no_references() -> None:
     assert find_references("How long is bread baked?") == []
 
 
-async def test_section_reference_resolves_on_a_stored_tree(guide_store) -> None:  # noqa: ANN001
-    record = await guide_store.find_document("guide.pdf")
-    tree = await guide_store.get_tree(record.doc_id)
-    index = build_from_store(record, tree, await guide_store.get_pages(record.doc_id))
+async def stored_guide(store: EmbeddedRepository) -> DocumentIndex:
+    """The guide's index built from what the store holds (tree and pages read back)."""
+    record = await store.find_document("guide.pdf")
+    tree = await store.get_tree(record.doc_id)
+    pages = await store.get_pages(record.doc_id)
+    return build(IndexedDocument(record=record, tree=tree, pages=pages))
+
+
+async def test_section_reference_resolves_on_a_stored_tree(guide_store: EmbeddedRepository) -> None:
+    index = await stored_guide(guide_store)
     resolved = resolve(index, find_references("What does Section 3.2 cover?"))
     assert [index.nodes[r.node].node.title for r in resolved] == ["3.2 Error codes"]
     chapter = resolve(index, find_references("Summarise Chapter 2"))
     assert [index.nodes[r.node].node.title for r in chapter] == ["2 Configuration"]
 
 
-async def test_table_reference_resolves_to_the_caption_page(guide_store) -> None:  # noqa: ANN001
-    record = await guide_store.find_document("guide.pdf")
-    index = build_from_store(record, await guide_store.get_tree(record.doc_id), await guide_store.get_pages(record.doc_id))
+async def test_table_reference_resolves_to_the_caption_page(guide_store: EmbeddedRepository) -> None:
+    index = await stored_guide(guide_store)
     [ref] = resolve(index, find_references("Which platforms does Table 2 list?"))
     assert ref.page == 7
     assert index.nodes[ref.node].node.title == "3.2 Error codes"
 
 
-async def test_navigation_adds_the_referenced_section(guide_store) -> None:  # noqa: ANN001
-    record = await guide_store.find_document("guide.pdf")
-    index = build_from_store(record, await guide_store.get_tree(record.doc_id), await guide_store.get_pages(record.doc_id))
+async def test_navigation_adds_the_referenced_section(guide_store: EmbeddedRepository) -> None:
+    index = await stored_guide(guide_store)
     # The question's words point elsewhere (installation); the reference must still fire.
     result = navigate("Does Section 2.2 matter when running the installer?", [index], QuerySettings())
     assert result.stats.references_resolved >= 1
     assert any(p.pages == [5] for p in result.passages)
-
-
-def build_from_store(record, tree, pages):  # noqa: ANN001, ANN201
-    from shared.documents import IndexedDocument
-
-    return build(IndexedDocument(record=record, tree=tree, pages=pages))
 
 
 def test_text_references_are_explicit_cross_references_only() -> None:

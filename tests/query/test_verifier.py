@@ -77,7 +77,8 @@ class _Generator:
 
 def test_generated_answer_is_scored_and_bad_citations_removed() -> None:
     generator = _Generator(
-        "The valves open at 12 bar [plant.pdf, p. 4]. They are tested by the shift supervisor once per quarter [plant.pdf, p. 5]. "
+        "The valves open at 12 bar [plant.pdf, p. 4]. "
+        "They are tested by the shift supervisor once per quarter [plant.pdf, p. 5]. "
         "They were installed in 1990 [plant.pdf, p. 9]."
     )
     answer = answer_question(context("safety valve facts"), QuerySettings(), "beam", generator, page_text)
@@ -90,7 +91,9 @@ def test_generated_answer_is_scored_and_bad_citations_removed() -> None:
 
 
 def test_generated_hallucination_gets_low_confidence_warning() -> None:
-    generator = _Generator("Purple elephants dance on Tuesdays [plant.pdf, p. 4]. Nobody knows why [plant.pdf, p. 5].")
+    generator = _Generator(
+        "Purple elephants dance on Tuesdays [plant.pdf, p. 4]. Nobody knows why [plant.pdf, p. 5]."
+    )
     answer = answer_question(context("safety valve facts"), QuerySettings(), "dfs", generator, page_text)
     assert answer.confidence < 0.6
     assert any("low confidence" in w for w in answer.warnings)

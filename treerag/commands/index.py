@@ -30,6 +30,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="auto",
         help="auto: the PDF's outline if it has one, else heading detection; layout ignores the outline.",
     )
+    parser.add_argument(
+        "--domain",
+        choices=["general", "medical", "legal", "financial", "academic"],
+        default="general",
+        help="Document domain: selects the prompt template of the llm builder.",
+    )
     parser.add_argument("--max-pages", type=int, default=settings.max_pages, help="Refuse longer PDFs.")
     parser.add_argument("--force", action="store_true", help="Rebuild documents already in the store.")
     parser.add_argument("--no-progress", action="store_true", help="No progress bar.")
@@ -51,7 +57,7 @@ def _llm_client(builder: str) -> object | None:
 
 async def _index_all(args: argparse.Namespace) -> int:
     repo = EmbeddedRepository(args.store)
-    options = IndexOptions(builder=args.builder, max_pages=args.max_pages)
+    options = IndexOptions(builder=args.builder, max_pages=args.max_pages, domain=args.domain)
     llm = _llm_client(args.builder)
     failed = 0
     quiet = args.no_progress or not sys.stderr.isatty()

@@ -12,9 +12,9 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from services.compressor.tokens import count_tokens
 from services.navigator.index import DocumentIndex
 from services.verifier.answer import answer_question
-from services.compressor.tokens import count_tokens
 from shared.documents import DocumentStatus
 from shared.query import CompressedContext, QuerySettings, VerifiedAnswer
 from shared.store.base import Repository
@@ -98,7 +98,9 @@ def _flat_system(kind: str) -> Answerer:
         flat = bundle.pages if kind == "pages" else bundle.chunks
         passages = flat.search(item.question)
         tokens = sum(count_tokens(p.text) for p in passages)
-        context = CompressedContext(question=item.question, passages=passages, tokens_before=tokens, tokens_after=tokens)
+        context = CompressedContext(
+            question=item.question, passages=passages, tokens_before=tokens, tokens_after=tokens
+        )
         answer = answer_question(
             context, settings, "flat", page_text=lambda _doc, page: bundle.index.page_text(page)
         )
