@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import importlib.metadata
 import json
 import logging
 from collections import OrderedDict
@@ -22,6 +23,18 @@ KEY_SCHEMA_VERSION = 1
 CACHE_NAME = "answer"
 
 
+def _product_version() -> str:
+    # A new release may navigate or verify differently: its answers must not be served from
+    # entries an older release wrote.
+    try:
+        return importlib.metadata.version("treerag")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+PRODUCT_VERSION = _product_version()
+
+
 def answer_cache_key(
     question: str,
     documents: list[tuple[str, int]],
@@ -33,9 +46,11 @@ def answer_cache_key(
 ) -> str:
     """SHA-256 (hex) of a canonical JSON of the question, the (doc_id, version) pairs, every
     QuerySettings field (read from the model, so a new setting is never forgotten), the
-    model ("extractive" offline), the answer language and the prompt version."""
+    model ("extractive" offline), the answer language, the prompt version and the product
+    release."""
     material = {
         "key_schema": KEY_SCHEMA_VERSION,
+        "product": PRODUCT_VERSION,
         "question": " ".join(question.split()),
         "documents": sorted([str(doc_id), int(version)] for doc_id, version in documents),
         "settings": settings.model_dump(mode="json"),

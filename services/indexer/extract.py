@@ -265,11 +265,18 @@ def _cover_title(lines: list[Line]) -> str:
     largest = sizes[-1]
     if largest < 1.3 * median:
         return ""
-    picked: list[str] = []
-    for line in lines:
-        if line.size >= 0.95 * largest and line in sized:
+    big = [ln for ln in sized if ln.size >= 0.9 * largest]
+    # Among equally large lines (a date above a bold headline), the bold ones are the title.
+    if any(ln.bold for ln in big) and not all(ln.bold for ln in big):
+        big = [ln for ln in big if ln.bold]
+    start = lines.index(big[0])
+    picked = [big[0].text]
+    for line in lines[start + 1 :]:
+        # A title's second line may be set a little smaller (small capitals) but not in
+        # another weight.
+        if line.size >= 0.8 * largest and line.bold == big[0].bold and line in sized:
             picked.append(line.text)
-        elif picked:
+        else:
             break
     return " ".join(" ".join(picked).split())[:200]
 

@@ -32,6 +32,8 @@ logger = logging.getLogger(__name__)
 
 E = TypeVar("E", bound=Event)
 
+LEDGER_RETRY_S = 2.0
+
 
 class PermanentError(Exception):
     """Retrying cannot help (bad input, missing data): dead-letter at once."""
@@ -111,7 +113,14 @@ class ReliableConsumer(Generic[E]):
 
     async def _handle(self, raw: RawMessage, event: E, queued_ms: float) -> None:
         ledger = self.ledger_factory()
-        attempt = await ledger.begin_attempt(self.group_id, raw.topic, raw.partition, raw.offset)
+        try:
+            attempt = await ledger.begin_attempt(self.group_id, raw.topic, raw.partition, raw.offset)
+        except Exception as exc:
+            # MongoDB unreachable: nothing can be stored either. Wait, then let Kafka redeliver.
+            FAILURES.labels(self.stage, "ledger_unavailable").inc()
+            logger.warning("delivery ledger unavailable; retrying", extra=log_fields(error=repr(exc)))
+            await asyncio.sleep(LEDGER_RETRY_S)
+            raise
         if attempt > self.max_attempts:
             reason = f"the {self.stage} process stopped {attempt - 1} times while handling this message"
             await self._give_up(raw, event, attempt - 1, reason, "ProcessDied")

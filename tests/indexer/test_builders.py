@@ -130,3 +130,9 @@ def test_llm_failure_falls_back_to_offline_tree_with_warning(monkeypatch) -> Non
     indexed = index_pdf(data, "manual.pdf", IndexOptions(builder="llm"), llm=object())
     assert indexed.record.builder == BuilderName.LAYOUT
     assert any("model timed out" in w for w in indexed.record.warnings)
+
+
+def test_document_title_is_the_largest_text_on_the_first_page() -> None:
+    data, _ = pdfs.manual_pdf(outline=True)
+    assert index_pdf(data, "manual.pdf").record.title == "Northwind Plant Manual"
+    assert index_pdf(pdfs.plain_pdf(pages=1), "plain.pdf").record.title.startswith("Record 1.")

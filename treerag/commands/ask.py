@@ -7,9 +7,12 @@ import asyncio
 import sys
 from pathlib import Path
 
+from shared.cache import AnswerCache
+from shared.llm.errors import LLMConfigError, LLMError
 from shared.query import QuerySettings
 from shared.settings import get_settings
 from shared.store.embedded import EmbeddedRepository
+from treerag.llm_options import HOW_TO_CONFIGURE, add_llm_arguments, make_cli_llm
 from treerag.pipeline import AskResult, NoDocumentsError, QueryEngine
 
 
@@ -24,7 +27,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--mode", choices=["dfs", "beam", "auto"], default="auto", help="Tree navigation strategy.")
     parser.add_argument("--store", type=Path, default=settings.store_dir, help="Store folder (default ./data).")
     parser.add_argument("--json", action="store_true", help="Print the full result as JSON.")
+    parser.add_argument(
+        "--no-cache", action="store_true",
+        help="Answer afresh: neither read nor write the answer cache nor the stored model replies.",
+    )
+    add_llm_arguments(parser)
+    parser.add_argument(
+        "--llm-scoring", action="store_true", help="Rank tree nodes with the model too (needs a model)."
+    )
     parser.set_defaults(func=run)
+
+
+class AskUsageError(ValueError):
+    """The options cannot work together; the message says what to change."""
 
 
 def render(result: AskResult) -> str:
@@ -36,6 +51,7 @@ def render(result: AskResult) -> str:
             pages = ", ".join(str(p) for p in citation.pages)
             lines.append(f"  - {citation.file_name or citation.doc_id}, p. {pages} (section {citation.node_id})")
     lines.append(f"Confidence: {answer.confidence:.2f}" + ("  (abstained)" if answer.abstained else ""))
+    lines.append(f"Answered by: {result.generator}" + ("  (from the answer cache)" if result.cached else ""))
     for warning in result.warnings:
         lines.append(f"Warning: {warning}")
     s = result.stats
@@ -53,10 +69,15 @@ def render(result: AskResult) -> str:
 
 
 async def _ask(args: argparse.Namespace) -> AskResult:
+    llm = make_cli_llm(args, args.store, persist_replies=not args.no_cache)
+    if args.llm_scoring and llm is None:
+        raise AskUsageError(f"--llm-scoring needs a model: {HOW_TO_CONFIGURE}")
     repository = EmbeddedRepository(args.store)
     try:
-        engine = QueryEngine(repository)
-        return await engine.ask(args.question, args.doc, QuerySettings(mode=args.mode))
+        cache = None if args.no_cache else AnswerCache(repository)
+        engine = QueryEngine(repository, llm=llm, answer_cache=cache)
+        settings = QuerySettings(mode=args.mode, llm_scoring=args.llm_scoring)
+        return await engine.ask(args.question, args.doc, settings)
     finally:
         await repository.close()
 
@@ -64,8 +85,14 @@ async def _ask(args: argparse.Namespace) -> AskResult:
 def run(args: argparse.Namespace) -> int:
     try:
         result = asyncio.run(_ask(args))
-    except (NoDocumentsError, ValueError) as exc:
+    except (NoDocumentsError, LLMConfigError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except RuntimeError as exc:
+        if not isinstance(exc.__cause__, LLMError):
+            raise
+        # The model could not write the answer, after its retries.
+        print(f"error: {exc}. Retry later, or ask offline with --llm off.", file=sys.stderr)
+        return 1
     print(result.model_dump_json(indent=2) if args.json else render(result))
     return 0

@@ -12,9 +12,11 @@ from tqdm import tqdm
 
 from services.indexer.errors import PdfError
 from services.indexer.pipeline import IndexOptions, content_id, index_pdf
+from shared.llm.errors import LLMConfigError
 from shared.settings import get_settings
 from shared.store.embedded import EmbeddedRepository
 from shared.tree import walk_tree
+from treerag.llm_options import HOW_TO_CONFIGURE, add_llm_arguments, make_cli_llm, usage_line
 
 logger = logging.getLogger("treerag.index")
 
@@ -28,7 +30,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--builder",
         choices=["auto", "outline", "layout", "windows", "llm"],
         default="auto",
-        help="auto: the PDF's outline if it has one, else heading detection; layout ignores the outline.",
+        help="auto: the PDF's outline if it has one, else the model when one is configured, else heading "
+        "detection; layout ignores the outline; llm needs a model (--llm or TREERAG_LLM).",
     )
     parser.add_argument(
         "--domain",
@@ -39,26 +42,40 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--max-pages", type=int, default=settings.max_pages, help="Refuse longer PDFs.")
     parser.add_argument("--force", action="store_true", help="Rebuild documents already in the store.")
     parser.add_argument("--no-progress", action="store_true", help="No progress bar.")
+    add_llm_arguments(parser)
     parser.set_defaults(func=run)
 
 
-def _llm_client(builder: str) -> object | None:
-    """The configured model client (TREERAG_LLM), for the llm and auto builders; None offline."""
-    if builder not in ("llm", "auto"):
-        return None
-    from shared.llm.factory import make_llm
+class ModelRequiredError(RuntimeError):
+    """`--builder llm` without a configured model."""
 
+
+def _llm_client(args: argparse.Namespace) -> object | None:
+    """The configured model client for the llm and auto builders, its replies cached in the
+    store; None offline. `--builder llm` without a usable model is an error; `auto` then
+    indexes offline."""
+    if args.builder not in ("llm", "auto"):
+        return None
     try:
-        return make_llm(get_settings())
-    except Exception as exc:  # a misconfigured model must not stop offline indexing
+        llm = make_cli_llm(args, args.store)
+    except LLMConfigError as exc:
+        if args.builder == "llm":
+            raise ModelRequiredError(str(exc)) from exc
         print(f"warning: no model client ({exc}); indexing offline", file=sys.stderr)
         return None
+    if llm is None and args.builder == "llm":
+        raise ModelRequiredError(f"--builder llm needs a model: {HOW_TO_CONFIGURE}")
+    return llm
 
 
 async def _index_all(args: argparse.Namespace) -> int:
+    try:
+        llm = _llm_client(args)
+    except ModelRequiredError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     repo = EmbeddedRepository(args.store)
     options = IndexOptions(builder=args.builder, max_pages=args.max_pages, domain=args.domain)
-    llm = _llm_client(args.builder)
     failed = 0
     quiet = args.no_progress or not sys.stderr.isatty()
     files = tqdm(args.files, desc="files", unit="file", file=sys.stderr, disable=quiet, position=0)
@@ -104,6 +121,8 @@ async def _index_all(args: argparse.Namespace) -> int:
         for warning in record.warnings:
             print(f"warning: {name}: {warning}", file=sys.stderr)
     await repo.close()
+    if llm is not None:
+        print(usage_line(llm))
     return 1 if failed else 0
 
 
