@@ -13,13 +13,26 @@ from shared.logs import configure_logging
 COMMANDS = ("index", "tree", "ask", "eval", "export", "import_tree")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _requested_command(argv: list[str]) -> str | None:
+    """The subcommand named on the command line, so only its module (and its imports) loads."""
+    tokens = iter(argv)
+    for token in tokens:
+        if token == "--log-level":
+            next(tokens, None)
+        elif not token.startswith("-"):
+            name = "import_tree" if token == "import" else token
+            return name if name in COMMANDS else None
+    return None
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="treerag", description="Page-aware section trees for PDFs, and cited answers over them."
     )
     parser.add_argument("--log-level", default="WARNING", help="Log level for the JSON logs on stderr.")
     subparsers = parser.add_subparsers(dest="command", required=True)
-    for name in COMMANDS:
+    requested = _requested_command(sys.argv[1:] if argv is None else argv)
+    for name in (requested,) if requested else COMMANDS:
         try:
             module = importlib.import_module(f"treerag.commands.{name}")
         except ModuleNotFoundError as exc:
@@ -31,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     configure_logging(args.log_level.upper())
     try:

@@ -76,6 +76,8 @@ class DocumentIndex:
     by_id: dict[str, int] = field(default_factory=dict)
     # Resolved cross-references by reference; a tree never changes under its index.
     reference_cache: dict = field(default_factory=dict, repr=False)
+    # Structures other query modules derive from this index once (e.g. per-page term sets).
+    derived: dict = field(default_factory=dict, repr=False)
 
     @property
     def doc_id(self) -> str:

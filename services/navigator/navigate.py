@@ -9,6 +9,9 @@ import re
 import time
 from dataclasses import dataclass
 
+import numpy as np
+
+from services.navigator.evidence import CANDIDATES_PER_NODE, rerank_pages, term_weights
 from services.navigator.index import DocumentIndex
 from services.navigator.lexical import query_terms, shared_idf
 from services.navigator.names import unmentioned_names
@@ -34,6 +37,8 @@ _BROAD_CUES = re.compile(
 # A passage's rank score: this share from its page's own lexical score, the rest from the
 # node's P(v|q).
 PAGE_SHARE = 0.5
+# A node's page is kept when its evidence reaches this share of the node's best page.
+EVIDENCE_SHARE = 0.5
 # At most this many passages per unit of beam width leave the navigator.
 MAX_PASSAGES_PER_WIDTH = 2
 # References found in selected text add at most this many nodes.
@@ -216,12 +221,31 @@ def _fallback_selection(scores: DocumentScores, settings: QuerySettings) -> dict
     return chosen
 
 
+def _candidate_pages(scores: DocumentScores, i: int) -> list[int]:
+    """The node's strongest pages by BM25 (1-based), its first page if none mentions a term."""
+    sl = scores.index.node_page_slice(i)
+    node = scores.index.nodes[i].node
+    if sl.stop <= sl.start:
+        return [node.page_start]
+    window = scores.page[sl]
+    order = np.argsort(-window, kind="stable")[:CANDIDATES_PER_NODE]
+    found = [sl.start + int(k) + 1 for k in order if window[k] > 0]
+    return found or [node.page_start]
+
+
 def _passages_for(
-    scores: DocumentScores, selected: dict[int, float], settings: QuerySettings, pinned_pages: dict[int, int]
+    scores: DocumentScores,
+    selected: dict[int, float],
+    settings: QuerySettings,
+    pinned_pages: dict[int, int],
+    weights: dict[str, float],
 ) -> list[Passage]:
     index = scores.index
     by_page: dict[int, Passage] = {}
     node_only: list[Passage] = []
+    if index.has_pages:
+        candidates = {i: _candidate_pages(scores, i) for i in selected}
+        evidence = rerank_pages(index, sorted({p for ps in candidates.values() for p in ps}), scores.page, weights)
     for i, p in selected.items():
         node = index.nodes[i].node
         if not index.has_pages:
@@ -231,12 +255,15 @@ def _passages_for(
                         pages=[node.page_start], text=text, score=round(p, 6))
             )
             continue
-        pages = scores.best_pages(i, settings.pages_per_node)
+        ranked = sorted(candidates[i], key=lambda page: (-evidence[page], page))
+        top = evidence[ranked[0]]
+        # Pages far weaker than the node's best add tokens, not evidence.
+        pages = [page for page in ranked if evidence[page] >= EVIDENCE_SHARE * top][: settings.pages_per_node]
         if i in pinned_pages and pinned_pages[i] not in pages:
             pages = [pinned_pages[i], *pages][: settings.pages_per_node]
         for page in pages:
-            # The page's own lexical strength ranks evidence; the node's P breaks near-ties.
-            score = PAGE_SHARE * float(scores.page[page - 1]) + (1 - PAGE_SHARE) * p
+            # The page's own evidence ranks it; the node's P breaks near-ties.
+            score = PAGE_SHARE * evidence.get(page, 0.0) + (1 - PAGE_SHARE) * p
             current = by_page.get(page)
             if current is None or score > current.score:
                 by_page[page] = Passage(
@@ -261,7 +288,7 @@ def navigate(
     if not indexes:
         raise ValueError("navigate() needs at least one DocumentIndex; index a document first")
     qterms = query_terms(question)
-    shortlist, _ = _route(indexes, qterms, settings)
+    shortlist, idf = _route(indexes, qterms, settings)
     normaliser = _normaliser(shortlist)
     for s in shortlist:
         s.normalise(normaliser)
@@ -276,6 +303,7 @@ def navigate(
         warnings.append(f"the documents never mention {', '.join(unmentioned)}")
         shortlist = []
     for scores in shortlist:
+        weights = term_weights(scores.index, qterms, idf)
         walker = _Walker(question, scores, settings, scorer)
         strategy = _dfs if mode == "dfs" else _beam
         selected = strategy(walker, settings, settings.score_threshold)
@@ -296,7 +324,7 @@ def navigate(
             if ref.page is not None:
                 pinned[ref.node] = ref.page
             stats.references_resolved += 1
-        doc_passages = _passages_for(scores, selected, settings, pinned)
+        doc_passages = _passages_for(scores, selected, settings, pinned, weights)
         # References made by the selected text itself ("see Section 4.2") pull their nodes in.
         strongest = sorted(doc_passages, key=lambda p: -p.score)[:MAX_TEXT_REFERENCES]
         text_refs = [r for p in strongest for r in find_text_references(p.text) if r not in question_refs]
@@ -310,7 +338,7 @@ def navigate(
         if extra:
             known = {(p.doc_id, tuple(p.pages)) for p in doc_passages}
             doc_passages += [
-                p for p in _passages_for(scores, extra, settings, pinned) if (p.doc_id, tuple(p.pages)) not in known
+                p for p in _passages_for(scores, extra, settings, pinned, weights) if (p.doc_id, tuple(p.pages)) not in known
             ]
         stats.nodes_visited += walker.visited
         stats.nodes_selected += len(selected) + len(extra)

@@ -1,25 +1,48 @@
 """`treerag eval --dataset FILE.jsonl --pdfs DIR --out RESULTS.json`: every question through the
-tree systems and the BM25 baselines in one run; writes RESULTS.json and RESULTS.md."""
+tree systems and the BM25 baselines in one run; writes RESULTS.json and RESULTS.md.
+`--judge` adds an LLM judge's faithfulness, relevance and completeness means per system."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import json
+import logging
+import statistics
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from pydantic import BaseModel
+
+from services.verifier.judge import JudgeScores, judge_answer
+from shared.llm.client import BaseLLMClient
+from shared.llm.errors import LLMConfigError, LLMError
+from shared.logs import log_fields
+from shared.query import Passage, QuerySettings, VerifiedAnswer
 from shared.settings import get_settings
 from shared.store.embedded import EmbeddedRepository
-from treerag.evaluation.dataset import DatasetError, load_dataset
+from treerag.evaluation.dataset import DatasetError, QAItem, load_dataset
 from treerag.evaluation.runner import (
+    ANSWERERS,
     SYSTEMS,
+    DocumentBundle,
     EvalReport,
     MissingDocumentError,
     ensure_indexed,
     evaluate,
     markdown_table,
 )
+from treerag.llm_options import HOW_TO_CONFIGURE, add_llm_arguments, make_cli_llm, usage_line
+
+logger = logging.getLogger("treerag.eval")
+
+JUDGE_CRITERIA = ("faithfulness", "relevance", "completeness")
+# What the judge is told an unanswerable item's reference answer is.
+NOT_IN_DOCUMENTS = "The documents do not contain this information; the right answer says so."
+# Sources shown to the judge for an answer that cites nothing (an abstention): the pages a
+# reader would check first, so the judge can tell whether abstaining was right.
+FALLBACK_SOURCE_PAGES = 3
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -33,26 +56,135 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--systems", default=",".join(SYSTEMS), help=f"Comma-separated subset of: {', '.join(SYSTEMS)}."
     )
     parser.add_argument("--items", action="store_true", help="Also write per-question scores (RESULTS.items.json).")
+    parser.add_argument(
+        "--judge", action="store_true",
+        help="Score every answer with the model as judge (faithfulness, relevance, completeness); needs a model.",
+    )
+    add_llm_arguments(parser)
     parser.set_defaults(func=run)
 
 
-async def run_eval(
-    dataset: Path, pdfs: Path, store: Path, systems: tuple[str, ...] = SYSTEMS
-) -> EvalReport:
+class JudgeMeans(BaseModel):
+    """One system's judge scores: means over the answers the judge scored."""
+
+    faithfulness: float | None
+    relevance: float | None
+    completeness: float | None
+    judged: int
+    failures: int
+
+
+class JudgeReport(BaseModel):
+    model: str
+    systems: dict[str, JudgeMeans]
+
+
+async def load_bundles(dataset: Path, pdfs: Path, store: Path) -> tuple[list[QAItem], dict[str, DocumentBundle]]:
     items = load_dataset(dataset)
     repository = EmbeddedRepository(store)
     try:
         bundles = await ensure_indexed(repository, [item.doc for item in items], pdfs)
     finally:
         await repository.close()
+    return items, bundles
+
+
+async def run_eval(
+    dataset: Path, pdfs: Path, store: Path, systems: tuple[str, ...] = SYSTEMS
+) -> EvalReport:
+    items, bundles = await load_bundles(dataset, pdfs, store)
     return evaluate(dataset.stem, items, bundles, systems=systems)
 
 
-def write_report(report: EvalReport, out: Path, with_items: bool = False) -> Path:
+def judge_sources(answer: VerifiedAnswer, item: QAItem, bundle: DocumentBundle) -> list[Passage]:
+    """The pages the answer cites, each in full; for an answer citing nothing, the document's
+    best BM25 pages for the question."""
+    label = bundle.index.record.file_name or bundle.index.doc_id
+    passages: list[Passage] = []
+    seen: set[int] = set()
+    for citation in answer.citations:
+        for page in citation.pages:
+            text = bundle.index.page_text(page)
+            if page in seen or not text:
+                continue
+            seen.add(page)
+            passages.append(Passage(doc_id=citation.doc_id, file_name=label, node_id=citation.node_id,
+                                    pages=[page], text=text))
+    return passages or bundle.pages.search(item.question, k=FALLBACK_SOURCE_PAGES)
+
+
+def _judge_one(
+    llm: BaseLLMClient, system: str, item: QAItem, bundle: DocumentBundle, settings: QuerySettings
+) -> JudgeScores | None:
+    answer, _ = ANSWERERS[system](item, bundle, settings)
+    reference = item.answer if item.answerable else NOT_IN_DOCUMENTS
+    try:
+        return judge_answer(llm, item.question, answer.answer, judge_sources(answer, item, bundle), reference)
+    except LLMError as exc:
+        logger.warning("judge failed", extra=log_fields(system=system, item=item.id, error=str(exc)[:300]))
+        return None
+
+
+def judge_systems(
+    llm: BaseLLMClient,
+    items: list[QAItem],
+    bundles: dict[str, DocumentBundle],
+    systems: tuple[str, ...] = SYSTEMS,
+    settings: QuerySettings | None = None,
+    workers: int = 4,
+) -> JudgeReport:
+    """Each system answers each question again (answers are deterministic, so they are the
+    ones `evaluate` scored) and the model judges every answer; a failed judgement is counted,
+    not averaged."""
+    settings = settings or QuerySettings()
+    jobs = [(system, item) for system in systems for item in items]
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        verdicts = list(pool.map(lambda job: _judge_one(llm, job[0], job[1], bundles[job[1].doc], settings), jobs))
+    per_system: dict[str, JudgeMeans] = {}
+    for system in systems:
+        scored = [v for (name, _), v in zip(jobs, verdicts, strict=True) if name == system and v is not None]
+        means = {
+            criterion: round(statistics.fmean(getattr(v, criterion) for v in scored), 4) if scored else None
+            for criterion in JUDGE_CRITERIA
+        }
+        per_system[system] = JudgeMeans(**means, judged=len(scored), failures=len(items) - len(scored))
+    return JudgeReport(model=f"{llm.provider}:{llm.model}", systems=per_system)
+
+
+def results_json(report: EvalReport, judge: JudgeReport | None = None) -> dict:
+    """RESULTS.json: the metrics per system; with a judge, `judge_<criterion>` means per system
+    and a top-level `judge` block (model, answers judged, failures)."""
+    data = report.results.model_dump()
+    if judge is not None:
+        for system, means in judge.systems.items():
+            for criterion in JUDGE_CRITERIA:
+                data["systems"][system][f"judge_{criterion}"] = getattr(means, criterion)
+        data["judge"] = {
+            "model": judge.model,
+            "systems": {name: {"judged": m.judged, "failures": m.failures} for name, m in judge.systems.items()},
+        }
+    return data
+
+
+def judge_table(judge: JudgeReport) -> str:
+    def cell(value: float | None) -> str:
+        return "n/a" if value is None else f"{value:.3f}"
+
+    rows = [
+        f"| {name} | {cell(m.faithfulness)} | {cell(m.relevance)} | {cell(m.completeness)} | {m.judged} | {m.failures} |"
+        for name, m in judge.systems.items()
+    ]
+    return (
+        f"\n#### LLM judge ({judge.model})\n\n| system | faithfulness | relevance | completeness | judged | failed |\n"
+        "|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n"
+    )
+
+
+def write_report(report: EvalReport, out: Path, with_items: bool = False, judge: JudgeReport | None = None) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report.results.model_dump(), indent=2) + "\n", encoding="utf-8")
+    out.write_text(json.dumps(results_json(report, judge), indent=2) + "\n", encoding="utf-8")
     table = out.with_suffix(".md")
-    table.write_text(markdown_table(report.results), encoding="utf-8")
+    table.write_text(markdown_table(report.results) + (judge_table(judge) if judge else ""), encoding="utf-8")
     if with_items:
         items = {name: [s.model_dump() for s in scores] for name, scores in report.items.items()}
         out.with_suffix(".items.json").write_text(json.dumps(items, indent=1) + "\n", encoding="utf-8")
@@ -65,12 +197,28 @@ def run(args: argparse.Namespace) -> int:
     if unknown:
         print(f"error: unknown system(s) {', '.join(unknown)}; choose from {', '.join(SYSTEMS)}", file=sys.stderr)
         return 2
+    llm: BaseLLMClient | None = None
+    if args.judge:
+        try:
+            llm = make_cli_llm(args, args.store)
+        except LLMConfigError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        if llm is None:
+            print(f"error: --judge needs a model: {HOW_TO_CONFIGURE}", file=sys.stderr)
+            return 2
     try:
-        report = asyncio.run(run_eval(args.dataset, args.pdfs, args.store, systems))
+        items, bundles = asyncio.run(load_bundles(args.dataset, args.pdfs, args.store))
     except (DatasetError, MissingDocumentError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    table = write_report(report, args.out, args.items)
-    print(markdown_table(report.results))
+    report = evaluate(args.dataset.stem, items, bundles, systems=systems)
+    judge = None
+    if llm is not None:
+        judge = judge_systems(llm, items, bundles, systems, workers=get_settings().llm_max_concurrency)
+    table = write_report(report, args.out, args.items, judge)
+    print(markdown_table(report.results) + (judge_table(judge) if judge else ""))
+    if llm is not None:
+        print(usage_line(llm))
     print(f"wrote {args.out} and {table}")
     return 0

@@ -12,6 +12,7 @@ from tqdm import tqdm
 
 from services.indexer.errors import PdfError
 from services.indexer.pipeline import IndexOptions, content_id, index_pdf
+from shared.llm.client import BaseLLMClient
 from shared.llm.errors import LLMConfigError
 from shared.settings import get_settings
 from shared.store.embedded import EmbeddedRepository
@@ -50,7 +51,7 @@ class ModelRequiredError(RuntimeError):
     """`--builder llm` without a configured model."""
 
 
-def _llm_client(args: argparse.Namespace) -> object | None:
+def _llm_client(args: argparse.Namespace) -> BaseLLMClient | None:
     """The configured model client for the llm and auto builders, its replies cached in the
     store; None offline. `--builder llm` without a usable model is an error; `auto` then
     indexes offline."""
