@@ -8,7 +8,9 @@ three fields, each an IDF-weighted share of the question's terms (0..1):
 - *proximity*: the best window of two consecutive sentences — how many of the question's
   informative terms occur together;
 - *section*: the titles of the sections enclosing the page (the deepest node covering it and
-  its ancestors) — what the tree knows about the page that its text may not say.
+  its ancestors) — what the tree knows about the page that its text may not say;
+- *literal*: the share of the question's options and dotted names ("-e", ".First") the page
+  quotes verbatim (only when the question has any).
 
 The fields are summed with fixed weights (BM25F-style: each field adds evidence, a strong
 field cannot be cancelled by a weak one). Per-page sentence terms and section-path terms are
@@ -24,10 +26,13 @@ import numpy as np
 
 from services.navigator.index import DocumentIndex
 from services.navigator.lexical import sentences_of, terms
+from services.navigator.question import literal_share
 
 # Weights of the proximity and section fields beside the scaled page BM25 (weight 1).
 PROXIMITY_WEIGHT = 1.0
 SECTION_WEIGHT = 0.5
+# Weight of the literal field: the question's options and dotted names found verbatim.
+LITERAL_WEIGHT = 0.5
 # Consecutive sentences that form one proximity window.
 WINDOW_SENTENCES = 2
 # Candidate pages considered inside one node (the best by BM25), before reranking.
@@ -98,12 +103,16 @@ def proximity(fields: PageFields, page: int, weights: dict[str, float]) -> float
 
 
 def rerank_pages(
-    index: DocumentIndex, pages: Sequence[int], page_scaled: np.ndarray, weights: dict[str, float]
+    index: DocumentIndex,
+    pages: Sequence[int],
+    page_scaled: np.ndarray,
+    weights: dict[str, float],
+    wanted_literals: tuple[str, ...] = (),
 ) -> dict[int, float]:
     """Evidence score of each 1-based page (higher is better), on a 0..1 scale. `page_scaled`
     is the page BM25 already scaled by the best page of the query's documents."""
     fields = page_fields(index)
-    total = 1.0 + PROXIMITY_WEIGHT + SECTION_WEIGHT
+    total = 1.0 + PROXIMITY_WEIGHT + SECTION_WEIGHT + (LITERAL_WEIGHT if wanted_literals else 0.0)
     out: dict[int, float] = {}
     for page in pages:
         bm25 = float(page_scaled[page - 1])
@@ -112,5 +121,7 @@ def rerank_pages(
             + PROXIMITY_WEIGHT * proximity(fields, page, weights)
             + SECTION_WEIGHT * coverage(weights, fields.section(page))
         )
+        if wanted_literals:
+            score += LITERAL_WEIGHT * literal_share(index.pages[page - 1], wanted_literals)
         out[page] = score / total
     return out

@@ -14,6 +14,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from services.navigator.question import topic_text
 from shared.textnorm import split_sentences, tokenize
 
 # Function words that carry no topic; kept short on purpose so that domain words survive.
@@ -61,8 +62,9 @@ def _cached_terms(text: str) -> tuple[str, ...]:
 
 
 def query_terms(text: str) -> list[str]:
-    """Distinct content terms of a question, in order of first appearance."""
-    return list(dict.fromkeys(terms(text)))
+    """Distinct content terms of a question, in order of first appearance; answer-type words
+    ("many" in "how many") are not topic terms."""
+    return list(dict.fromkeys(terms(topic_text(text))))
 
 
 def bm25_idf(n_rows: int, df: int) -> float:

@@ -15,6 +15,7 @@ from services.navigator.evidence import CANDIDATES_PER_NODE, rerank_pages, term_
 from services.navigator.index import DocumentIndex
 from services.navigator.lexical import query_terms, shared_idf
 from services.navigator.names import unmentioned_names
+from services.navigator.question import literals
 from services.navigator.resolver import find_references, find_text_references, resolve
 from services.navigator.scoring import DocumentScores, Normaliser
 from shared.logs import log_fields
@@ -239,13 +240,16 @@ def _passages_for(
     settings: QuerySettings,
     pinned_pages: dict[int, int],
     weights: dict[str, float],
+    wanted_literals: tuple[str, ...] = (),
 ) -> list[Passage]:
     index = scores.index
     by_page: dict[int, Passage] = {}
     node_only: list[Passage] = []
     if index.has_pages:
         candidates = {i: _candidate_pages(scores, i) for i in selected}
-        evidence = rerank_pages(index, sorted({p for ps in candidates.values() for p in ps}), scores.page, weights)
+        evidence = rerank_pages(
+            index, sorted({p for ps in candidates.values() for p in ps}), scores.page, weights, wanted_literals
+        )
     for i, p in selected.items():
         node = index.nodes[i].node
         if not index.has_pages:
@@ -288,6 +292,7 @@ def navigate(
     if not indexes:
         raise ValueError("navigate() needs at least one DocumentIndex; index a document first")
     qterms = query_terms(question)
+    wanted = literals(question)
     shortlist, idf = _route(indexes, qterms, settings)
     normaliser = _normaliser(shortlist)
     for s in shortlist:
@@ -324,7 +329,7 @@ def navigate(
             if ref.page is not None:
                 pinned[ref.node] = ref.page
             stats.references_resolved += 1
-        doc_passages = _passages_for(scores, selected, settings, pinned, weights)
+        doc_passages = _passages_for(scores, selected, settings, pinned, weights, wanted)
         # References made by the selected text itself ("see Section 4.2") pull their nodes in.
         strongest = sorted(doc_passages, key=lambda p: -p.score)[:MAX_TEXT_REFERENCES]
         text_refs = [r for p in strongest for r in find_text_references(p.text) if r not in question_refs]
@@ -338,7 +343,7 @@ def navigate(
         if extra:
             known = {(p.doc_id, tuple(p.pages)) for p in doc_passages}
             doc_passages += [
-                p for p in _passages_for(scores, extra, settings, pinned, weights) if (p.doc_id, tuple(p.pages)) not in known
+                p for p in _passages_for(scores, extra, settings, pinned, weights, wanted) if (p.doc_id, tuple(p.pages)) not in known
             ]
         stats.nodes_visited += walker.visited
         stats.nodes_selected += len(selected) + len(extra)

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from services.navigator.lexical import query_terms, sentences_of, terms
+from services.navigator.question import literal_share, literals
 from services.verifier.citations import format_citation, parse_citations, strip_citations
 from services.verifier.detector import ABSTENTION, check_sentence, overall, source_windows
 from shared.logs import log_fields
@@ -33,8 +34,10 @@ MIN_SENTENCE_TERMS = 3
 # Sentence relevance = coverage + TITLE_WEIGHT·(question terms only in its section title)
 # + PHRASE_WEIGHT·(question bigrams matched) + PRIOR_WEIGHT·(passage rank score).
 PHRASE_WEIGHT = 0.2
-PRIOR_WEIGHT = 0.3
+PRIOR_WEIGHT = 0.5
 TITLE_WEIGHT = 0.25
+# Bonus for quoting the question's literals (options, dotted names) verbatim.
+LITERAL_WEIGHT = 0.2
 MAX_SENTENCE_TERMS = 120
 _DOT_LEADER = re.compile(r"(?:\.\s?){5,}")
 
@@ -81,6 +84,7 @@ def _rank(question: str, candidates: list[_Candidate], passages: list[Passage]) 
     qbigrams = _bigrams(qterms)
     best_passage = max((p.score for p in passages), default=0.0) or 1.0
     titles: dict[str, set[str]] = {}
+    wanted = literals(question)
     for c in candidates:
         c.coverage = sum(idf[t] for t in qterms if t in c.terms) / total
         phrase = len(qbigrams & c.bigrams) / len(qbigrams) if qbigrams else 0.0
@@ -90,6 +94,9 @@ def _rank(question: str, candidates: list[_Candidate], passages: list[Passage]) 
         title_terms = titles.setdefault(c.passage.title, set(terms(c.passage.title)))
         in_title = sum(idf[t] for t in qterms if t in title_terms and t not in c.terms) / total
         c.relevance = c.coverage + TITLE_WEIGHT * in_title + PHRASE_WEIGHT * phrase + PRIOR_WEIGHT * prior
+        # A question naming an option or dotted name ("-e", ".First") is answered where it is quoted.
+        if wanted:
+            c.relevance += LITERAL_WEIGHT * literal_share(c.text, wanted)
 
 
 def _label_map(passages: list[Passage]) -> dict[str, str]:

@@ -6,22 +6,33 @@ test_call_counts.py keeps them within bounds.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import statistics
+import tempfile
+from collections.abc import Callable
 from typing import Any
 
 from services.indexer.pipeline import IndexOptions, index_pdf
 from services.navigator.index import DocumentIndex
 from services.navigator.llm_scoring import LLMNodeScorer
 from services.verifier.llm_answer import LLMAnswerGenerator
+from shared.cache import AnswerCache
+from shared.documents import IndexedDocument
+from shared.llm.client import BaseLLMClient
 from shared.query import QuerySettings
+from shared.store.embedded import EmbeddedRepository
 from shared.tree import count_nodes
-from treerag.pipeline import answer_from_indexes
+from treerag.pipeline import QueryEngine, answer_from_indexes
 
 from .conftest import make_client
 from .fake_provider import FakeProvider
 from .pdfs import ASPECTS, SUBJECTS, handbook_pdf
 from .scripted_model import ScriptedModel
+
+
+# (name, navigation mode, model scoring): every query also has its answer written by the model.
+QUERY_KINDS = [("beam", "beam", True), ("dfs", "dfs", True), ("auto", "auto", True), ("lexical", "auto", False)]
 
 
 def questions(chapters: int) -> list[str]:
@@ -50,24 +61,25 @@ def measure(kind: str = "gemini", chapters: int = 11) -> dict[str, Any]:
         }
         index = DocumentIndex.build(indexed.record, indexed.tree, indexed.pages)
         per_mode: dict[str, Any] = {}
-        for mode in ("beam", "dfs"):
-            client = make_client(kind, server)  # a cold reply cache for each mode
+        for name, mode, scored in QUERY_KINDS:
+            client = make_client(kind, server)  # a cold reply cache for each kind of query
+            scorer = LLMNodeScorer(client) if scored else None
             counts, scoring, answers = [], [], []
             for question in questions(chapters):
                 before, score_before, answer_before = len(server.calls), model.count("scoring"), model.count("answer")
                 answer_from_indexes(
-                    question, [index], QuerySettings(mode=mode, llm_scoring=True),
-                    LLMNodeScorer(client), LLMAnswerGenerator(client),
+                    question, [index], QuerySettings(mode=mode, llm_scoring=scored),
+                    scorer, LLMAnswerGenerator(client),
                 )
                 counts.append(len(server.calls) - before)
                 scoring.append(model.count("scoring") - score_before)
                 answers.append(model.count("answer") - answer_before)
             repeat_before = len(server.calls)
             answer_from_indexes(
-                questions(chapters)[0], [index], QuerySettings(mode=mode, llm_scoring=True),
-                LLMNodeScorer(client), LLMAnswerGenerator(client),
+                questions(chapters)[0], [index], QuerySettings(mode=mode, llm_scoring=scored),
+                scorer, LLMAnswerGenerator(client),
             )
-            per_mode[mode] = {
+            per_mode[name] = {
                 "repeated_query_calls": len(server.calls) - repeat_before,
                 "queries": len(counts),
                 "calls_mean": statistics.mean(counts),
@@ -75,7 +87,29 @@ def measure(kind: str = "gemini", chapters: int = 11) -> dict[str, Any]:
                 "scoring_calls_mean": statistics.mean(scoring),
                 "answer_calls_mean": statistics.mean(answers),
             }
-    return {"provider": kind, "document": document, "query": per_mode}
+        engine = asyncio.run(_engine_repeat(lambda: make_client(kind, server), indexed, questions(chapters)[0], server))
+    return {"provider": kind, "document": document, "query": per_mode, "engine_answer_cache": engine}
+
+
+async def _engine_repeat(
+    new_client: Callable[[], BaseLLMClient], indexed: IndexedDocument, question: str, server: FakeProvider
+) -> dict[str, Any]:
+    """The same question twice through `QueryEngine` with the answer cache: the second ask is
+    answered from the cache, without navigating (and without the reply cache's help: the
+    client is fresh for each ask)."""
+    with tempfile.TemporaryDirectory() as folder:
+        repository = EmbeddedRepository(folder)
+        await repository.put_indexed(indexed)
+        settings = QuerySettings(mode="beam", llm_scoring=True)
+        calls = []
+        cached = []
+        for _ in range(2):
+            engine = QueryEngine(repository, llm=new_client(), answer_cache=AnswerCache(repository))
+            before = len(server.calls)
+            result = await engine.ask(question, None, settings)
+            calls.append(len(server.calls) - before)
+            cached.append(result.cached)
+        return {"first_ask_calls": calls[0], "second_ask_calls": calls[1], "second_ask_cached": cached[1]}
 
 
 if __name__ == "__main__":

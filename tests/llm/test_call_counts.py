@@ -18,3 +18,7 @@ def test_call_counts_for_a_100_page_pdf() -> None:
         assert query["answer_calls_mean"] == 1, mode
         assert query["calls_max"] <= 8, (mode, query)
         assert query["repeated_query_calls"] == 0, mode
+    assert figures["query"]["lexical"]["calls_max"] == 1  # lexical navigation: the answer only
+    engine = figures["engine_answer_cache"]
+    assert engine["first_ask_calls"] >= 2
+    assert engine["second_ask_calls"] == 0 and engine["second_ask_cached"]

@@ -233,3 +233,26 @@ def test_auto_builder_uses_a_configured_model_for_a_pdf_without_outline(model, t
     assert main(["index", "--store", str(folder), "--no-progress", str(pdf_path)]) == 0
     assert _stored_record(folder)[0].builder == BuilderName.LLM
     assert scripted.count("tree") == 1
+
+
+def test_ask_with_a_local_openai_compatible_model(offline_env, monkeypatch, store: Path, capsys) -> None:
+    with FakeProvider(ScriptedModel()) as server:
+        monkeypatch.setenv("TREERAG_LLM", "openai")
+        monkeypatch.setenv("TREERAG_LLM_BASE_URL", server.openai_base_url)
+        result = _ask(capsys, store, "--llm-model", "llama3.1")
+        assert result["generator"] == "llm:llama3.1"
+        assert fact(1, 1).rstrip(".") in result["answer"]["answer"]
+        assert {c.api for c in server.calls} == {"openai"} and {c.model for c in server.calls} == {"llama3.1"}
+        # Another model is another cache entry.
+        assert _ask(capsys, store, "--llm-model", "qwen2.5")["cached"] is False
+
+
+def test_unreachable_model_makes_ask_fail_with_advice(model, store: Path, capsys) -> None:
+    server, _ = model
+    server.responder = lambda call: Reply.error(503, retry_after=0)
+    capsys.readouterr()
+    assert main(["ask", QUESTION, "--store", str(store)]) == 1
+    err = capsys.readouterr().err
+    assert "answer generation failed" in err and "--llm off" in err
+    server.responder = ScriptedModel()
+    assert _ask(capsys, store)["cached"] is False  # the failure was not cached
