@@ -21,10 +21,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from services.navigator.index import DocumentIndex
+if TYPE_CHECKING:
+    from services.navigator.index import DocumentIndex
 from services.navigator.lexical import sentences_of, terms
 from services.navigator.question import literal_share
 
@@ -46,6 +48,14 @@ class PageFields:
     index: DocumentIndex
     _windows: dict[int, tuple[frozenset[str], ...]] = field(default_factory=dict)
     _sections: dict[int, frozenset[str]] = field(default_factory=dict)
+    _pages: dict[int, frozenset[str]] = field(default_factory=dict)
+
+    def page_terms(self, page: int) -> frozenset[str]:
+        """Every term of a 1-based page."""
+        cached = self._pages.get(page)
+        if cached is None:
+            cached = self._pages[page] = frozenset(terms(self.index.pages[page - 1]))
+        return cached
 
     def windows(self, page: int) -> tuple[frozenset[str], ...]:
         """Term sets of every window of WINDOW_SENTENCES consecutive sentences of a 1-based page."""
@@ -74,6 +84,13 @@ class PageFields:
             cached = frozenset(found)
             self._sections[page] = cached
         return cached
+
+
+    def warm(self) -> None:
+        """Split and tokenise every page now (at index time), so no query pays for it."""
+        for page in range(1, len(self.index.pages) + 1):
+            self.windows(page)
+            self.page_terms(page)
 
 
 def page_fields(index: DocumentIndex) -> PageFields:

@@ -14,6 +14,8 @@ from services.navigator.lexical import terms
 
 # A named term this similar to a document word counts as mentioned (typos, transpositions).
 NAME_SIMILARITY = 0.8
+# A question term absent from a document is read as this close a document word (a typo).
+SPELLING_SIMILARITY = 0.85
 MIN_NAME_LENGTH = 3
 FUZZY_MIN_LENGTH = 5
 
@@ -59,8 +61,28 @@ def mentioned(term: str, vocabulary: Collection[str], by_initial: dict[str, list
     return bool(difflib.get_close_matches(term, close, n=1, cutoff=NAME_SIMILARITY))
 
 
+def closest_spelling(term: str, vocabulary: Collection[str], by_initial: dict[str, list[str]]) -> str | None:
+    """The vocabulary word `term` is a spelling slip of ("advertsing" -> "advertising"), or None
+    when the term is present, too short to correct safely, or has no close word."""
+    if term in vocabulary or len(term) < FUZZY_MIN_LENGTH or not term.isalpha():
+        return None
+    close = [v for v in by_initial.get(term[:1], []) if abs(len(v) - len(term)) <= 2]
+    found = difflib.get_close_matches(term, close, n=1, cutoff=SPELLING_SIMILARITY)
+    return found[0] if found else None
+
+
 def unmentioned_names(
-    question: str, vocabularies: list[tuple[Collection[str], dict[str, list[str]] | None]]
+    question: str, vocabularies: list[tuple[Collection[str], dict[str, list[str]] | None, dict | None]]
 ) -> list[str]:
-    """Names in the question (as written) that none of the (vocabulary, by_initial) pairs mentions."""
-    return [word for term, word in named_words(question) if not any(mentioned(term, v, g) for v, g in vocabularies)]
+    """Names in the question (as written) that none of the (vocabulary, by_initial, cache)
+    triples mentions; `cache` (a dict kept with the vocabulary) memoises the fuzzy look-ups."""
+
+    def known(term: str, vocabulary: Collection[str], groups: dict[str, list[str]] | None, cache: dict | None) -> bool:
+        if cache is None:
+            return mentioned(term, vocabulary, groups)
+        memo = cache.setdefault("mentioned", {})
+        if term not in memo:
+            memo[term] = mentioned(term, vocabulary, groups)
+        return memo[term]
+
+    return [word for term, word in named_words(question) if not any(known(term, *v) for v in vocabularies)]

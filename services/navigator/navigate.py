@@ -11,10 +11,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from services.navigator.evidence import CANDIDATES_PER_NODE, rerank_pages, term_weights
+from services.navigator.evidence import CANDIDATES_PER_NODE, coverage, page_fields, rerank_pages, term_weights
 from services.navigator.index import DocumentIndex
-from services.navigator.lexical import query_terms, shared_idf
-from services.navigator.names import unmentioned_names
+from services.navigator.lexical import query_terms, shared_idf, terms
+from services.navigator.names import closest_spelling, unmentioned_names
 from services.navigator.question import literals
 from services.navigator.resolver import find_references, find_text_references, resolve
 from services.navigator.scoring import DocumentScores, Normaliser
@@ -38,6 +38,9 @@ _BROAD_CUES = re.compile(
 # A passage's rank score: this share from its page's own lexical score, the rest from the
 # node's P(v|q).
 PAGE_SHARE = 0.5
+# Abstain when the best passage holds less than this IDF-weighted share of the question's terms
+# (calibrated on the dev sets: every answerable question stays above it; see docs/querying.md).
+MIN_SUPPORT = 0.15
 # A node's page is kept when its evidence reaches this share of the node's best page.
 EVIDENCE_SHARE = 0.5
 # At most this many passages per unit of beam width leave the navigator.
@@ -277,6 +280,38 @@ def _passages_for(
     return list(by_page.values()) + node_only
 
 
+def _spelling_corrected(qterms: list[str], indexes: list[DocumentIndex]) -> tuple[list[str], dict[str, str]]:
+    """Question terms no document contains, replaced by a document word they misspell."""
+    corrections: dict[str, str] = {}
+    for term in qterms:
+        if any(term in ix.vocabulary for ix in indexes):
+            continue
+        for ix in indexes:
+            cache = ix.derived.setdefault("spelling", {})
+            if term not in cache:
+                cache[term] = closest_spelling(term, ix.vocabulary, ix.vocabulary_by_initial)
+            if cache[term] is not None:
+                corrections[term] = cache[term]
+                break
+    if not corrections:
+        return qterms, corrections
+    return list(dict.fromkeys(corrections.get(t, t) for t in qterms)), corrections
+
+
+def _support(index: DocumentIndex, passages: list[Passage], weights: dict[str, float]) -> float:
+    """Relevance evidence of a document's passages: the best IDF-weighted share of the question's
+    terms found in one passage's page (with its section titles) or node text."""
+    fields = page_fields(index)
+    best = 0.0
+    for p in passages:
+        if index.has_pages and p.pages:
+            found = fields.page_terms(p.pages[0]) | fields.section(p.pages[0])
+        else:
+            found = frozenset(terms(p.text))
+        best = max(best, coverage(weights, found))
+    return best
+
+
 def navigate(
     question: str,
     indexes: list[DocumentIndex],
@@ -291,7 +326,7 @@ def navigate(
     started = time.perf_counter()
     if not indexes:
         raise ValueError("navigate() needs at least one DocumentIndex; index a document first")
-    qterms = query_terms(question)
+    qterms, corrections = _spelling_corrected(query_terms(question), indexes)
     wanted = literals(question)
     shortlist, idf = _route(indexes, qterms, settings)
     normaliser = _normaliser(shortlist)
@@ -302,11 +337,14 @@ def navigate(
     warnings: list[str] = []
     passages: list[Passage] = []
     question_refs = find_references(question)
-    unmentioned = unmentioned_names(question, [(s.index.vocabulary, s.index.vocabulary_by_initial) for s in shortlist])
+    unmentioned = unmentioned_names(
+        question, [(s.index.vocabulary, s.index.vocabulary_by_initial, s.index.derived) for s in shortlist]
+    )
     if unmentioned:
         # The question is about something these documents never name: no passage can answer it.
         warnings.append(f"the documents never mention {', '.join(unmentioned)}")
         shortlist = []
+    support = 0.0
     for scores in shortlist:
         weights = term_weights(scores.index, qterms, idf)
         walker = _Walker(question, scores, settings, scorer)
@@ -345,10 +383,21 @@ def navigate(
             doc_passages += [
                 p for p in _passages_for(scores, extra, settings, pinned, weights, wanted) if (p.doc_id, tuple(p.pages)) not in known
             ]
+        support = max(support, _support(scores.index, doc_passages, weights))
         stats.nodes_visited += walker.visited
         stats.nodes_selected += len(selected) + len(extra)
         stats.scorer_fallbacks += walker.fallbacks
         passages.extend(doc_passages)
+    if passages and support < MIN_SUPPORT:
+        # The best evidence leaves most of the question's informative terms unmatched: the
+        # documents do not discuss it, whatever pages share its common words.
+        warnings.append(
+            f"the best passage covers {support:.0%} of the question's key terms (< {MIN_SUPPORT:.0%}): "
+            "not discussed in the documents"
+        )
+        passages = []
+    if corrections:
+        warnings.append("read " + ", ".join(f"{a!r} as {b!r}" for a, b in corrections.items()))
     if stats.scorer_fallbacks:
         warnings.append(f"node scoring by model failed {stats.scorer_fallbacks} time(s); lexical scores used")
     passages.sort(key=lambda p: (-p.score, p.doc_id, p.pages[0] if p.pages else 0, p.node_id))

@@ -34,7 +34,7 @@ MIN_SENTENCE_TERMS = 3
 # Sentence relevance = coverage + TITLE_WEIGHT·(question terms only in its section title)
 # + PHRASE_WEIGHT·(question bigrams matched) + PRIOR_WEIGHT·(passage rank score).
 PHRASE_WEIGHT = 0.2
-PRIOR_WEIGHT = 0.5
+PRIOR_WEIGHT = 0.3
 TITLE_WEIGHT = 0.25
 # Bonus for quoting the question's literals (options, dotted names) verbatim.
 LITERAL_WEIGHT = 0.2

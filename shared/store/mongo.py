@@ -6,32 +6,65 @@ TTL indexes or `$lookup`; old rows are cleaned up by the application.
 
 Collections (database `settings.mongo_db`):
 - `documents`  one record per document, `_id` = doc_id
-- `pages`      one row per page, `_id` = "<doc_id>:<n>" (a page per row keeps every row far
-               below the 16 MB BSON limit however long the PDF is)
+- `page_chunks` the page texts in a few rows per document, `_id` = "<doc_id>:<chunk>" (at most
+               `PAGES_PER_CHUNK` pages and `CHUNK_BYTES` bytes each, far below the 16 MB BSON
+               limit however long the PDF is); chunk 0 also lists where every chunk starts
 - `trees`      one tree per document, `_id` = doc_id (so a rebuild replaces, never duplicates)
 - `cache`      `_id` = "<namespace>:<sha256(key)>"
-- GridFS bucket `pdfs` for the PDF bytes, file id = doc_id
+- GridFS bucket `pdfs` for the PDF bytes, file id = doc_id, chunk ids "<doc_id>:<n>"
+
+Every hot read and write is an `_id` lookup or an insert. FerretDB 1.24 on SQLite pushes only
+`_id` equality down to SQLite: any other filter, `$in`, and every update or delete scans the whole
+collection (measured: on 2,000 rows `find_one` by `_id` 6 ms, `update_one` by `_id` 46 ms,
+`$in` of 5 ids 340 ms, an indexed non-`_id` field 92 ms; `insert_one` stays ~3 ms). So rows
+are written once with inserts where possible and updated only on the rare paths (rebuilds).
 """
 
 from __future__ import annotations
 
+import asyncio
+import bisect
 import hashlib
 import logging
+import math
+import itertools
 import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from gridfs import AsyncGridFSBucket
 from gridfs.errors import NoFile
-from pymongo import ASCENDING, AsyncMongoClient, ReplaceOne
+from pymongo import ASCENDING, AsyncMongoClient
 from pymongo.asynchronous.database import AsyncDatabase
-from pymongo.errors import DuplicateKeyError
+from pymongo.errors import BulkWriteError, DuplicateKeyError
 
 from shared.documents import DocumentRecord, DocumentStatus, DocumentTree, IndexedDocument
 
 logger = logging.getLogger(__name__)
 
-PAGE_BATCH = 500
+PAGES_PER_CHUNK = 200
+CHUNK_BYTES = 4 * 1024 * 1024
+PDF_CHUNK_BYTES = 4 * 1024 * 1024
+DUPLICATE_KEY = 11000
+
+
+def page_chunks(pages: list[str]) -> list[list[str]]:
+    """Consecutive pages grouped so that no group exceeds PAGES_PER_CHUNK pages or CHUNK_BYTES."""
+    chunks: list[list[str]] = [[]]
+    size = 0
+    for text in pages:
+        length = len(text.encode("utf-8"))
+        if chunks[-1] and (len(chunks[-1]) >= PAGES_PER_CHUNK or size + length > CHUNK_BYTES):
+            chunks.append([])
+            size = 0
+        chunks[-1].append(text)
+        size += length
+    return chunks if chunks[-1] else []
+
+
+def _only_duplicates(exc: BulkWriteError) -> bool:
+    errors = exc.details.get("writeErrors", [])
+    return bool(errors) and all(e.get("code") == DUPLICATE_KEY for e in errors)
 
 
 def connect(url: str, **options: Any) -> AsyncMongoClient[dict[str, Any]]:
@@ -69,7 +102,7 @@ class MongoRepository:
         self.client = client
         self.db: AsyncDatabase[dict[str, Any]] = client[db_name]
         self.documents = self.db["documents"]
-        self.pages = self.db["pages"]
+        self.page_chunks = self.db["page_chunks"]
         self.trees = self.db["trees"]
         self.cache = self.db["cache"]
         self.pdfs = AsyncGridFSBucket(self.db, bucket_name="pdfs")
@@ -84,7 +117,7 @@ class MongoRepository:
         await self.documents.create_index([("file_name", ASCENDING)])
         await self.documents.create_index([("status", ASCENDING)])
         await self.documents.create_index([("tenant", ASCENDING), ("created_at", ASCENDING)])
-        await self.pages.create_index([("doc_id", ASCENDING), ("n", ASCENDING)], unique=True)
+        await self.page_chunks.create_index([("doc_id", ASCENDING)])
         await self.cache.create_index([("namespace", ASCENDING), ("at", ASCENDING)])
 
     async def ping(self) -> None:
@@ -129,30 +162,99 @@ class MongoRepository:
 
     # ------------------------------------------------------------ pages
 
+    @staticmethod
+    def _chunk_id(doc_id: str, chunk: int) -> str:
+        return f"{doc_id}:{chunk}"
+
     async def put_pages(self, doc_id: str, pages: list[str]) -> None:
-        ops = [
-            ReplaceOne({"_id": f"{doc_id}:{n}"}, {"_id": f"{doc_id}:{n}", "doc_id": doc_id, "n": n, "text": text}, upsert=True)
-            for n, text in enumerate(pages, start=1)
+        """All pages of a document, replacing the earlier ones. Chunk 0 (the one listing the
+        others) is written last, so a reader never follows it to a chunk not yet stored."""
+        groups = page_chunks(pages)
+        starts = list(itertools.accumulate([1] + [len(g) for g in groups[:-1]])) if groups else []
+        rows = [
+            {"_id": self._chunk_id(doc_id, k), "doc_id": doc_id, "chunk": k, "first": starts[k], "texts": group}
+            for k, group in enumerate(groups)
         ]
-        for start in range(0, len(ops), PAGE_BATCH):
-            await self.pages.bulk_write(ops[start : start + PAGE_BATCH], ordered=False)
-        # A rebuilt document may be shorter than before: drop the pages past its end.
-        await self.pages.delete_many({"doc_id": doc_id, "n": {"$gt": len(pages)}})
+        head = {"_id": self._chunk_id(doc_id, 0), "doc_id": doc_id, "chunk": 0, "first": 1,
+                "texts": groups[0] if groups else [], "chunks": len(groups), "page_count": len(pages),
+                "starts": starts}
+        previous = await self.page_chunks.find_one({"_id": self._chunk_id(doc_id, 0)}, {"chunks": 1})
+        if previous is None:
+            await self._insert_or_replace(self.page_chunks, rows[1:])
+            await self._insert_or_replace(self.page_chunks, [head])
+            return
+        # A rebuild (rare): replacements scan on FerretDB, which is acceptable here.
+        for row in [*rows[1:], head]:
+            await self.page_chunks.replace_one({"_id": row["_id"]}, row, upsert=True)
+        stale = [self._chunk_id(doc_id, k) for k in range(max(len(groups), 1), int(previous.get("chunks", 0)))]
+        if stale:
+            await self.page_chunks.delete_many({"_id": {"$in": stale}})
+
+    @staticmethod
+    async def _insert_or_replace(collection: Any, rows: list[dict[str, Any]]) -> None:
+        """Insert rows; a row already there (left by an attempt that died midway) is replaced."""
+        if not rows:
+            return
+        try:
+            await collection.insert_many(rows, ordered=False)
+        except BulkWriteError as exc:
+            if not _only_duplicates(exc):
+                raise
+            taken = {rows[e["index"]]["_id"] for e in exc.details["writeErrors"]}
+            for row in rows:
+                if row["_id"] in taken:
+                    await collection.replace_one({"_id": row["_id"]}, row, upsert=True)
+
+    async def _page_head(self, doc_id: str) -> dict[str, Any] | None:
+        return await self.page_chunks.find_one({"_id": self._chunk_id(doc_id, 0)})
+
+    async def _chunk_texts(self, doc_id: str, head: dict[str, Any], chunks: list[int]) -> dict[int, list[str]]:
+        """Texts of the given chunks, one `_id` lookup each (`$in` scans on FerretDB)."""
+        found: dict[int, list[str]] = {0: head["texts"]} if 0 in chunks else {}
+        others = [k for k in chunks if k != 0]
+        rows = await asyncio.gather(
+            *(self.page_chunks.find_one({"_id": self._chunk_id(doc_id, k)}, {"texts": 1}) for k in others)
+        )
+        for k, row in zip(others, rows, strict=True):
+            if row is None:
+                raise RuntimeError(
+                    f"page chunk {k} of document {doc_id} is missing; index the document again (upload with rebuild)"
+                )
+            found[k] = row["texts"]
+        return found
 
     async def get_pages(self, doc_id: str) -> list[str]:
-        rows = await self.pages.find({"doc_id": doc_id}, {"n": 1, "text": 1}).sort("n", ASCENDING).to_list()
-        return [row["text"] for row in rows]
+        head = await self._page_head(doc_id)
+        if head is None:
+            return []
+        texts = await self._chunk_texts(doc_id, head, list(range(int(head["chunks"]))))
+        return [text for k in sorted(texts) for text in texts[k]]
+
+    async def get_page_texts(self, doc_id: str, numbers: list[int]) -> dict[int, str]:
+        """Texts of the given 1-based pages (missing numbers are left out), reading only the
+        chunks that hold them."""
+        head = await self._page_head(doc_id)
+        if head is None:
+            return {}
+        starts: list[int] = head["starts"]
+        wanted = sorted({n for n in numbers if 1 <= n <= int(head["page_count"])})
+        by_chunk = {n: bisect.bisect_right(starts, n) - 1 for n in wanted}
+        texts = await self._chunk_texts(doc_id, head, sorted(set(by_chunk.values())))
+        return {n: texts[k][n - starts[k]] for n, k in by_chunk.items()}
 
     async def get_page(self, doc_id: str, number: int) -> str | None:
-        row = await self.pages.find_one({"_id": f"{doc_id}:{number}"}, {"text": 1})
-        return row["text"] if row else None
+        return (await self.get_page_texts(doc_id, [number])).get(number)
 
     # ------------------------------------------------------------ trees
 
     async def put_tree(self, tree: DocumentTree) -> None:
         doc = tree.model_dump(mode="json")
         doc["_id"] = tree.doc_id
-        await self.trees.replace_one({"_id": tree.doc_id}, doc, upsert=True)
+        try:
+            await self.trees.insert_one(doc)
+        except DuplicateKeyError:
+            # A rebuild (rare): replace the earlier tree, still one per document.
+            await self.trees.replace_one({"_id": tree.doc_id}, doc, upsert=True)
 
     async def get_tree(self, doc_id: str) -> DocumentTree | None:
         doc = await self.trees.find_one({"_id": doc_id})
@@ -162,27 +264,52 @@ class MongoRepository:
         return DocumentTree.model_validate(doc)
 
     async def count_trees(self, doc_id: str) -> int:
+        """Trees stored for a document (scans on FerretDB: for checks, not the hot path)."""
         return await self.trees.count_documents({"doc_id": doc_id})
 
     # ------------------------------------------------------------ PDF bytes
 
     async def put_pdf(self, doc_id: str, data: bytes) -> None:
-        """Stored once per doc_id (the id is a hash of the bytes, so a second copy is the same)."""
-        if await self.db["pdfs.files"].find_one({"_id": doc_id}, {"_id": 1}):
+        """Stored once per doc_id (the id is a hash of the bytes, so a second copy is the same).
+
+        Written in the GridFS layout (`pdfs.files`, `pdfs.chunks`), so GridFS tools read it, but
+        with chunk ids "<doc_id>:<n>": reading them back is a few `_id` lookups, where GridFS's
+        own reader filters on `files_id` and FerretDB scans every stored PDF to answer that.
+        The files row is written last and marks the upload complete.
+        """
+        files = self.db["pdfs.files"]
+        if await files.find_one({"_id": doc_id}, {"_id": 1}):
             return
-        # Chunks of an upload that died before its files row was written would collide.
-        await self.db["pdfs.chunks"].delete_many({"files_id": doc_id})
+        chunks = [
+            {"_id": f"{doc_id}:{n}", "files_id": doc_id, "n": n, "data": data[start : start + PDF_CHUNK_BYTES]}
+            for n, start in enumerate(range(0, len(data), PDF_CHUNK_BYTES))
+        ]
+        for chunk in chunks:  # one at a time: a few MB per insert
+            await self._insert_or_replace(self.db["pdfs.chunks"], [chunk])
         try:
-            await self.pdfs.upload_from_stream_with_id(doc_id, f"{doc_id}.pdf", data)
+            await files.insert_one(
+                {"_id": doc_id, "length": len(data), "chunkSize": PDF_CHUNK_BYTES, "uploadDate": _utc_now(),
+                 "filename": f"{doc_id}.pdf", "metadata": {}}
+            )
         except DuplicateKeyError:
             logger.info("pdf already stored by a concurrent upload", extra={"fields": {"doc_id": doc_id}})
 
     async def get_pdf(self, doc_id: str) -> bytes | None:
-        try:
-            stream = await self.pdfs.open_download_stream(doc_id)
-        except NoFile:
+        files = await self.db["pdfs.files"].find_one({"_id": doc_id})
+        if files is None:
             return None
-        return await stream.read()
+        count = math.ceil(int(files["length"]) / int(files["chunkSize"]))
+        rows = await asyncio.gather(
+            *(self.db["pdfs.chunks"].find_one({"_id": f"{doc_id}:{n}"}, {"data": 1}) for n in range(count))
+        )
+        if any(row is None for row in rows):
+            # Written by a standard GridFS client (chunk ids of its own): read it the GridFS way.
+            try:
+                stream = await self.pdfs.open_download_stream(doc_id)
+            except NoFile:
+                return None
+            return await stream.read()
+        return b"".join(bytes(row["data"]) for row in rows if row is not None)
 
     # ------------------------------------------------------------ indexing result
 
@@ -203,9 +330,11 @@ class MongoRepository:
 
     async def put_cached(self, namespace: str, key: str, value: dict[str, Any]) -> None:
         cid = self._cache_id(namespace, key)
-        await self.cache.replace_one(
-            {"_id": cid}, {"_id": cid, "namespace": namespace, "value": value, "at": _utc_now()}, upsert=True
-        )
+        row = {"_id": cid, "namespace": namespace, "value": value, "at": _utc_now()}
+        try:
+            await self.cache.insert_one(row)
+        except DuplicateKeyError:
+            await self.cache.replace_one({"_id": cid}, row, upsert=True)
 
     async def purge_cache(self, older_than: timedelta) -> int:
         """TTL indexes are not available on FerretDB: expired rows are deleted here."""

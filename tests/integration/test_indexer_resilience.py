@@ -50,7 +50,9 @@ def test_indexer_killed_mid_document_ends_ready_with_exactly_one_tree(stack: Sta
         assert document["status"] == "ready", document
         assert document["page_count"] == 400
         assert trees.count_documents({"doc_id": doc_id}) == 1
-        assert client[stack.db_name]["pages"].count_documents({"doc_id": doc_id}) == 400
+        last = httpx.get(f"{gateway.url}/v1/documents/{doc_id}/pages/400", timeout=10)
+        assert last.status_code == 200 and last.json()["text"]
+        assert httpx.get(f"{gateway.url}/v1/documents/{doc_id}/pages/401", timeout=10).status_code == 404
         # The crash counted as one attempt, and the bookkeeping was cleared after success.
         assert client[stack.db_name]["delivery_attempts"].count_documents({}) == 0
         stack.stop(restarted)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from services.verifier.detector import ABSTENTION
 from shared.documents import BuilderName
 from shared.store.embedded import EmbeddedRepository
 from treerag.cli import main
@@ -169,39 +170,48 @@ def _dataset(tmp_path: Path) -> Path:
     return path
 
 
+def _verdict(prompt: str) -> float:
+    """The scripted judge's faithfulness: low for an abstention, high for a cited answer."""
+    answer = prompt.split("\nAnswer: ", 1)[1].split("\n\nSources:", 1)[0]
+    if ABSTENTION.lower() in answer.lower():
+        return 0.25
+    return 1.0 if "[handbook.pdf, p." in answer else 0.5
+
+
 def test_eval_judge_adds_judge_means_per_system(model, tmp_path: Path, pdf_path: Path, capsys) -> None:
     server, scripted = model
-    verdicts = iter([0.2, 0.4, 0.6, 0.8] * 4)
-    judged_answers: list[str] = []
+    judge_prompts: list[str] = []
 
     def responder(call):
         if "You grade an answer" in call.prompt:
-            judged_answers.append(call.prompt)
-            score = next(verdicts)
+            judge_prompts.append(call.prompt)
+            score = _verdict(call.prompt)
             return Reply.json({"faithfulness": score, "relevance": 1.0, "completeness": 1 - score, "rationale": "r"})
         return scripted(call)
 
     server.responder = responder
     out = tmp_path / "RESULTS.json"
+    systems = ("treerag-auto", "bm25-pages")
     code = main([
         "eval", "--dataset", str(_dataset(tmp_path)), "--pdfs", str(tmp_path), "--out", str(out),
-        "--store", str(tmp_path / "store"), "--systems", "treerag-auto,bm25-pages", "--judge",
+        "--store", str(tmp_path / "store"), "--systems", ",".join(systems), "--judge", "--items",
     ])
     assert code == 0, capsys.readouterr().err
     results = json.loads(out.read_text())
-    assert len(judged_answers) == 4  # 2 questions x 2 systems, one call each
-    faithfulness = [results["systems"][s]["judge_faithfulness"] for s in ("treerag-auto", "bm25-pages")]
-    # Every scripted verdict is averaged into exactly one system: the means add up.
-    assert sum(faithfulness) == pytest.approx((0.2 + 0.4 + 0.6 + 0.8) / 2)
-    for system in ("treerag-auto", "bm25-pages"):
+    items = json.loads(out.with_suffix(".items.json").read_text())
+    # Identical judge prompts (two systems giving the same answer) are asked once.
+    assert 1 <= len(judge_prompts) <= 4
+    for system in systems:
         row = results["systems"][system]
+        expected = [0.25 if s["abstained"] else 1.0 if s["cited_pages"] else 0.5 for s in items[system]]
+        assert row["judge_faithfulness"] == pytest.approx(sum(expected) / len(expected))
         assert row["judge_relevance"] == 1.0
-        assert row["judge_faithfulness"] + row["judge_completeness"] == pytest.approx(1.0)
+        assert row["judge_completeness"] == pytest.approx(1 - row["judge_faithfulness"])
         assert results["judge"]["systems"][system] == {"judged": 2, "failures": 0}
         assert "hit_at_1" in row  # the offline metrics are still there
     assert results["judge"]["model"] == f"gemini:{MODEL}"
-    # The judge sees the page the answer cites.
-    assert any(fact(1, 1) in " ".join(p.split()) for p in judged_answers)
+    # The judge sees the full text of the page the answer cites.
+    assert any(fact(1, 1) in " ".join(p.split()) for p in judge_prompts)
     assert "LLM judge" in out.with_suffix(".md").read_text()
 
 

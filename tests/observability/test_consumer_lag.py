@@ -7,22 +7,8 @@ import uuid
 import pytest
 
 from shared.metrics import CONSUMER_LAG, record_consumer_lag
-from shared.settings import get_settings
 
 pytestmark = pytest.mark.integration
-
-
-async def kafka_or_skip(bootstrap: str) -> None:
-    from aiokafka.admin import AIOKafkaAdminClient
-
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=3000)
-    try:
-        await admin.start()
-        await admin.describe_cluster()
-    except Exception as exc:
-        pytest.skip(f"no Kafka at {bootstrap} ({exc!r}); `make test` starts one (scripts/infra/kafka.sh)")
-    finally:
-        await admin.close()
 
 
 def exported_lag() -> dict[str, float]:
@@ -34,13 +20,12 @@ def exported_lag() -> dict[str, float]:
     }
 
 
-async def test_lag_counts_uncommitted_messages_per_partition() -> None:
+async def test_lag_counts_uncommitted_messages_per_partition(infra) -> None:
     from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
     from aiokafka.admin import AIOKafkaAdminClient, NewTopic
     from aiokafka.structs import OffsetAndMetadata
 
-    bootstrap = get_settings().kafka_bootstrap
-    await kafka_or_skip(bootstrap)
+    bootstrap = infra.kafka_bootstrap
     topic = f"test.lag.{uuid.uuid4().hex[:8]}"
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
     await admin.start()

@@ -1,0 +1,112 @@
+"""The MongoDB repositories on the real FerretDB: pages in chunks, PDFs, trees, query results."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from shared.events import QueryOutcome
+from shared.query import VerifiedAnswer
+from shared.store import mongo as mongo_store
+from shared.store.mongo import MongoRepository, connect
+from shared.store.queries import MongoQueryRepository, QueryRecord, QueryStatus
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+async def client(infra: Any) -> AsyncIterator[Any]:
+    client = connect(infra.mongo_url)
+    name = f"store_{uuid.uuid4().hex[:8]}"
+    yield client, name
+    await client.drop_database(name)
+    await client.close()
+
+
+@pytest.fixture
+async def repo(client: Any) -> AsyncIterator[MongoRepository]:
+    mongo, name = client
+    repo = MongoRepository(mongo, name, owns_client=False)
+    await repo.ensure_indexes()
+    yield repo
+
+
+async def test_pages_span_several_chunks_and_read_back_by_number(repo: MongoRepository,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(mongo_store, "PAGES_PER_CHUNK", 3)
+    pages = [f"text of page {n}" for n in range(1, 9)]
+    await repo.put_pages("doc1", pages)
+
+    assert await repo.get_pages("doc1") == pages
+    assert await repo.page_chunks.count_documents({"doc_id": "doc1"}) == 3
+    assert [await repo.get_page("doc1", n) for n in (1, 3, 4, 8)] == [pages[0], pages[2], pages[3], pages[7]]
+    assert await repo.get_page("doc1", 0) is None and await repo.get_page("doc1", 9) is None
+    assert await repo.get_page_texts("doc1", [8, 2, 42]) == {8: pages[7], 2: pages[1]}
+    assert await repo.get_pages("unknown") == [] and await repo.get_page("unknown", 1) is None
+
+
+async def test_a_shorter_rebuild_drops_the_old_pages(repo: MongoRepository, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(mongo_store, "PAGES_PER_CHUNK", 2)
+    await repo.put_pages("doc2", [f"old {n}" for n in range(7)])
+    await repo.put_pages("doc2", ["new 1", "new 2", "new 3"])
+    assert await repo.get_pages("doc2") == ["new 1", "new 2", "new 3"]
+    assert await repo.get_page("doc2", 4) is None
+    assert await repo.page_chunks.count_documents({"doc_id": "doc2"}) == 2
+
+
+def test_chunks_respect_the_byte_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(mongo_store, "CHUNK_BYTES", 10)
+    assert mongo_store.page_chunks(["aaaa", "bbbb", "cccc", "dd"]) == [["aaaa", "bbbb"], ["cccc", "dd"]]
+    assert mongo_store.page_chunks(["a" * 50, "b"]) == [["a" * 50], ["b"]]
+    assert mongo_store.page_chunks([]) == []
+
+
+async def test_pdf_bytes_round_trip_in_several_chunks_and_are_stored_once(
+    repo: MongoRepository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(mongo_store, "PDF_CHUNK_BYTES", 1000)
+    data = b"%PDF-1.7\n" + bytes(range(256)) * 20
+    await repo.put_pdf("pdf1", data)
+    await repo.put_pdf("pdf1", data)
+    assert await repo.get_pdf("pdf1") == data
+    assert await repo.db["pdfs.chunks"].count_documents({"files_id": "pdf1"}) == 6
+    # GridFS's own reader finds the same bytes.
+    stream = await repo.pdfs.open_download_stream("pdf1")
+    assert await stream.read() == data
+    assert await repo.get_pdf("missing") is None
+
+
+async def test_a_pdf_written_by_a_standard_gridfs_client_is_read(repo: MongoRepository) -> None:
+    data = b"%PDF-1.4 written elsewhere" * 100
+    await repo.pdfs.upload_from_stream_with_id("pdf2", "pdf2.pdf", data, chunk_size_bytes=512)
+    assert await repo.get_pdf("pdf2") == data
+
+
+def outcome(text: str) -> QueryOutcome:
+    return QueryOutcome(answer=VerifiedAnswer(question="why?", answer=text), mode="dfs")
+
+
+async def test_a_query_is_answered_once_and_an_answer_replaces_a_failure(client: Any) -> None:
+    mongo, name = client
+    queries = MongoQueryRepository(mongo, name)
+    await queries.ensure_indexes()
+    seed = QueryRecord(query_id="q1", question="why?")
+    assert await queries.create(seed)
+    assert (await queries.get("q1")).status == QueryStatus.PENDING  # type: ignore[union-attr]
+
+    assert await queries.mark_answered("q1", outcome("first"), [], seed)
+    assert not await queries.mark_answered("q1", outcome("second"), [], seed)
+    assert not await queries.mark_failed("q1", "verifier", "boom", [], seed)
+    stored = await queries.get("q1")
+    assert stored is not None and stored.status == QueryStatus.ANSWERED
+    assert stored.outcome is not None and stored.outcome.answer.answer == "first" and stored.question == "why?"
+
+    other = QueryRecord(query_id="q2", question="how?")  # never created by a gateway
+    assert await queries.mark_failed("q2", "navigator", "no documents", [], other)
+    assert (await queries.get("q2")).status == QueryStatus.FAILED  # type: ignore[union-attr]
+    assert await queries.mark_answered("q2", outcome("late"), [], other)
+    late = await queries.get("q2")
+    assert late is not None and late.status == QueryStatus.ANSWERED and late.reason is None

@@ -1,0 +1,99 @@
+"""Page evidence and abstention: section structure, proximity, literals, spelling slips, and the
+relevance-evidence floor that makes off-topic questions abstain."""
+
+from __future__ import annotations
+
+from services.navigator.index import DocumentIndex
+from services.navigator.lexical import query_terms
+from services.navigator.navigate import MIN_SUPPORT, navigate
+from services.navigator.question import literal_share, literals
+from shared.query import QuerySettings
+from tests.query.conftest import build
+from tests.query.documents import FILLER, indexed, node
+from treerag.pipeline import answer_from_indexes
+
+
+def _library() -> DocumentIndex:
+    """Page 2 repeats the question's words out of context; page 3 answers it, inside the section
+    whose title names the topic."""
+    pages = [
+        f"Library handbook. {FILLER}",
+        f"Loan desk. Every loan is stamped and every loan card is kept. {FILLER} Renewal slips and renewal "
+        f"forms are filed by the staff. {FILLER} Period tables hang in the hall.",
+        f"The loan lasts three weeks; a renewal adds two more. {FILLER}",
+        f"Opening hours. The library opens at nine. {FILLER}",
+    ]
+    nodes = [
+        node("0001", "Introduction", 1, 1),
+        node("0002", "Front desk", 2, 2),
+        node("0003", "Loan period and renewal", 3, 3),
+        node("0004", "Opening hours", 4, 4),
+    ]
+    return build(indexed("e" * 16, "library.pdf", pages, nodes))
+
+
+def test_section_title_picks_the_answer_page_over_a_keyword_stuffed_one() -> None:
+    index = _library()
+    question = "What is the loan period before a renewal?"
+    # Bag-of-words BM25 over pages alone prefers the stuffed page ...
+    page_scores = index.page_index.scores(query_terms(question))
+    assert int(page_scores.argmax()) + 1 == 2
+    # ... the tree's section titles put the answer first, and the answer cites it.
+    result = navigate(question, [index], QuerySettings())
+    assert result.passages[0].pages == [3]
+    answer = answer_from_indexes(question, [index], QuerySettings()).answer
+    assert not answer.abstained
+    assert answer.citations[0].pages == [3]
+
+
+def test_terms_close_together_beat_terms_scattered_over_a_page() -> None:
+    pages = [
+        f"Boiler. The boiler is inspected. {FILLER} Pressure gauges are cleaned. {FILLER} "
+        f"Every relief line is painted red. {FILLER}",
+        f"Inspection schedule. The boiler pressure relief line is inspected monthly. {FILLER}",
+    ]
+    nodes = [node("0001", "Boiler", 1, 2)]
+    index = build(indexed("f" * 16, "boiler.pdf", pages, nodes))
+    result = navigate("How often is the boiler pressure relief line inspected?", [index], QuerySettings())
+    assert result.passages[0].pages == [2]
+
+
+def test_options_quoted_verbatim_are_evidence() -> None:
+    assert literals("Can I pass code with the -e option or --vanilla, and what does .First do?") == (
+        "-e", "--vanilla", ".First",
+    )
+    assert literal_share("Use -e expression for one line.", ("-e",)) == 1.0
+    assert literal_share("The re-enter key and --extra flag.", ("-e",)) == 0.0
+
+
+def test_answer_type_words_are_not_topic_terms() -> None:
+    assert "many" not in query_terms("How many datasets ship with the package?")
+    assert "long" not in query_terms("How long can a command line be?")
+    assert "long" in query_terms("Which type stores a long integer?")
+
+
+def test_a_misspelt_question_word_is_read_as_the_document_word() -> None:
+    pages = [f"Costs. {FILLER}", f"Marketing. Advertising expenses were 714 million dollars in 2015. {FILLER}"]
+    index = build(indexed("g" * 16, "report.pdf", pages, [node("0001", "Costs", 1, 1), node("0002", "Marketing", 2, 2)]))
+    result = navigate("What were the advertsing expenses?", [index], QuerySettings())
+    assert result.passages and result.passages[0].pages == [2]
+    assert any("advertis" in w for w in result.warnings)
+
+
+def test_an_off_topic_question_abstains_without_any_proper_noun(plant: DocumentIndex) -> None:
+    # Every word is lower case, so the named-thing check cannot fire: only relevance evidence can.
+    question = "what pressure should the oven reach before baking sourdough bread loaves?"
+    result = answer_from_indexes(question, [plant], QuerySettings())
+    assert result.answer.abstained
+    assert any("key terms" in w for w in result.warnings)
+
+
+def test_answerable_questions_clear_the_evidence_floor(plant: DocumentIndex) -> None:
+    for question in (
+        "How often does the shift supervisor test a safety valve?",
+        "what grease is used on pump bearings?",
+        "where is the valve logbook kept?",
+    ):
+        result = answer_from_indexes(question, [plant], QuerySettings())
+        assert not result.answer.abstained, question
+    assert 0 < MIN_SUPPORT < 0.5
