@@ -116,10 +116,17 @@ class QueryEvent(Event):
     documents: list[tuple[str, int]] = Field(
         default_factory=list, description="(doc_id, tree version) asked over; set by the navigator."
     )
+    deadline: datetime | None = Field(
+        default=None,
+        description="When the client stops waiting (set by the gateway); stages drop the query after it.",
+    )
 
     @property
     def key(self) -> str:
         return self.query_id
+
+    def expired(self, now: datetime | None = None) -> bool:
+        return self.deadline is not None and (now or utc_now()) > self.deadline
 
     def carry(self) -> dict[str, Any]:
         """The fields every later event of the same query repeats."""
@@ -130,6 +137,7 @@ class QueryEvent(Event):
             "settings": self.settings,
             "timings": list(self.timings),
             "documents": list(self.documents),
+            "deadline": self.deadline,
             "tenant": self.tenant,
         }
 

@@ -9,7 +9,7 @@ from services.compressor.compress import compress
 from services.navigator.handlers import report_query_failure
 from shared.bus.broker import Bus
 from shared.bus.delivery import Delivery
-from shared.bus.ledger import DeliveryLedger
+from shared.bus.ledger import RecentKeys
 from shared.events import ContextCompressed, NodesSelected
 from shared.logs import log_fields
 from shared.metrics import TOKENS
@@ -21,13 +21,13 @@ STAGE = "compressor"
 
 
 class CompressorHandlers:
-    def __init__(self, bus: Bus, ledger: DeliveryLedger, queries: MongoQueryRepository) -> None:
+    def __init__(self, bus: Bus, queries: MongoQueryRepository) -> None:
         self.bus = bus
-        self.ledger = ledger
         self.queries = queries
+        self.done = RecentKeys()
 
     async def on_nodes_selected(self, event: NodesSelected, delivery: Delivery) -> None:
-        if await self.ledger.is_done(STAGE, event.query_id):
+        if event.query_id in self.done:
             logger.info("context already compressed; redelivery skipped")
             return
         context = await asyncio.to_thread(compress, event.question, event.navigation.passages, event.settings)
@@ -37,7 +37,7 @@ class CompressorHandlers:
         await self.bus.publish(
             ContextCompressed(**{**event.carry(), "timings": timings}, navigation=event.navigation, context=context)
         )
-        await self.ledger.mark_done(STAGE, event.query_id)
+        self.done.add(event.query_id)
         logger.info(
             "context compressed",
             extra=log_fields(tokens_before=context.tokens_before, tokens_after=context.tokens_after,

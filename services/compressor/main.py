@@ -13,7 +13,7 @@ handlers: CompressorHandlers | None = None
 
 async def wire() -> None:
     global handlers
-    handlers = CompressorHandlers(runtime.bus, runtime.ledger, runtime.queries)
+    handlers = CompressorHandlers(runtime.bus, runtime.queries)
 
 
 async def on_nodes_selected(event: NodesSelected, delivery: Delivery) -> None:

@@ -9,6 +9,7 @@ import asyncio
 import logging
 import time
 import uuid
+from datetime import timedelta
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -287,18 +288,23 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         with correlated(query_id=query_id):
             record = QueryRecord(query_id=query_id, question=req.question, doc_ids=doc_ids,
                                  settings=query_settings_, tenant=settings.tenant)
-            await live.queries.create(record)
+            timeout_s = req.timeout_s or settings.query_timeout_s
+            # Past its deadline no stage works on the query any more: an overload drains. An
+            # async query without an explicit timeout has no deadline (its client polls).
+            deadline = None if req.run_async and not req.timeout_s else record.created_at + timedelta(seconds=timeout_s)
             event = QueryReceived(query_id=query_id, question=req.question, doc_ids=doc_ids,
-                                  settings=query_settings_, tenant=settings.tenant)
+                                  settings=query_settings_, tenant=settings.tenant, deadline=deadline)
             if req.run_async:
-                await bus.publish(event)
+                await asyncio.gather(live.queries.create(record), bus.publish(event))
                 return JSONResponse(QueryAccepted(query_id=query_id, status=QueryStatus.PENDING).model_dump(mode="json"),
                                     status_code=202)
             live.waiter.expect(query_id)
             INFLIGHT_QUERIES.inc()
             try:
-                await bus.publish(event)
-                finished = await live.waiter.wait(query_id, req.timeout_s or settings.query_timeout_s)
+                # The pending row is only for GET /v1/queries/{id}; the stages never read it, so
+                # it is written while the query is already on its way.
+                await asyncio.gather(live.queries.create(record), bus.publish(event))
+                finished = await live.waiter.wait(query_id, timeout_s)
             finally:
                 INFLIGHT_QUERIES.dec()
             total_ms = round((time.perf_counter() - started) * 1000, 3)

@@ -52,5 +52,8 @@ runtime.on_startup(wire)
 runtime.subscribe(
     DocumentUploaded, on_uploaded, give_up=give_up,
     max_poll_interval_ms=int(indexer_settings.max_poll_interval_s * 1000),
+    # A PDF takes seconds to minutes: counting each attempt in MongoDB costs nothing by comparison
+    # and lets a PDF that kills the process end in the DLQ instead of crash-looping the stage.
+    durable_attempts=True,
 )
 app = runtime.app

@@ -71,13 +71,27 @@ def _text_warning(pages: list[str]) -> tuple[bool, str | None]:
     return False, None
 
 
-def _llm_tree(pages: list[str], llm: object, domain: str) -> list[TreeNode]:
-    from services.indexer.llm_tree import build_llm_tree  # optional stage, loaded only when used
+def _llm_tree(pages: list[str], llm: object, domain: str, warnings: list[str]) -> list[TreeNode]:
+    from services.indexer.llm_tree import TreeOptions, build_llm_tree  # loaded only when used
 
-    nodes = build_llm_tree(pages, llm, domain)
+    # Summaries come later, once the tree is verified and split, so split leaves get them too.
+    nodes = build_llm_tree(pages, llm, domain, options=TreeOptions(summaries=False), warnings=warnings)
     if not nodes:
         raise ValueError("the model returned no sections")
     return [n if isinstance(n, TreeNode) else TreeNode.model_validate(n) for n in nodes]
+
+
+def _llm_summaries(
+    nodes: list[TreeNode], pages: list[str], llm: object, domain: str, warnings: list[str]
+) -> None:
+    """Replace extractive summaries with the model's, in batches; keep them when it fails."""
+    from services.indexer.llm_tree import summarize_nodes
+    from shared.llm.errors import LLMError
+
+    try:
+        summarize_nodes(nodes, pages, llm, domain)
+    except LLMError as exc:
+        warnings.append(f"model summaries failed ({exc}); kept extractive summaries")
 
 
 _FILE_LIKE_TITLE = re.compile(r"\.(dvi|docx?|pptx?|xlsx?|rtf|tex|indd|qxd|pdf)$|^microsoft (word|powerpoint) - |^untitled", re.I)
@@ -149,7 +163,7 @@ def index_pdf(
                 warnings.append("the llm builder needs a configured model (TREERAG_LLM); built the tree offline")
             else:
                 try:
-                    nodes, builder = _llm_tree(pages, llm, options.domain), BuilderName.LLM
+                    nodes, builder = _llm_tree(pages, llm, options.domain, warnings), BuilderName.LLM
                 except Exception as exc:  # any model failure falls back to the offline tree
                     logger.warning("llm tree failed", extra=log_fields(doc_id=doc_id, error=str(exc)))
                     warnings.append(f"the LLM tree failed ({type(exc).__name__}: {exc}); built the tree offline")
@@ -175,6 +189,8 @@ def index_pdf(
     assign_ids(nodes)
     if options.summary_sentences:
         summarise_tree(nodes, pages, furniture, options.summary_sentences)
+    if builder is BuilderName.LLM:
+        _llm_summaries(nodes, pages, llm, options.domain, warnings)
 
     elapsed = time.perf_counter() - started
     record = DocumentRecord(

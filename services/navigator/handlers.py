@@ -9,7 +9,7 @@ from services.navigator.navigate import navigate
 from services.verifier.cache_key import query_answer_key
 from shared.bus.broker import Bus
 from shared.bus.delivery import Delivery
-from shared.bus.ledger import DeliveryLedger
+from shared.bus.ledger import RecentKeys
 from shared.cache import AnswerCache
 from shared.events import AnswerVerified, NodesSelected, QueryEvent, QueryFailed, QueryOutcome, QueryReceived
 from shared.logs import log_fields
@@ -42,7 +42,6 @@ class NavigatorHandlers:
         self,
         engine: QueryEngine,
         bus: Bus,
-        ledger: DeliveryLedger,
         queries: MongoQueryRepository,
         scorer: NodeScorer | None = None,
         cache: AnswerCache | None = None,
@@ -50,21 +49,21 @@ class NavigatorHandlers:
     ) -> None:
         self.engine = engine
         self.bus = bus
-        self.ledger = ledger
         self.queries = queries
+        self.done = RecentKeys()
         self.scorer = scorer
         self.cache = cache
         self.generator = generator
 
     async def on_query_received(self, event: QueryReceived, delivery: Delivery) -> None:
-        if await self.ledger.is_done(STAGE, event.query_id):
+        if event.query_id in self.done:
             logger.info("query already navigated; redelivery skipped")
             return
         try:
             indexes = await self.engine.indexes(event.doc_ids or None)
         except NoDocumentsError as exc:
             await report_query_failure(self.bus, self.queries, event, STAGE, type(exc).__name__, str(exc))
-            await self.ledger.mark_done(STAGE, event.query_id)
+            self.done.add(event.query_id)
             return
         documents = [(ix.doc_id, ix.record.version) for ix in indexes]
         if await self._answer_from_cache(event, documents, delivery):
@@ -76,7 +75,7 @@ class NavigatorHandlers:
         timings = [*event.timings, delivery.timing()]
         carried = {**event.carry(), "timings": timings, "documents": documents}
         await self.bus.publish(NodesSelected(**carried, navigation=result))
-        await self.ledger.mark_done(STAGE, event.query_id)
+        self.done.add(event.query_id)
         logger.info(
             "nodes selected",
             extra=log_fields(mode=result.mode, passages=len(result.passages), visited=result.stats.nodes_visited),
@@ -100,7 +99,7 @@ class NavigatorHandlers:
         await self.queries.mark_answered(event.query_id, outcome, timings, seed)
         carried = {**event.carry(), "timings": timings, "documents": documents}
         await self.bus.publish(AnswerVerified(**carried, outcome=outcome, producer=STAGE))
-        await self.ledger.mark_done(STAGE, event.query_id)
+        self.done.add(event.query_id)
         logger.info("answered from the cache")
         return True
 

@@ -21,7 +21,7 @@ async def wire() -> None:
 
     llm = make_llm(runtime.settings)
     handlers = NavigatorHandlers(
-        QueryEngine(runtime.repo), runtime.bus, runtime.ledger, runtime.queries,
+        QueryEngine(runtime.repo), runtime.bus, runtime.queries,
         scorer=LLMNodeScorer(llm) if llm else None,
         cache=AnswerCache(runtime.repo),
         generator=generator_name(llm),

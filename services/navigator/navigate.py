@@ -13,7 +13,7 @@ import numpy as np
 
 from services.navigator.evidence import CANDIDATES_PER_NODE, coverage, page_fields, rerank_pages, term_weights
 from services.navigator.index import DocumentIndex
-from services.navigator.lexical import query_terms, shared_idf, terms
+from services.navigator.lexical import query_terms, shared_idf
 from services.navigator.names import closest_spelling, unmentioned_names
 from services.navigator.question import literals
 from services.navigator.resolver import find_references, find_text_references, resolve
@@ -300,15 +300,15 @@ def _spelling_corrected(qterms: list[str], indexes: list[DocumentIndex]) -> tupl
 
 def _support(index: DocumentIndex, passages: list[Passage], weights: dict[str, float]) -> float:
     """Relevance evidence of a document's passages: the best IDF-weighted share of the question's
-    terms found in one passage's page (with its section titles) or node text."""
+    terms found in one passage's page (with its section titles). The floor was calibrated on page
+    text; a tree without pages (titles and summaries only) is not gated (1.0)."""
+    if not index.has_pages:
+        return 1.0
     fields = page_fields(index)
     best = 0.0
     for p in passages:
-        if index.has_pages and p.pages:
-            found = fields.page_terms(p.pages[0]) | fields.section(p.pages[0])
-        else:
-            found = frozenset(terms(p.text))
-        best = max(best, coverage(weights, found))
+        if p.pages:
+            best = max(best, coverage(weights, fields.page_terms(p.pages[0]) | fields.section(p.pages[0])))
     return best
 
 

@@ -10,7 +10,7 @@ from services.verifier.answer import answer_question
 from services.verifier.cache_key import generator_name, query_answer_key
 from shared.bus.broker import Bus
 from shared.bus.delivery import Delivery
-from shared.bus.ledger import DeliveryLedger
+from shared.bus.ledger import RecentKeys
 from shared.cache import AnswerCache
 from shared.events import AnswerVerified, ContextCompressed, QueryOutcome
 from shared.logs import log_fields
@@ -29,7 +29,6 @@ class VerifierHandlers:
         self,
         repo: MongoRepository,
         bus: Bus,
-        ledger: DeliveryLedger,
         queries: MongoQueryRepository,
         generator: AnswerGenerator | None = None,
         cache: AnswerCache | None = None,
@@ -37,24 +36,23 @@ class VerifierHandlers:
     ) -> None:
         self.repo = repo
         self.bus = bus
-        self.ledger = ledger
         self.queries = queries
+        self.done = RecentKeys()
         self.generator = generator
         self.cache = cache
         self.generator_name = generator_name(llm)
 
     async def _page_texts(self, event: ContextCompressed) -> dict[tuple[str, int], str]:
         """Full text of every page the context cites, so sentences are checked against the page."""
-        wanted = sorted({(p.doc_id, page) for p in event.context.passages for page in p.pages})
-        texts: dict[tuple[str, int], str] = {}
-        for doc_id, page in wanted:
-            text = await self.repo.get_page(doc_id, page)
-            if text is not None:
-                texts[(doc_id, page)] = text
-        return texts
+        wanted: dict[str, set[int]] = {}
+        for passage in event.context.passages:
+            wanted.setdefault(passage.doc_id, set()).update(passage.pages)
+        # One read per page chunk (a few per document), however many pages are cited.
+        found = await asyncio.gather(*(self.repo.get_page_texts(d, sorted(p)) for d, p in wanted.items()))
+        return {(doc_id, n): text for doc_id, pages in zip(wanted, found, strict=True) for n, text in pages.items()}
 
     async def on_context_compressed(self, event: ContextCompressed, delivery: Delivery) -> None:
-        if await self.ledger.is_done(STAGE, event.query_id):
+        if event.query_id in self.done:
             logger.info("query already answered; redelivery skipped")
             return
         texts = await self._page_texts(event)
@@ -96,7 +94,7 @@ class VerifierHandlers:
             if stored and stored.outcome:
                 outcome, timings = stored.outcome, stored.timings
         await self.bus.publish(AnswerVerified(**{**event.carry(), "timings": timings}, outcome=outcome))
-        await self.ledger.mark_done(STAGE, event.query_id)
+        self.done.add(event.query_id)
         logger.info(
             "answer verified",
             extra=log_fields(confidence=answer.confidence, abstained=answer.abstained,

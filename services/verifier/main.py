@@ -19,7 +19,7 @@ async def wire() -> None:
 
     llm = make_llm(runtime.settings)
     handlers = VerifierHandlers(
-        runtime.repo, runtime.bus, runtime.ledger, runtime.queries,
+        runtime.repo, runtime.bus, runtime.queries,
         generator=LLMAnswerGenerator(llm) if llm else None,
         cache=AnswerCache(runtime.repo),
         llm=llm,

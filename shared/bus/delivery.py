@@ -8,7 +8,16 @@ is delivered again. `consume_reliably` decides which of the two happens:
 - it raises and attempts remain -> back off, raise -> redelivery;
 - it raises a `PermanentError`, or the last attempt fails, or the process died during the
   previous attempts -> the message goes to `<topic>.dlq` with the error, the stage's `give_up`
-  hook reports the failure to the user (document or query marked failed), and it is committed.
+  hook reports the failure to the user (document or query marked failed), and it is committed;
+- a query event whose deadline has passed (its client has stopped waiting) is dropped without
+  running the stage: the query is marked failed, so an overload drains instead of piling up.
+
+Attempts are counted in one of two ways. `durable_attempts` (the indexer: a message takes
+seconds to minutes, so two ledger writes are nothing) records every attempt in MongoDB before
+the handler runs, so a message that kills its process is counted too. The query stages
+(milliseconds per message) write nothing on the happy path: a failure is counted in MongoDB when
+it happens, so the DLQ-after-N-failures rule holds across restarts and replicas; a message that
+kills its process is retried until its deadline passes, then dropped.
 """
 
 from __future__ import annotations
@@ -96,6 +105,9 @@ class ReliableConsumer(Generic[E]):
     ledger_factory: Callable[[], DeliveryLedger]
     max_attempts: int
     give_up: GiveUp[E] | None = None
+    durable_attempts: bool = True
+    # Failures seen by this process per (topic, partition, offset): only messages that failed.
+    _failures: dict[tuple[str, int, int], int] = field(default_factory=dict)
 
     async def __call__(self, raw: RawMessage) -> None:
         MESSAGES_CONSUMED.labels(self.stage, raw.topic).inc()
@@ -109,7 +121,66 @@ class ReliableConsumer(Generic[E]):
         queued_s = event.age_seconds()
         QUEUE_SECONDS.labels(self.stage).observe(queued_s)
         with correlated(stage=self.stage, **_correlation(event)):
-            await self._handle(raw, event, queued_s * 1000)
+            if isinstance(event, QueryEvent) and event.expired():
+                await self._expire(event)
+                return
+            if self.durable_attempts:
+                await self._handle(raw, event, queued_s * 1000)
+            else:
+                await self._handle_counting_failures(raw, event, queued_s * 1000)
+
+    async def _expire(self, event: E) -> None:
+        FAILURES.labels(self.stage, "deadline_expired").inc()
+        assert isinstance(event, QueryEvent)
+        deadline = event.deadline.isoformat() if event.deadline else "?"
+        logger.warning("query expired before this stage; dropped", extra=log_fields(deadline=deadline))
+        if self.give_up is not None:
+            reason = (f"the query expired (deadline {deadline}) before the {self.stage} stage could handle it; "
+                      "the services are overloaded: ask again later or raise timeout_s")
+            await self.give_up(event, "DeadlineExpired", reason)
+
+    async def _handle_counting_failures(self, raw: RawMessage, event: E, queued_ms: float) -> None:
+        message = (raw.topic, raw.partition, raw.offset)
+        ledger = self.ledger_factory()
+        attempt = self._failures.get(message, 0) + 1
+        delivery = Delivery(self.stage, raw.topic, raw.partition, raw.offset, attempt, queued_ms)
+        try:
+            await self.handler(event, delivery)
+        except Exception as exc:
+            error_type = type(exc).__name__
+            FAILURES.labels(self.stage, error_type).inc()
+            reason = str(exc) or error_type
+            try:
+                # Counted in MongoDB too: another replica or a restarted process goes on counting.
+                failures = max(attempt, await ledger.begin_attempt(self.group_id, *message))
+            except Exception as ledger_exc:
+                logger.warning("delivery ledger unavailable; counting in memory",
+                               extra=log_fields(error=repr(ledger_exc)))
+                failures = attempt
+            self._failures[message] = failures
+            if isinstance(exc, PermanentError) or failures >= self.max_attempts:
+                logger.exception("giving up", extra=log_fields(attempt=failures, error_type=error_type))
+                await self._give_up(raw, event, failures, reason, error_type)
+                await self._forget(ledger, message)
+                return
+            delay = _backoff_seconds(failures)
+            logger.warning(
+                "handler failed, will retry",
+                extra=log_fields(attempt=failures, max_attempts=self.max_attempts, retry_in_s=delay, error=reason),
+            )
+            await asyncio.sleep(delay)
+            raise
+        finally:
+            HANDLER_SECONDS.labels(self.stage).observe(time.perf_counter() - delivery.started)
+        if message in self._failures:
+            await self._forget(ledger, message)
+
+    async def _forget(self, ledger: DeliveryLedger, message: tuple[str, int, int]) -> None:
+        self._failures.pop(message, None)
+        try:
+            await ledger.end_attempts(self.group_id, *message)
+        except Exception:  # a stale row is purged later; never fail a handled message for it
+            logger.warning("could not clear the attempt count", exc_info=True)
 
     async def _handle(self, raw: RawMessage, event: E, queued_ms: float) -> None:
         ledger = self.ledger_factory()

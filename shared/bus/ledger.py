@@ -1,14 +1,19 @@
-"""Delivery bookkeeping in MongoDB: attempts per message and work already done per stage.
+"""Delivery bookkeeping: attempts per message and work already done per stage.
 
-Attempts are counted in the database, not in memory, so a message that kills its process
-(a crash, an out-of-memory kill) is also counted and ends in the dead-letter topic instead of
-crash-looping the stage. "Done" markers make handlers idempotent: a redelivered message whose
-output was already stored and published is acknowledged without running the stage again.
+`DeliveryLedger` keeps them in MongoDB. The indexer counts every attempt there, so a message
+that kills its process (a crash, an out-of-memory kill) is also counted and ends in the
+dead-letter topic instead of crash-looping the stage; the query stages write there only when a
+handler fails (see `shared/bus/delivery.py`). "Done" markers make the indexer idempotent: a
+redelivered upload whose tree was already stored and published is acknowledged without work.
+`RecentKeys` is the in-process version for the query stages, whose work is deterministic: a
+redelivery they miss (after a restart) only recomputes and republishes the same result, and the
+verifier's insert-once answer keeps one answer per query.
 No TTL indexes (FerretDB lacks them): `purge` deletes old rows.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -61,3 +66,20 @@ class DeliveryLedger:
         removed = await self.done.delete_many({"at": {"$lt": cutoff}})
         stale = await self.attempts.delete_many({"at": {"$lt": cutoff}})
         return removed.deleted_count + stale.deleted_count
+
+
+class RecentKeys:
+    """The last `size` keys this process finished (an LRU set), for skipping redeliveries."""
+
+    def __init__(self, size: int = 10_000) -> None:
+        self.size = size
+        self._keys: OrderedDict[str, None] = OrderedDict()
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._keys
+
+    def add(self, key: str) -> None:
+        self._keys[key] = None
+        self._keys.move_to_end(key)
+        while len(self._keys) > self.size:
+            self._keys.popitem(last=False)

@@ -118,8 +118,12 @@ class StageRuntime:
         give_up: GiveUp[E] | None = None,
         group_id: str | None = None,
         max_poll_interval_ms: int = 5 * 60 * 1000,
+        durable_attempts: bool = False,
     ) -> None:
-        """Consume `event_type` at least once, in the stage's consumer group (shared by replicas)."""
+        """Consume `event_type` at least once, in the stage's consumer group (shared by replicas).
+
+        `durable_attempts`: record every attempt in MongoDB before handling (for long messages,
+        so a process death counts); otherwise only failures are written (see delivery.py)."""
         group = group_id or f"{self.settings.topic_prefix}treerag-{self.stage}"
         consumer = ReliableConsumer(
             stage=self.stage,
@@ -130,6 +134,7 @@ class StageRuntime:
             ledger_factory=lambda: self.ledger,
             max_attempts=self.settings.max_attempts,
             give_up=give_up,
+            durable_attempts=durable_attempts,
         )
         subscriber = self.broker.subscriber(
             Topic(self.bus.topic(event_type.TOPIC), declare=False),

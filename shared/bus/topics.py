@@ -14,6 +14,9 @@ from shared.events import ALL_TOPICS, dlq_topic
 logger = logging.getLogger(__name__)
 
 TOPIC_ALREADY_EXISTS = 36
+# One copy of each partition: the broker that takes a write is the only one holding it, so
+# producers wait for that broker alone (acks=1 gives the same durability as acks=all here).
+REPLICATION_FACTOR = 1
 
 
 class TopicSetupError(RuntimeError):
@@ -54,7 +57,7 @@ async def ensure_topics(
     admin = await _start_admin(bootstrap, timeout_s)
     try:
         response = await admin.create_topics(
-            [NewTopic(name, num_partitions=partitions, replication_factor=1) for name in names]
+            [NewTopic(name, num_partitions=partitions, replication_factor=REPLICATION_FACTOR) for name in names]
         )
         for entry in response.to_object()["topic_errors"]:
             code = entry["error_code"]

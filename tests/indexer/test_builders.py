@@ -119,15 +119,24 @@ def test_progress_reports_every_page() -> None:
     assert sum(seen) == indexed.record.page_count
 
 
-def test_llm_failure_falls_back_to_offline_tree_with_warning(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    import services.indexer.pipeline as pipeline
+class UnreachableModel:
+    """A model client whose every call fails the way an unreachable provider does."""
 
-    def broken(pages, llm, domain):  # type: ignore[no-untyped-def]
-        raise TimeoutError("model timed out")
+    model = "unreachable"
+    provider = "openai"
 
-    monkeypatch.setattr(pipeline, "_llm_tree", broken)
+    def generate_json(self, prompt, schema, *, purpose):  # type: ignore[no-untyped-def]
+        return self.generate_text(prompt, purpose=purpose)
+
+    def generate_text(self, prompt, *, purpose):  # type: ignore[no-untyped-def]
+        from shared.llm.errors import LLMUnavailableError
+
+        raise LLMUnavailableError("model timed out")
+
+
+def test_llm_failure_falls_back_to_offline_tree_with_warning() -> None:
     data, expected = pdfs.manual_pdf(outline=False)
-    indexed = index_pdf(data, "manual.pdf", IndexOptions(builder="llm"), llm=object())
+    indexed = index_pdf(data, "manual.pdf", IndexOptions(builder="llm"), llm=UnreachableModel())
     assert indexed.record.builder == BuilderName.LAYOUT
     assert any("model timed out" in w for w in indexed.record.warnings)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from datetime import UTC, datetime, timedelta
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -44,13 +45,15 @@ def message(offset: int = 7) -> RawMessage:
     return RawMessage("query.received", 2, offset, "q1", event.model_dump_json().encode())
 
 
-def consumer(ledger: DeliveryLedger, bus: RecordingBus, handler: Any, gave_up: list[str]) -> ReliableConsumer[Any]:
+def consumer(ledger: DeliveryLedger, bus: RecordingBus, handler: Any, gave_up: list[str],
+             durable_attempts: bool = True) -> ReliableConsumer[Any]:
     async def give_up(event: QueryReceived, error_type: str, reason: str) -> None:
         gave_up.append(f"{error_type}: {reason}")
 
     return ReliableConsumer(
         stage="navigator", group_id="g", event_type=QueryReceived, handler=handler, bus=bus,  # type: ignore[arg-type]
         ledger_factory=lambda: ledger, max_attempts=MAX_ATTEMPTS, give_up=give_up,
+        durable_attempts=durable_attempts,
     )
 
 
@@ -124,3 +127,77 @@ async def test_success_clears_the_attempts_and_done_markers_skip_repeats(ledger:
     await consume(message(offset=11))  # the same query delivered again
     assert calls == ["q1"] and not bus.raw and not gave_up
     assert await ledger.attempts.count_documents({}) == 0
+
+
+async def test_counting_only_failures_writes_nothing_on_success(ledger: DeliveryLedger) -> None:
+    seen: list[int] = []
+
+    async def handler(event: QueryReceived, delivery: Delivery) -> None:
+        seen.append(delivery.attempt)
+        assert await ledger.attempts.count_documents({}) == 0  # nothing written before the work
+
+    bus, gave_up = RecordingBus(), []
+    await consumer(ledger, bus, handler, gave_up, durable_attempts=False)(message(offset=20))
+    assert seen == [1] and not bus.raw and not gave_up
+    assert await ledger.attempts.count_documents({}) == 0
+
+
+async def test_failures_are_counted_across_replicas_then_dead_lettered(ledger: DeliveryLedger,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("shared.bus.delivery._backoff_seconds", lambda attempt: 0.0)
+
+    async def handler(event: QueryReceived, delivery: Delivery) -> None:
+        raise RuntimeError("the page store is down")
+
+    bus, gave_up = RecordingBus(), []
+    first = consumer(ledger, bus, handler, gave_up, durable_attempts=False)
+    with pytest.raises(RuntimeError):
+        await first(message(offset=21))
+    # The partition moves to another replica, which knows nothing of the first failure.
+    second = consumer(ledger, bus, handler, gave_up, durable_attempts=False)
+    with pytest.raises(RuntimeError):
+        await second(message(offset=21))
+    await second(message(offset=21))
+    [(topic, payload, _)] = bus.raw
+    assert topic == "query.received.dlq" and DeadLetter.model_validate_json(payload).attempts == MAX_ATTEMPTS
+    assert gave_up == ["RuntimeError: the page store is down"]
+    assert await ledger.attempts.count_documents({}) == 0
+
+
+async def test_a_retry_that_succeeds_clears_the_failure_count(ledger: DeliveryLedger,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("shared.bus.delivery._backoff_seconds", lambda attempt: 0.0)
+    attempts: list[int] = []
+
+    async def handler(event: QueryReceived, delivery: Delivery) -> None:
+        attempts.append(delivery.attempt)
+        if len(attempts) == 1:
+            raise RuntimeError("blip")
+
+    bus, gave_up = RecordingBus(), []
+    consume = consumer(ledger, bus, handler, gave_up, durable_attempts=False)
+    with pytest.raises(RuntimeError):
+        await consume(message(offset=22))
+    assert await ledger.attempts.count_documents({}) == 1
+    await consume(message(offset=22))
+    assert attempts == [1, 2] and not bus.raw and not gave_up
+    assert await ledger.attempts.count_documents({}) == 0
+
+
+async def test_an_expired_query_is_dropped_and_reported_without_running(ledger: DeliveryLedger) -> None:
+    ran: list[int] = []
+
+    async def handler(event: QueryReceived, delivery: Delivery) -> None:
+        ran.append(delivery.attempt)
+
+    bus, gave_up = RecordingBus(), []
+    expired = QueryReceived(query_id="q9", question="why?", deadline=datetime.now(UTC) - timedelta(seconds=1))
+    raw = RawMessage("query.received", 0, 30, "q9", expired.model_dump_json().encode())
+    await consumer(ledger, bus, handler, gave_up, durable_attempts=False)(raw)
+    assert ran == [] and not bus.raw  # not a dead letter: nothing is wrong with the message
+    assert len(gave_up) == 1 and gave_up[0].startswith("DeadlineExpired: the query expired")
+
+    live = QueryReceived(query_id="q10", question="why?", deadline=datetime.now(UTC) + timedelta(seconds=30))
+    raw = RawMessage("query.received", 0, 31, "q10", live.model_dump_json().encode())
+    await consumer(ledger, bus, handler, gave_up, durable_attempts=False)(raw)
+    assert ran == [1]
