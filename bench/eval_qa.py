@@ -19,7 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import RESULTS, configure_bench_logging, latency_summary, shared_data, write_result
+from services.navigator import lexical, resolver
 from services.navigator import navigate as navigate_module
+from services.navigator import question as question_module
+from services.navigator.index import DocumentIndex
 from services.navigator.navigate import navigate
 from shared.query import QuerySettings
 from shared.store.embedded import EmbeddedRepository
@@ -30,6 +33,7 @@ from treerag.pipeline import QueryEngine
 logger = logging.getLogger("bench.eval_qa")
 
 TRAVERSAL_NODES = 500
+TRAVERSAL_PASSES = 5
 STORE_DOCUMENTS = 10
 
 
@@ -81,26 +85,52 @@ class _WalkTimer:
         navigate_module._dfs, navigate_module._beam = self._originals
 
 
+def _forget_questions(index: DocumentIndex) -> None:
+    """Drop every cache keyed by a question or a question term, so each pass meets every
+    question (and every misspelled or foreign term) for the first time, as a service does."""
+    for cached in (lexical._cached_terms, question_module.topic_text, question_module.literals,
+                   resolver._find_references):
+        cached.cache_clear()
+    for key in ("spelling", "mentioned"):
+        index.derived.pop(key, None)
+    index.reference_cache.clear()
+
+
 def traversal_latency(bundles: dict[str, DocumentBundle], questions: list[str]) -> dict[str, Any]:
     """On the largest tree of at most TRAVERSAL_NODES nodes, per mode: the whole navigate() call
     (lexical scoring of every page and node, routing checks, the walk, references, evidence
-    pages) and the walk alone."""
+    pages) and the walk alone. TRAVERSAL_PASSES passes over every question, each pass with the
+    question caches emptied; wall-clock and CPU time (the CPU time is what a call costs when it
+    does not wait for a core)."""
     eligible = [b.index for b in bundles.values() if len(b.index.nodes) <= TRAVERSAL_NODES]
     index = max(eligible, key=lambda ix: len(ix.nodes))
     result: dict[str, Any] = {
-        "document": index.record.file_name, "nodes": len(index.nodes), "pages": len(index.pages)
+        "document": index.record.file_name, "nodes": len(index.nodes), "pages": len(index.pages),
+        "questions": len(questions), "passes": TRAVERSAL_PASSES,
     }
     for mode in ("dfs", "beam", "auto"):
         settings = QuerySettings(mode=mode)
         for q in questions[:3]:
-            navigate(q, [index], settings)  # warm the term caches
-        seconds = []
+            navigate(q, [index], settings)  # first-call imports and allocations
+        seconds, cpu = [], []
+        fastest: dict[int, float] = {}
         with _WalkTimer() as walk:
-            for q in questions:
-                started = time.perf_counter()
-                navigate(q, [index], settings)
-                seconds.append(time.perf_counter() - started)
-        result[mode] = {"navigate": latency_summary(seconds), "walk": latency_summary(walk.seconds)}
+            for _ in range(TRAVERSAL_PASSES):
+                _forget_questions(index)
+                for number, q in enumerate(questions):
+                    started, started_cpu = time.perf_counter(), time.thread_time()
+                    navigate(q, [index], settings)
+                    cpu.append(time.thread_time() - started_cpu)
+                    seconds.append(time.perf_counter() - started)
+                    fastest[number] = min(fastest.get(number, seconds[-1]), seconds[-1])
+        result[mode] = {
+            "navigate": latency_summary(seconds),
+            "navigate_cpu": latency_summary(cpu),
+            # Each question's fastest pass: the call's own cost with the least interference
+            # from other processes on the shared cores (every pass starts with cold caches).
+            "navigate_fastest_pass": latency_summary(list(fastest.values())),
+            "walk": latency_summary(walk.seconds),
+        }
     return result
 
 
@@ -163,6 +193,12 @@ async def main_async(store: Path) -> dict[str, Any]:
         },
         "traversal p50 <= 1 ms (<= 500 nodes), whole navigate()": {
             mode: latency["traversal"][mode]["navigate"]["p50_ms"] <= 1.0 for mode in ("dfs", "beam", "auto")
+        },
+        "traversal p50 <= 1 ms (<= 500 nodes), whole navigate(), CPU time": {
+            mode: latency["traversal"][mode]["navigate_cpu"]["p50_ms"] <= 1.0 for mode in ("dfs", "beam", "auto")
+        },
+        "traversal p50 <= 1 ms (<= 500 nodes), whole navigate(), fastest of the passes": {
+            mode: latency["traversal"][mode]["navigate_fastest_pass"]["p50_ms"] <= 1.0 for mode in ("dfs", "beam", "auto")
         },
         "whole offline query p50 <= 30 ms (10-document store)": latency["store_query"]["query"]["p50_ms"] <= 30.0,
     }

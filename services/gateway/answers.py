@@ -2,8 +2,9 @@
 
 Every replica consumes `answer.verified` and `query.failed` in its own consumer group (unique
 per process, from the latest offset), so each sees every answer and resolves only the futures
-of the requests it holds. The `queries` collection is polled as a backstop: an event published
-before this replica's consumer had its partitions (or during a rebalance) is still found there.
+of the requests it holds. The query's stored result is polled as a backstop (after 1 s, then
+after 2 s, then every 4 s): an event published before this replica's consumer had its
+partitions (or during a rebalance) is still found there.
 """
 
 from __future__ import annotations
@@ -31,9 +32,11 @@ def record_from_event(event: AnswerVerified | QueryFailed) -> QueryRecord:
 
 
 class AnswerWaiter:
-    def __init__(self, queries: MongoQueryRepository, poll_interval_s: float = 1.0) -> None:
+    def __init__(self, queries: MongoQueryRepository, poll_interval_s: float = 1.0,
+                 max_poll_interval_s: float = 4.0) -> None:
         self.queries = queries
         self.poll_interval_s = poll_interval_s
+        self.max_poll_interval_s = max_poll_interval_s
         self._pending: dict[str, asyncio.Future[QueryRecord]] = {}
 
     @property
@@ -58,15 +61,19 @@ class AnswerWaiter:
         if future is None:
             raise KeyError(f"query {query_id} was not registered with expect()")
         deadline = time.monotonic() + timeout_s
+        interval = self.poll_interval_s
         try:
             while True:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     return None
                 try:
-                    return await asyncio.wait_for(asyncio.shield(future), min(self.poll_interval_s, remaining))
+                    return await asyncio.wait_for(asyncio.shield(future), min(interval, remaining))
                 except TimeoutError:
                     pass
+                # A missed event is rare (a rebalance): poll less and less often, so that many
+                # slow queries under load do not add a database read each per second.
+                interval = min(interval * 2, self.max_poll_interval_s)
                 stored = await self.queries.get(query_id)
                 if stored is not None and stored.status != QueryStatus.PENDING:
                     logger.info("answer found by polling", extra={"fields": {"query_id": query_id}})

@@ -75,7 +75,9 @@ class IndexerHandlers:
             logger.info("upload already handled; redelivery skipped")
             return
         previous = await self.repo.get_document(event.doc_id)
-        tree = await self.repo.get_tree(event.doc_id)
+        # A record without a builder was never indexed, so it has no tree to find: skipping the
+        # read matters on FerretDB, where it scans every stored tree.
+        tree = await self.repo.get_tree(event.doc_id) if previous and previous.builder is not None else None
         if previous and previous.status == DocumentStatus.READY and tree and not event.rebuild:
             # Stored by an earlier delivery that stopped before publishing: publish only.
             await self.bus.publish(tree_built(previous, count_nodes(tree.nodes), event.tenant))

@@ -25,10 +25,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from services.navigator.index import range_max
+
 if TYPE_CHECKING:
     from services.navigator.index import DocumentIndex
 from services.navigator.lexical import sentences_of, terms
 from services.navigator.question import literal_share
+from services.navigator.resolver import Reference, find_text_references
 
 # Weights of the proximity and section fields beside the scaled page BM25 (weight 1).
 PROXIMITY_WEIGHT = 1.0
@@ -49,6 +52,17 @@ class PageFields:
     _windows: dict[int, tuple[frozenset[str], ...]] = field(default_factory=dict)
     _sections: dict[int, frozenset[str]] = field(default_factory=dict)
     _pages: dict[int, frozenset[str]] = field(default_factory=dict)
+    _references: dict[int, list[Reference]] = field(default_factory=dict)
+    _evidence: dict[int, frozenset[str]] = field(default_factory=dict)
+    # Every window of every page, numbered page by page: page p (0-based) owns window ids
+    # window_offsets[p] .. window_offsets[p + 1]; term -> the distinct ids of windows holding it.
+    _window_offsets: np.ndarray | None = None
+    _window_postings: dict[str, np.ndarray] = field(default_factory=dict)
+    # term -> 0-based pages whose enclosing section titles hold it.
+    _section_postings: dict[str, np.ndarray] | None = None
+    # The last question's (weights, proximity, section) vectors: one question asks for them
+    # once per batch of selected nodes.
+    _last: tuple[tuple[tuple[str, float], ...], np.ndarray, np.ndarray] | None = None
 
     def page_terms(self, page: int) -> frozenset[str]:
         """Every term of a 1-based page."""
@@ -86,11 +100,90 @@ class PageFields:
         return cached
 
 
+    def evidence_terms(self, page: int) -> frozenset[str]:
+        """The terms of a 1-based page and of the titles of the sections enclosing it."""
+        cached = self._evidence.get(page)
+        if cached is None:
+            cached = self._evidence[page] = self.page_terms(page) | self.section(page)
+        return cached
+
+    def text_references(self, page: int) -> list[Reference]:
+        """Cross-references ("see Section 4.2") made by the text of a 1-based page."""
+        cached = self._references.get(page)
+        if cached is None:
+            cached = self._references[page] = find_text_references(self.index.pages[page - 1])
+        return cached
+
     def warm(self) -> None:
         """Split and tokenise every page now (at index time), so no query pays for it."""
         for page in range(1, len(self.index.pages) + 1):
             self.windows(page)
             self.page_terms(page)
+            self.text_references(page)
+            self.evidence_terms(page)
+        self._window_layout()
+        self._section_layout()
+
+    def _window_layout(self) -> np.ndarray:
+        if self._window_offsets is None:
+            postings: dict[str, list[int]] = {}
+            offsets = [0]
+            for page in range(1, len(self.index.pages) + 1):
+                first = offsets[-1]
+                windows = self.windows(page)
+                for k, window in enumerate(windows):
+                    for term in window:
+                        postings.setdefault(term, []).append(first + k)
+                offsets.append(first + len(windows))
+            self._window_postings = {t: np.asarray(ids, dtype=np.int64) for t, ids in postings.items()}
+            self._window_offsets = np.asarray(offsets, dtype=np.int64)
+        return self._window_offsets
+
+    def _section_layout(self) -> dict[str, np.ndarray]:
+        if self._section_postings is None:
+            postings: dict[str, list[int]] = {}
+            for page in range(1, len(self.index.pages) + 1):
+                for term in self.section(page):
+                    postings.setdefault(term, []).append(page - 1)
+            self._section_postings = {t: np.asarray(p, dtype=np.int64) for t, p in postings.items()}
+        return self._section_postings
+
+    def question_fields(self, weights: dict[str, float]) -> tuple[np.ndarray, np.ndarray]:
+        """(`proximity_all`, `section_all`) for one question, kept until the next question."""
+        key = tuple(weights.items())
+        last = self._last
+        if last is None or last[0] != key:
+            last = self._last = (key, self.proximity_all(weights), self.section_all(weights))
+        return last[1], last[2]
+
+    def proximity_all(self, weights: dict[str, float]) -> np.ndarray:
+        """`proximity` of every page (0-based), from the window postings: one pass per question
+        term, then one range maximum per page. Sums in the question's term order, as `coverage`."""
+        offsets = self._window_layout()
+        total = sum(weights.values())
+        n_pages = len(offsets) - 1
+        if total <= 0:
+            return np.zeros(n_pages)
+        sums = np.zeros(int(offsets[-1]))
+        for term, weight in weights.items():
+            ids = self._window_postings.get(term)
+            if ids is not None:
+                sums[ids] += weight
+        # max(s) / total == max(s / total): division by a positive number keeps the order.
+        return range_max(sums, offsets[:-1], offsets[1:]) / total
+
+    def section_all(self, weights: dict[str, float]) -> np.ndarray:
+        """Coverage of the question by each page's enclosing section titles (0-based pages)."""
+        postings = self._section_layout()
+        total = sum(weights.values())
+        sums = np.zeros(len(self.index.pages))
+        if total <= 0:
+            return sums
+        for term, weight in weights.items():
+            pages = postings.get(term)
+            if pages is not None:
+                sums[pages] += weight
+        return sums / total
 
 
 def page_fields(index: DocumentIndex) -> PageFields:
@@ -131,12 +224,15 @@ def rerank_pages(
     fields = page_fields(index)
     total = 1.0 + PROXIMITY_WEIGHT + SECTION_WEIGHT + (LITERAL_WEIGHT if wanted_literals else 0.0)
     out: dict[int, float] = {}
+    if not pages:
+        return out
+    near, titled = fields.question_fields(weights)
     for page in pages:
         bm25 = float(page_scaled[page - 1])
         score = (
             bm25
-            + PROXIMITY_WEIGHT * proximity(fields, page, weights)
-            + SECTION_WEIGHT * coverage(weights, fields.section(page))
+            + PROXIMITY_WEIGHT * float(near[page - 1])
+            + SECTION_WEIGHT * float(titled[page - 1])
         )
         if wanted_literals:
             score += LITERAL_WEIGHT * literal_share(index.pages[page - 1], wanted_literals)

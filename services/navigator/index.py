@@ -12,6 +12,7 @@ from functools import cached_property
 import numpy as np
 
 from services.navigator.lexical import BM25Index, terms
+from services.navigator.names import WordGroup
 from shared.documents import DocumentRecord, DocumentTree
 from shared.textnorm import normalize, title_key
 from shared.tree import TreeNode
@@ -36,6 +37,26 @@ class NodeArrays:
     has_range: np.ndarray  # False when the node's pages are beyond the page text
     parent: np.ndarray
     depth: np.ndarray
+    # (rows, their parents) of each depth from 2 down, for level-by-level accumulation.
+    levels: tuple[tuple[np.ndarray, np.ndarray], ...] = ()
+    # Precomputed interleaved page bounds of the nodes with a page range (see `range_max`).
+    range_bounds: np.ndarray | None = None
+    # Nodes with children; the 0-based page range of their own text (before the first child);
+    # their children laid end to end, starting at child_offsets.
+    parents_with_children: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    own_starts: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    own_stops: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    children_flat: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    child_offsets: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+    def page_range_max(self, values: np.ndarray) -> np.ndarray:
+        """`range_max(values, starts, ends)` with the bounds computed once per index."""
+        if self.range_bounds is None or values.size == 0:
+            return range_max(values, self.starts, self.ends)
+        out = np.zeros(len(self.starts), dtype=np.float64)
+        if self.range_bounds.size:
+            out[self.has_range] = np.maximum.reduceat(np.append(values, 0.0), self.range_bounds)[0::2]
+        return out
 
 
 def range_max(values: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
@@ -93,12 +114,29 @@ class DocumentIndex:
         n_pages = len(self.pages)
         starts = np.array([f.node.page_start - 1 for f in self.nodes], dtype=np.int64)
         ends = np.array([min(f.node.page_end, n_pages) for f in self.nodes], dtype=np.int64)
+        starts = np.minimum(starts, max(n_pages - 1, 0))
+        has_range = ends > starts
+        bounds = np.empty(2 * int(has_range.sum()), dtype=np.int64)
+        bounds[0::2] = starts[has_range]
+        bounds[1::2] = ends[has_range]
+        parent = np.array([f.parent for f in self.nodes], dtype=np.int64)
+        depth = np.array([f.depth for f in self.nodes], dtype=np.int64)
+        levels = []
+        for level in range(2, int(depth.max(initial=1)) + 1):
+            rows = np.nonzero(depth == level)[0]
+            levels.append((rows, parent[rows]))
+        with_children = [f for f in self.nodes if f.children]
+        own_starts = [f.node.page_start - 1 for f in with_children]
+        own_stops = [min(self.nodes[f.children[0]].node.page_start - 1, n_pages) for f in with_children]
+        lengths = [len(f.children) for f in with_children]
         return NodeArrays(
-            starts=np.minimum(starts, max(n_pages - 1, 0)),
-            ends=ends,
-            has_range=ends > starts,
-            parent=np.array([f.parent for f in self.nodes], dtype=np.int64),
-            depth=np.array([f.depth for f in self.nodes], dtype=np.int64),
+            starts=starts, ends=ends, has_range=has_range, parent=parent, depth=depth,
+            levels=tuple(levels), range_bounds=bounds if n_pages else None,
+            parents_with_children=np.array([f.index for f in with_children], dtype=np.int64),
+            own_starts=np.array(own_starts, dtype=np.int64),
+            own_stops=np.array(own_stops, dtype=np.int64),
+            children_flat=np.array([c for f in with_children for c in f.children], dtype=np.int64),
+            child_offsets=np.cumsum([0, *lengths[:-1]]).astype(np.int64) if lengths else np.zeros(0, dtype=np.int64),
         )
 
     @cached_property
@@ -107,16 +145,63 @@ class DocumentIndex:
 
     @cached_property
     def vocabulary_by_initial(self) -> dict[str, list[str]]:
-        """Vocabulary grouped by first character, for fuzzy look-ups."""
+        """Vocabulary grouped by first character, for fuzzy look-ups (each group carries the
+        character counts that let a look-up skip most words)."""
         groups: dict[str, list[str]] = {}
         for term in sorted(self.vocabulary):
             groups.setdefault(term[:1], []).append(term)
-        return groups
+        return {initial: WordGroup(words) for initial, words in groups.items()}
 
     @cached_property
     def vocabulary(self) -> frozenset[str]:
         """Every index term of the document: page text, titles and summaries."""
         return self.page_index.vocabulary | self.node_text_index.vocabulary
+
+    @cached_property
+    def _field_postings(self) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """term -> (rows, saturated term frequencies, field number) over the four BM25 fields
+        laid end to end (pages, titles, summaries, node text), so that one question term costs
+        one update of one array instead of four."""
+        parts: dict[str, list[tuple[np.ndarray, np.ndarray, int]]] = {}
+        offset = 0
+        for number, field_index in enumerate(self.bm25_fields):
+            for term, (rows, saturated) in field_index.postings.items():
+                parts.setdefault(term, []).append((rows + offset, saturated, number))
+            offset += field_index.n_rows
+        return {
+            term: (
+                np.concatenate([rows for rows, _, _ in found]),
+                np.concatenate([saturated for _, saturated, _ in found]),
+                np.concatenate([np.full(len(rows), number, dtype=np.int64) for rows, _, number in found]),
+            )
+            for term, found in parts.items()
+        }
+
+    @property
+    def bm25_fields(self) -> tuple[BM25Index, BM25Index, BM25Index, BM25Index]:
+        return (self.page_index, self.title_index, self.summary_index, self.node_text_index)
+
+    def field_scores(
+        self, qterms: list[str], idf: dict[str, float] | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """BM25 of the question over pages, titles, summaries and node text: the same values as
+        each field's `BM25Index.scores(qterms, idf)`, added in the same order."""
+        fields = self.bm25_fields
+        sizes = [f.n_rows for f in fields]
+        out = np.zeros(sum(sizes), dtype=np.float64)
+        postings = self._field_postings
+        for term in qterms:
+            entry = postings.get(term)
+            if entry is None:
+                continue
+            rows, saturated, number = entry
+            if idf is not None and term in idf:
+                out[rows] += idf[term] * saturated
+            else:
+                out[rows] += np.array([f.idf(term) for f in fields])[number] * saturated
+        cuts = np.cumsum(sizes)[:-1]
+        page, title, summary, node_text = np.split(out, cuts)
+        return page, title, summary, node_text
 
     def page_text(self, number: int) -> str | None:
         return self.pages[number - 1] if 1 <= number <= len(self.pages) else None
@@ -178,6 +263,9 @@ class DocumentIndex:
             from services.navigator.evidence import page_fields  # evidence builds on this module
 
             page_fields(index).warm()
+            index._field_postings  # noqa: B018 - build the merged postings now, not in a query
+            for group in index.vocabulary_by_initial.values():
+                group.warm()  # type: ignore[attr-defined]
         return index
 
     def path(self, i: int) -> list[int]:

@@ -88,17 +88,29 @@ class BM25Index:
         self._postings = {
             t: (np.asarray(r, dtype=np.int64), np.asarray(s, dtype=np.float64)) for t, (r, s) in postings.items()
         }
+        self._idf: dict[str, float] = {}
 
     @property
     def vocabulary(self) -> frozenset[str]:
         return frozenset(self._postings)
+
+    @property
+    def postings(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """term -> (rows holding it, saturated term frequency in each); read-only."""
+        return self._postings
 
     def df(self, term: str) -> int:
         entry = self._postings.get(term)
         return 0 if entry is None else len(entry[0])
 
     def idf(self, term: str) -> float:
-        return bm25_idf(self.n_rows, self.df(term))
+        # Cached per vocabulary term only, so the cache never outgrows the index.
+        cached = self._idf.get(term)
+        if cached is None:
+            cached = bm25_idf(self.n_rows, self.df(term))
+            if term in self._postings:
+                self._idf[term] = cached
+        return cached
 
     def scores(self, qterms: Iterable[str], idf: dict[str, float] | None = None) -> np.ndarray:
         """BM25 of every row; `idf` overrides this index's own IDF (corpus-wide routing)."""

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
+from functools import lru_cache
+
+import numpy as np
 
 from services.navigator.lexical import terms
 
@@ -26,6 +29,87 @@ _POINTERS = frozenset(
 )
 _NAME = re.compile(r"\b(?:[A-Z][a-z]+(?:'s)?|[A-Z][A-Z0-9]+)\b")
 _SENTENCE_START = re.compile(r"(?:^|[.?!:;]\s*|\(\s*|[\"'`]\s*)$")
+
+
+# Characters are counted in this many buckets for the fuzzy pre-filter: a-z and 0-9 get their
+# own, every other character shares the rest (a shared bucket only loosens the bound).
+_BUCKETS = 48
+
+
+def _buckets(text: str) -> np.ndarray:
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int64)
+    letters = (codes >= 97) & (codes <= 122)
+    digits = (codes >= 48) & (codes <= 57)
+    return np.where(letters, codes - 97, np.where(digits, codes - 48 + 26, 36 + codes % (_BUCKETS - 36)))
+
+
+def _bucket(ch: str) -> int:
+    code = ord(ch)
+    if 97 <= code <= 122:
+        return code - 97
+    if 48 <= code <= 57:
+        return code - 48 + 26
+    return 36 + code % (_BUCKETS - 36)
+
+
+@lru_cache(maxsize=8192)
+def _char_counts(word: str) -> np.ndarray:
+    """Bucketed character counts of a word (cached: one term is looked up in every document)."""
+    counts = [0] * _BUCKETS
+    for ch in word:
+        counts[_bucket(ch)] += 1
+    array = np.array(counts, dtype=np.int16)
+    array.flags.writeable = False
+    return array
+
+
+class WordGroup(list):
+    """Vocabulary words sharing a first character, with their character counts, so a fuzzy
+    look-up can discard most words with one vectorised bound before difflib compares any."""
+
+    def __init__(self, words: Sequence[str]) -> None:
+        super().__init__(words)
+        # Words ordered by length: positions in the group, lengths, character counts, and
+        # where each length starts, so a length window is one contiguous slice.
+        self._sorted: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    def warm(self) -> None:
+        """Count every word's characters (once; at index time when the index is precomputed)."""
+        lengths = np.array([len(w) for w in self], dtype=np.int64)
+        counts = np.zeros((len(self), _BUCKETS), dtype=np.int16)
+        if len(self):
+            rows = np.repeat(np.arange(len(self)), lengths)
+            np.add.at(counts, (rows, _buckets("".join(self))), 1)
+        order = np.argsort(lengths, kind="stable")
+        ordered = lengths[order]
+        starts = np.searchsorted(ordered, np.arange(int(ordered.max(initial=0)) + 2))
+        self._sorted = (order, ordered, counts[order], starts)
+
+    def candidates(self, term: str, cutoff: float) -> list[str]:
+        """Words within two characters of `term`'s length whose difflib `quick_ratio` with it
+        can reach `cutoff`, in group order. The bound (shared character counts, bucketed) is
+        never below quick_ratio, so difflib on these finds exactly what it finds on all."""
+        if self._sorted is None:
+            self.warm()
+        assert self._sorted is not None
+        order, lengths, counts, starts = self._sorted
+        length = len(term)
+        top = len(starts) - 1
+        lo = int(starts[min(max(length - 2, 0), top)])
+        hi = int(starts[min(length + 3, top)])
+        if hi <= lo:
+            return []
+        shared = np.minimum(counts[lo:hi], _char_counts(term)).sum(axis=1)
+        keep = np.flatnonzero(2.0 * shared / (lengths[lo:hi] + length) >= cutoff)
+        if keep.size == 0:
+            return []
+        return [self[k] for k in sorted(order[lo:hi][keep].tolist())]
+
+
+def _close_pool(term: str, pool: Sequence[str], cutoff: float) -> list[str]:
+    if isinstance(pool, WordGroup):
+        return pool.candidates(term, cutoff)
+    return [v for v in pool if abs(len(v) - len(term)) <= 2]
 
 
 def named_terms(question: str) -> list[str]:
@@ -57,7 +141,7 @@ def mentioned(term: str, vocabulary: Collection[str], by_initial: dict[str, list
     if len(term) < FUZZY_MIN_LENGTH:
         return False  # one letter apart, short words are different words ("ram", "ramp")
     pool = by_initial.get(term[:1], []) if by_initial is not None else [v for v in vocabulary if v[:1] == term[:1]]
-    close = [v for v in pool if abs(len(v) - len(term)) <= 2]
+    close = _close_pool(term, pool, NAME_SIMILARITY)
     return bool(difflib.get_close_matches(term, close, n=1, cutoff=NAME_SIMILARITY))
 
 
@@ -66,7 +150,7 @@ def closest_spelling(term: str, vocabulary: Collection[str], by_initial: dict[st
     when the term is present, too short to correct safely, or has no close word."""
     if term in vocabulary or len(term) < FUZZY_MIN_LENGTH or not term.isalpha():
         return None
-    close = [v for v in by_initial.get(term[:1], []) if abs(len(v) - len(term)) <= 2]
+    close = _close_pool(term, by_initial.get(term[:1], []), SPELLING_SIMILARITY)
     found = difflib.get_close_matches(term, close, n=1, cutoff=SPELLING_SIMILARITY)
     return found[0] if found else None
 

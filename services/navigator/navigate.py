@@ -11,12 +11,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from services.navigator.evidence import CANDIDATES_PER_NODE, coverage, page_fields, rerank_pages, term_weights
+from services.navigator.evidence import (
+    CANDIDATES_PER_NODE,
+    coverage,
+    page_fields,
+    rerank_pages,
+    term_weights,
+)
 from services.navigator.index import DocumentIndex
 from services.navigator.lexical import query_terms, shared_idf
 from services.navigator.names import closest_spelling, unmentioned_names
 from services.navigator.question import literals
-from services.navigator.resolver import find_references, find_text_references, resolve
+from services.navigator.resolver import Reference, find_references, find_text_references, resolve
 from services.navigator.scoring import DocumentScores, Normaliser
 from shared.logs import log_fields
 from shared.ports import NodeScorer
@@ -87,13 +93,18 @@ class _Walker:
             else:
                 for i, value in zip(candidates, model, strict=True):
                     self.scores.model_scores[i] = min(1.0, max(0.0, float(value)))
-        ranked = [(self.scores.probability(i, self.settings), i) for i in candidates]
+        values = self.scores.probability_list(self.settings)
+        if values is None:
+            ranked = [(self.scores.probability(i, self.settings), i) for i in candidates]
+        else:
+            ranked = [(values[i], i) for i in candidates]
         ranked.sort(key=lambda item: (-item[0], item[1]))
         return ranked
 
     def passing(self, ranked: list[tuple[float, int]], threshold: float, limit: int) -> list[tuple[float, int]]:
         # A node with no lexical or model evidence never passes, whatever its depth prior.
-        return [(p, i) for p, i in ranked if p >= threshold and self.scores.semantic(i) > 0][:limit]
+        has_evidence = self.scores.has_evidence
+        return [(p, i) for p, i in ranked if p >= threshold and has_evidence(i)][:limit]
 
     def own_pages_beat_children(self, i: int) -> bool:
         """True when the node's own pages (before its first child) hold better evidence than
@@ -106,11 +117,7 @@ class _Walker:
             # Without page text, the node's own title and summary play the part of its pages.
             own_text = float(self.scores.node_text[i])
             return own_text > 0 and own_text >= max(float(self.scores.node_text[c]) for c in flat.children)
-        first_child = index.nodes[flat.children[0]].node.page_start
-        own = self.scores.page[flat.node.page_start - 1 : min(first_child - 1, len(index.pages))]
-        if own.size == 0:
-            return False
-        return float(own.max()) > max(self.scores.page_best(c) for c in flat.children)
+        return self.scores.own_pages_beat_children(i)
 
 
 def _dfs(walker: _Walker, settings: QuerySettings, threshold: float) -> dict[int, float]:
@@ -225,16 +232,33 @@ def _fallback_selection(scores: DocumentScores, settings: QuerySettings) -> dict
     return chosen
 
 
-def _candidate_pages(scores: DocumentScores, i: int) -> list[int]:
-    """The node's strongest pages by BM25 (1-based), its first page if none mentions a term."""
-    sl = scores.index.node_page_slice(i)
-    node = scores.index.nodes[i].node
-    if sl.stop <= sl.start:
-        return [node.page_start]
-    window = scores.page[sl]
-    order = np.argsort(-window, kind="stable")[:CANDIDATES_PER_NODE]
-    found = [sl.start + int(k) + 1 for k in order if window[k] > 0]
-    return found or [node.page_start]
+# Windows up to this many pages are ranked in plain Python (cheaper than numpy's call overhead).
+_SMALL_WINDOW = 24
+
+
+def _candidate_pages(scores: DocumentScores, nodes: list[int]) -> dict[int, list[int]]:
+    """Each node's strongest pages by BM25 (1-based; ties in page order), its first page if
+    none mentions a term."""
+    index = scores.index
+    n_pages = len(index.pages)
+    out: dict[int, list[int]] = {}
+    for i in nodes:
+        node = index.nodes[i].node
+        start, stop = node.page_start - 1, min(node.page_end, n_pages)
+        if stop <= start:
+            out[i] = [node.page_start]
+            continue
+        if stop - start <= _SMALL_WINDOW:
+            window = scores.page[start:stop].tolist()
+            # A stable sort on the negated score: ties stay in page order.
+            order = sorted((k for k in range(len(window)) if window[k] > 0), key=lambda k: -window[k])
+            found = [start + k + 1 for k in order[:CANDIDATES_PER_NODE]]
+        else:
+            array = scores.page[start:stop]
+            ranked = np.argsort(-array, kind="stable")[:CANDIDATES_PER_NODE]
+            found = [start + int(k) + 1 for k in ranked if array[k] > 0]
+        out[i] = found or [node.page_start]
+    return out
 
 
 def _passages_for(
@@ -246,10 +270,11 @@ def _passages_for(
     wanted_literals: tuple[str, ...] = (),
 ) -> list[Passage]:
     index = scores.index
-    by_page: dict[int, Passage] = {}
+    # page -> (rounded score, node) of the best node citing it; Passages are built once, at the end.
+    by_page: dict[int, tuple[float, int]] = {}
     node_only: list[Passage] = []
     if index.has_pages:
-        candidates = {i: _candidate_pages(scores, i) for i in selected}
+        candidates = _candidate_pages(scores, list(selected))
         evidence = rerank_pages(
             index, sorted({p for ps in candidates.values() for p in ps}), scores.page, weights, wanted_literals
         )
@@ -272,12 +297,23 @@ def _passages_for(
             # The page's own evidence ranks it; the node's P breaks near-ties.
             score = PAGE_SHARE * evidence.get(page, 0.0) + (1 - PAGE_SHARE) * p
             current = by_page.get(page)
-            if current is None or score > current.score:
-                by_page[page] = Passage(
-                    doc_id=index.doc_id, file_name=index.label, node_id=node.id, title=node.title,
-                    pages=[page], text=index.pages[page - 1], score=round(score, 6),
-                )
-    return list(by_page.values()) + node_only
+            if current is None or score > current[0]:
+                by_page[page] = (round(score, 6), i)
+    page_passages = []
+    for page, (score, i) in by_page.items():
+        node = index.nodes[i].node
+        page_passages.append(Passage(
+            doc_id=index.doc_id, file_name=index.label, node_id=node.id, title=node.title,
+            pages=[page], text=index.pages[page - 1], score=score,
+        ))
+    return page_passages + node_only
+
+
+def _text_references(index: DocumentIndex, passage: Passage) -> list[Reference]:
+    """Cross-references made by a passage's text; a page's are found once per index."""
+    if index.has_pages and len(passage.pages) == 1 and passage.text == index.pages[passage.pages[0] - 1]:
+        return page_fields(index).text_references(passage.pages[0])
+    return find_text_references(passage.text)
 
 
 def _spelling_corrected(qterms: list[str], indexes: list[DocumentIndex]) -> tuple[list[str], dict[str, str]]:
@@ -306,9 +342,8 @@ def _support(index: DocumentIndex, passages: list[Passage], weights: dict[str, f
         return 1.0
     fields = page_fields(index)
     best = 0.0
-    for p in passages:
-        if p.pages:
-            best = max(best, coverage(weights, fields.page_terms(p.pages[0]) | fields.section(p.pages[0])))
+    for page in dict.fromkeys(p.pages[0] for p in passages if p.pages):
+        best = max(best, coverage(weights, fields.evidence_terms(page)))
     return best
 
 
@@ -370,7 +405,7 @@ def navigate(
         doc_passages = _passages_for(scores, selected, settings, pinned, weights, wanted)
         # References made by the selected text itself ("see Section 4.2") pull their nodes in.
         strongest = sorted(doc_passages, key=lambda p: -p.score)[:MAX_TEXT_REFERENCES]
-        text_refs = [r for p in strongest for r in find_text_references(p.text) if r not in question_refs]
+        text_refs = [r for p in strongest for r in _text_references(scores.index, p) if r not in question_refs]
         extra: dict[int, float] = {}
         for ref in resolve(scores.index, list(dict.fromkeys(text_refs))[:MAX_TEXT_REFERENCES]):
             if ref.node not in selected:

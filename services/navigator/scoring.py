@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from services.navigator.index import DocumentIndex, range_max
+from services.navigator.index import DocumentIndex
 from shared.query import QuerySettings
 
 # Share of the semantic score given to each field, when the field exists.
@@ -62,16 +62,18 @@ class DocumentScores:
     _lexical: np.ndarray = field(default_factory=lambda: np.zeros(0))
     _context: np.ndarray = field(default_factory=lambda: np.zeros(0))
     model_scores: dict[int, float] = field(default_factory=dict)
+    # P(v|q) of every node for one set of weights (lexical scores only), computed on first use.
+    _probabilities: tuple[tuple[float, float, float], np.ndarray, list[float]] | None = None
+    # Nodes with lexical evidence (semantic > 0 without a model), as plain booleans for the walk.
+    _has_evidence: list[bool] = field(default_factory=list)
+    # Per node: its own pages (before its first child) beat every child's best page.
+    _own_beats_children: list[bool] | None = None
 
     @classmethod
     def compute(cls, index: DocumentIndex, qterms: list[str], idf: dict[str, float] | None) -> DocumentScores:
+        page, title, summary, node_text = index.field_scores(qterms, idf)
         return cls(
-            index=index,
-            qterms=qterms,
-            page_raw=index.page_index.scores(qterms, idf),
-            title_raw=index.title_index.scores(qterms, idf),
-            summary_raw=index.summary_index.scores(qterms, idf),
-            node_text_raw=index.node_text_index.scores(qterms, idf),
+            index=index, qterms=qterms, page_raw=page, title_raw=title, summary_raw=summary, node_text_raw=node_text
         )
 
     def normalise(self, best: Normaliser) -> None:
@@ -88,7 +90,7 @@ class DocumentScores:
         self._semantic.clear()
         arrays = self.index.arrays
         if self.index.has_pages:
-            evidence = range_max(self.page, arrays.starts, arrays.ends)
+            evidence = arrays.page_range_max(self.page)
         else:
             evidence = np.array([self.subtree_text(i) for i in range(len(self.index.nodes))])
         self._page_best = evidence if self.index.has_pages else np.zeros(len(self.index.nodes))
@@ -99,13 +101,36 @@ class DocumentScores:
         self._lexical = sum(w * a for w, a in weights) / total if len(self.index.nodes) else np.zeros(0)
         # Mean lexical score of each node's ancestors, level by level (parents come first).
         ancestor_sum = np.zeros(len(self.index.nodes))
-        for depth in range(2, int(arrays.depth.max(initial=1)) + 1):
-            rows = np.nonzero(arrays.depth == depth)[0]
-            parents = arrays.parent[rows]
+        for rows, parents in arrays.levels:
             ancestor_sum[rows] = ancestor_sum[parents] + self._lexical[parents]
         with np.errstate(invalid="ignore", divide="ignore"):
             mean = ancestor_sum / np.maximum(arrays.depth - 1, 1)
         self._context = np.where(arrays.depth > 1, mean, self.document_relevance)
+        self._probabilities = None
+        self._has_evidence = (self._lexical > 0).tolist()
+        self._own_beats_children = None
+
+    def own_pages_beat_children(self, i: int) -> bool:
+        """True when node i has children and its own pages (before the first child) hold a
+        better page than any child's best; every node at once, on first use (with page text)."""
+        if self._own_beats_children is None:
+            arrays = self.index.arrays
+            beats = np.zeros(len(self.index.nodes), dtype=bool)
+            parents = arrays.parents_with_children
+            if parents.size:
+                n_pages = len(self.page)
+                starts, stops = arrays.own_starts, arrays.own_stops
+                valid = (stops > starts) & (starts < n_pages)
+                own = np.zeros(parents.size)
+                if valid.any():
+                    bounds = np.empty(2 * int(valid.sum()), dtype=np.int64)
+                    bounds[0::2] = starts[valid]
+                    bounds[1::2] = stops[valid]
+                    own[valid] = np.maximum.reduceat(np.append(self.page, 0.0), bounds)[0::2]
+                children_best = np.maximum.reduceat(self._page_best[arrays.children_flat], arrays.child_offsets)
+                beats[parents] = valid & (own > children_best)
+            self._own_beats_children = beats.tolist()
+        return self._own_beats_children[i]
 
     def page_best(self, i: int) -> float:
         """Best scaled page score in node i's range (0 without page text)."""
@@ -139,7 +164,36 @@ class DocumentScores:
             return self.document_relevance
         return sum(self.semantic(a) for a in ancestors) / len(ancestors)
 
+    def probabilities(self, settings: QuerySettings) -> np.ndarray | None:
+        """P(v|q) of every node at once, or None once a model has scored nodes (its scores
+        arrive level by level, so they are blended node by node). Same arithmetic, in the same
+        order, as `probability`."""
+        if self.model_scores:
+            return None
+        key = (settings.semantic_weight, settings.structural_weight, settings.contextual_weight)
+        if self._probabilities is None or self._probabilities[0] != key:
+            prior = 1.0 / (1.0 + 0.25 * (self.index.arrays.depth - 1))
+            vector = key[0] * self._lexical + key[1] * prior + key[2] * self._context
+            self._probabilities = (key, vector, vector.tolist())
+        return self._probabilities[1]
+
+    def probability_list(self, settings: QuerySettings) -> list[float] | None:
+        """`probabilities` as Python floats (the same values), for per-node look-ups in the walk."""
+        if self.probabilities(settings) is None:
+            return None
+        assert self._probabilities is not None
+        return self._probabilities[2]
+
+    def has_evidence(self, i: int) -> bool:
+        """semantic(i) > 0: the node has lexical (or model) evidence."""
+        if self.model_scores:
+            return self.semantic(i) > 0
+        return self._has_evidence[i]
+
     def probability(self, i: int, settings: QuerySettings) -> float:
+        vector = self.probabilities(settings)
+        if vector is not None:
+            return float(vector[i])
         depth = self.index.nodes[i].depth
         return (
             settings.semantic_weight * self.semantic(i)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import OrderedDict
 
 from services.navigator.handlers import report_query_failure
 from services.verifier.answer import answer_question
@@ -24,6 +25,38 @@ logger = logging.getLogger(__name__)
 STAGE = "verifier"
 
 
+class PageTexts:
+    """Page texts per (doc_id, tree version), kept in memory up to `max_chars` characters.
+
+    A version is written once (a rebuild gets a new version), so the verifier reads a document's
+    pages from MongoDB once instead of on every query that cites it."""
+
+    def __init__(self, repo: MongoRepository, max_chars: int = 64_000_000) -> None:
+        self.repo = repo
+        self.max_chars = max_chars
+        self._pages: OrderedDict[tuple[str, int], list[str]] = OrderedDict()
+        self._chars = 0
+
+    async def texts(self, doc_id: str, version: int | None, numbers: set[int]) -> dict[int, str]:
+        if version is None:
+            return await self.repo.get_page_texts(doc_id, sorted(numbers))
+        key = (doc_id, version)
+        pages = self._pages.get(key)
+        if pages is None:
+            pages = await self.repo.get_pages(doc_id)
+            self._remember(key, pages)
+        else:
+            self._pages.move_to_end(key)
+        return {n: pages[n - 1] for n in numbers if 1 <= n <= len(pages)}
+
+    def _remember(self, key: tuple[str, int], pages: list[str]) -> None:
+        self._pages[key] = pages
+        self._chars += sum(map(len, pages))
+        while self._chars > self.max_chars and len(self._pages) > 1:
+            _, dropped = self._pages.popitem(last=False)
+            self._chars -= sum(map(len, dropped))
+
+
 class VerifierHandlers:
     def __init__(
         self,
@@ -38,6 +71,7 @@ class VerifierHandlers:
         self.bus = bus
         self.queries = queries
         self.done = RecentKeys()
+        self.pages = PageTexts(repo)
         self.generator = generator
         self.cache = cache
         self.generator_name = generator_name(llm)
@@ -47,8 +81,8 @@ class VerifierHandlers:
         wanted: dict[str, set[int]] = {}
         for passage in event.context.passages:
             wanted.setdefault(passage.doc_id, set()).update(passage.pages)
-        # One read per page chunk (a few per document), however many pages are cited.
-        found = await asyncio.gather(*(self.repo.get_page_texts(d, sorted(p)) for d, p in wanted.items()))
+        versions = dict(event.documents)
+        found = await asyncio.gather(*(self.pages.texts(d, versions.get(d), p) for d, p in wanted.items()))
         return {(doc_id, n): text for doc_id, pages in zip(wanted, found, strict=True) for n, text in pages.items()}
 
     async def on_context_compressed(self, event: ContextCompressed, delivery: Delivery) -> None:
@@ -81,19 +115,23 @@ class VerifierHandlers:
         )
         # Stored before it is published: a gateway that misses the event finds it here.
         first = await self.queries.mark_answered(event.query_id, outcome, timings, seed)
+        cache_put = None
         if first:
             ANSWER_CONFIDENCE.observe(answer.confidence)
             if answer.abstained:
                 ABSTENTIONS.inc()
             if self.cache is not None and event.documents:
                 key = query_answer_key(event.question, event.documents, event.settings, self.generator_name)
-                await self.cache.put(key, outcome.model_dump(mode="json"))
+                cache_put = self.cache.put(key, outcome.model_dump(mode="json"))
         else:
             # An earlier delivery stored an answer but died before publishing: publish that one.
             stored = await self.queries.get(event.query_id)
             if stored and stored.outcome:
                 outcome, timings = stored.outcome, stored.timings
-        await self.bus.publish(AnswerVerified(**{**event.carry(), "timings": timings}, outcome=outcome))
+        published = self.bus.publish(AnswerVerified(**{**event.carry(), "timings": timings}, outcome=outcome))
+        # The cache entry is not on the client's path: written while the answer is on its way
+        # (a crash in between only costs a later recomputation).
+        await asyncio.gather(published, *([cache_put] if cache_put is not None else []))
         self.done.add(event.query_id)
         logger.info(
             "answer verified",

@@ -10,14 +10,20 @@ Collections (database `settings.mongo_db`):
                `PAGES_PER_CHUNK` pages and `CHUNK_BYTES` bytes each, far below the 16 MB BSON
                limit however long the PDF is); chunk 0 also lists where every chunk starts
 - `trees`      one tree per document, `_id` = doc_id (so a rebuild replaces, never duplicates)
-- `cache`      `_id` = "<namespace>:<sha256(key)>"
+- `cache.<h>`  `_id` = "<namespace>:<sha256(key)>", spread over CACHE_BUCKETS collections by the
+               first hex digit <h> of the hash (see below)
 - GridFS bucket `pdfs` for the PDF bytes, file id = doc_id, chunk ids "<doc_id>:<n>"
 
 Every hot read and write is an `_id` lookup or an insert. FerretDB 1.24 on SQLite pushes only
-`_id` equality down to SQLite: any other filter, `$in`, and every update or delete scans the whole
-collection (measured: on 2,000 rows `find_one` by `_id` 6 ms, `update_one` by `_id` 46 ms,
-`$in` of 5 ids 340 ms, an indexed non-`_id` field 92 ms; `insert_one` stays ~3 ms). So rows
-are written once with inserts where possible and updated only on the rare paths (rebuilds).
+`_id` equality down to SQLite, and even that is a scan: the query compares
+`_ferretdb_sjson->'$._id'` while the unique index is on `_ferretdb_sjson->"_id"`, so SQLite's
+plan is `SCAN` (`explain` shows it) and the cost of any read grows with the bytes stored in the
+collection (3,000 rows of 3 KB: `find_one` by `_id` 40-160 ms; 100 rows: 6 ms). Inserts stay
+~3 ms (the unique index is used for the duplicate check). So: rows are written once with
+inserts where possible and updated only on rare paths (rebuilds); collections read on every
+query are kept small (the answer cache is spread over 16 collections); what is read per
+document (pages, trees) is read once per tree version and kept in memory by the stages.
+MongoDB serves the same `_id` lookups from its index.
 """
 
 from __future__ import annotations
@@ -46,6 +52,9 @@ PAGES_PER_CHUNK = 200
 CHUNK_BYTES = 4 * 1024 * 1024
 PDF_CHUNK_BYTES = 4 * 1024 * 1024
 DUPLICATE_KEY = 11000
+# The navigator reads the answer cache on every query; on FerretDB a read scans its collection,
+# so the rows are spread over this many collections (a sixteenth of the scan each).
+CACHE_BUCKETS = 16
 
 
 def page_chunks(pages: list[str]) -> list[list[str]]:
@@ -104,7 +113,6 @@ class MongoRepository:
         self.documents = self.db["documents"]
         self.page_chunks = self.db["page_chunks"]
         self.trees = self.db["trees"]
-        self.cache = self.db["cache"]
         self.pdfs = AsyncGridFSBucket(self.db, bucket_name="pdfs")
         self._owns_client = owns_client
 
@@ -118,7 +126,8 @@ class MongoRepository:
         await self.documents.create_index([("status", ASCENDING)])
         await self.documents.create_index([("tenant", ASCENDING), ("created_at", ASCENDING)])
         await self.page_chunks.create_index([("doc_id", ASCENDING)])
-        await self.cache.create_index([("namespace", ASCENDING), ("at", ASCENDING)])
+        for bucket in self._cache_buckets():
+            await bucket.create_index([("namespace", ASCENDING), ("at", ASCENDING)])
 
     async def ping(self) -> None:
         await self.client.admin.command("ping")
@@ -324,22 +333,34 @@ class MongoRepository:
     def _cache_id(namespace: str, key: str) -> str:
         return f"{namespace}:{hashlib.sha256(key.encode()).hexdigest()}"
 
+    def _cache_buckets(self) -> list[Any]:
+        return [self.db[f"cache.{n:x}"] for n in range(CACHE_BUCKETS)]
+
+    def _cache_bucket(self, cache_id: str) -> Any:
+        digest = cache_id.rsplit(":", 1)[1]
+        return self.db[f"cache.{int(digest[0], 16) % CACHE_BUCKETS:x}"]
+
     async def get_cached(self, namespace: str, key: str) -> dict[str, Any] | None:
-        doc = await self.cache.find_one({"_id": self._cache_id(namespace, key)})
+        cid = self._cache_id(namespace, key)
+        doc = await self._cache_bucket(cid).find_one({"_id": cid})
         return doc["value"] if doc else None
 
     async def put_cached(self, namespace: str, key: str, value: dict[str, Any]) -> None:
         cid = self._cache_id(namespace, key)
+        bucket = self._cache_bucket(cid)
         row = {"_id": cid, "namespace": namespace, "value": value, "at": _utc_now()}
         try:
-            await self.cache.insert_one(row)
+            await bucket.insert_one(row)
         except DuplicateKeyError:
-            await self.cache.replace_one({"_id": cid}, row, upsert=True)
+            await bucket.replace_one({"_id": cid}, row, upsert=True)
 
     async def purge_cache(self, older_than: timedelta) -> int:
         """TTL indexes are not available on FerretDB: expired rows are deleted here."""
-        result = await self.cache.delete_many({"at": {"$lt": _utc_now() - older_than}})
-        return result.deleted_count
+        cutoff = _utc_now() - older_than
+        removed = 0
+        for bucket in self._cache_buckets():
+            removed += (await bucket.delete_many({"at": {"$lt": cutoff}})).deleted_count
+        return removed
 
     async def close(self) -> None:
         if self._owns_client:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from datetime import timedelta
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -110,3 +111,17 @@ async def test_a_query_is_answered_once_and_an_answer_replaces_a_failure(client:
     assert await queries.mark_answered("q2", outcome("late"), [], other)
     late = await queries.get("q2")
     assert late is not None and late.status == QueryStatus.ANSWERED and late.reason is None
+
+
+async def test_cached_values_round_trip_across_buckets_and_are_purged(repo: MongoRepository) -> None:
+    keys = [f"question {n}" for n in range(40)]
+    for n, key in enumerate(keys):
+        await repo.put_cached("answers", key, {"n": n})
+    await repo.put_cached("answers", keys[0], {"n": "replaced"})
+    assert [await repo.get_cached("answers", k) for k in keys[:3]] == [{"n": "replaced"}, {"n": 1}, {"n": 2}]
+    assert await repo.get_cached("answers", "never stored") is None
+    assert await repo.get_cached("other", keys[1]) is None  # namespaces do not mix
+    used = [name for name in await repo.db.list_collection_names() if name.startswith("cache.")]
+    assert len(used) > 4  # spread out, so no single collection holds (and scans) every row
+    assert await repo.purge_cache(timedelta(0)) == 40
+    assert await repo.get_cached("answers", keys[1]) is None
