@@ -33,7 +33,7 @@ from treerag.pipeline import QueryEngine
 logger = logging.getLogger("bench.eval_qa")
 
 TRAVERSAL_NODES = 500
-TRAVERSAL_PASSES = 5
+TRAVERSAL_PASSES = 10
 STORE_DOCUMENTS = 10
 
 

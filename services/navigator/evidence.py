@@ -25,8 +25,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from services.navigator.index import range_max
-
 if TYPE_CHECKING:
     from services.navigator.index import DocumentIndex
 from services.navigator.lexical import sentences_of, terms
@@ -53,16 +51,17 @@ class PageFields:
     _sections: dict[int, frozenset[str]] = field(default_factory=dict)
     _pages: dict[int, frozenset[str]] = field(default_factory=dict)
     _references: dict[int, list[Reference]] = field(default_factory=dict)
-    _evidence: dict[int, frozenset[str]] = field(default_factory=dict)
     # Every window of every page, numbered page by page: page p (0-based) owns window ids
     # window_offsets[p] .. window_offsets[p + 1]; term -> the distinct ids of windows holding it.
     _window_offsets: np.ndarray | None = None
     _window_postings: dict[str, np.ndarray] = field(default_factory=dict)
     # term -> 0-based pages whose enclosing section titles hold it.
     _section_postings: dict[str, np.ndarray] | None = None
-    # The last question's (weights, proximity, section) vectors: one question asks for them
-    # once per batch of selected nodes.
-    _last: tuple[tuple[tuple[str, float], ...], np.ndarray, np.ndarray] | None = None
+    # (pages that have windows, their interleaved window bounds) for `np.maximum.reduceat`.
+    _window_bounds: tuple[np.ndarray, np.ndarray] | None = None
+    # The last question's weights and its per-page vectors by name ("proximity", "section",
+    # "support"): one question asks for them once per batch of selected nodes.
+    _last: tuple[tuple[tuple[str, float], ...], dict[str, np.ndarray]] | None = None
 
     def page_terms(self, page: int) -> frozenset[str]:
         """Every term of a 1-based page."""
@@ -100,13 +99,6 @@ class PageFields:
         return cached
 
 
-    def evidence_terms(self, page: int) -> frozenset[str]:
-        """The terms of a 1-based page and of the titles of the sections enclosing it."""
-        cached = self._evidence.get(page)
-        if cached is None:
-            cached = self._evidence[page] = self.page_terms(page) | self.section(page)
-        return cached
-
     def text_references(self, page: int) -> list[Reference]:
         """Cross-references ("see Section 4.2") made by the text of a 1-based page."""
         cached = self._references.get(page)
@@ -120,9 +112,9 @@ class PageFields:
             self.windows(page)
             self.page_terms(page)
             self.text_references(page)
-            self.evidence_terms(page)
         self._window_layout()
         self._section_layout()
+        self._window_range_max(np.zeros(int(self._window_layout()[-1])))
 
     def _window_layout(self) -> np.ndarray:
         if self._window_offsets is None:
@@ -148,13 +140,45 @@ class PageFields:
             self._section_postings = {t: np.asarray(p, dtype=np.int64) for t, p in postings.items()}
         return self._section_postings
 
-    def question_fields(self, weights: dict[str, float]) -> tuple[np.ndarray, np.ndarray]:
-        """(`proximity_all`, `section_all`) for one question, kept until the next question."""
+    def _question_vector(self, weights: dict[str, float], name: str) -> np.ndarray:
         key = tuple(weights.items())
         last = self._last
         if last is None or last[0] != key:
-            last = self._last = (key, self.proximity_all(weights), self.section_all(weights))
-        return last[1], last[2]
+            last = self._last = (key, {})
+        vector = last[1].get(name)
+        if vector is None:
+            compute = {"proximity": self.proximity_all, "section": self.section_all, "support": self.support_all}[name]
+            vector = last[1][name] = compute(weights)
+        return vector
+
+    def question_fields(self, weights: dict[str, float]) -> tuple[np.ndarray, np.ndarray]:
+        """(`proximity_all`, `section_all`) for one question, kept until the next question."""
+        return self._question_vector(weights, "proximity"), self._question_vector(weights, "section")
+
+    def question_support(self, weights: dict[str, float]) -> np.ndarray:
+        """`support_all` for one question, kept until the next question."""
+        return self._question_vector(weights, "support")
+
+    def support_all(self, weights: dict[str, float]) -> np.ndarray:
+        """Coverage of the question by each page's terms together with its section titles
+        (0-based pages): `coverage(weights, page_terms(page) | section(page))` for every page at once."""
+        sections = self._section_layout()
+        postings = self.index.page_index.postings
+        total = sum(weights.values())
+        sums = np.zeros(len(self.index.pages))
+        if total <= 0:
+            return sums
+        for term, weight in weights.items():
+            in_pages, in_titles = postings.get(term), sections.get(term)
+            if in_pages is None and in_titles is None:
+                continue
+            found = np.zeros(len(sums), dtype=bool)
+            if in_pages is not None:
+                found[in_pages[0]] = True
+            if in_titles is not None:
+                found[in_titles] = True
+            sums[found] += weight
+        return sums / total
 
     def proximity_all(self, weights: dict[str, float]) -> np.ndarray:
         """`proximity` of every page (0-based), from the window postings: one pass per question
@@ -170,7 +194,22 @@ class PageFields:
             if ids is not None:
                 sums[ids] += weight
         # max(s) / total == max(s / total): division by a positive number keeps the order.
-        return range_max(sums, offsets[:-1], offsets[1:]) / total
+        return self._window_range_max(sums) / total
+
+    def _window_range_max(self, sums: np.ndarray) -> np.ndarray:
+        """Best window of each page (0 for a page without windows), with bounds computed once."""
+        if self._window_bounds is None:
+            offsets = self._window_layout()
+            has = offsets[1:] > offsets[:-1]
+            bounds = np.empty(2 * int(has.sum()), dtype=np.int64)
+            bounds[0::2] = offsets[:-1][has]
+            bounds[1::2] = offsets[1:][has]
+            self._window_bounds = (has, bounds)
+        has, bounds = self._window_bounds
+        out = np.zeros(len(has))
+        if bounds.size:
+            out[has] = np.maximum.reduceat(np.append(sums, 0.0), bounds)[0::2]
+        return out
 
     def section_all(self, weights: dict[str, float]) -> np.ndarray:
         """Coverage of the question by each page's enclosing section titles (0-based pages)."""

@@ -94,6 +94,7 @@ class DocumentIndex:
     reference_cache: dict = field(default_factory=dict, repr=False)
     # Structures other query modules derive from this index once (e.g. per-page term sets).
     derived: dict = field(default_factory=dict, repr=False)
+    _idf_by_entry: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
 
     @property
     def doc_id(self) -> str:
@@ -187,8 +188,8 @@ class DocumentIndex:
         """BM25 of the question over pages, titles, summaries and node text: the same values as
         each field's `BM25Index.scores(qterms, idf)`, added in the same order."""
         fields = self.bm25_fields
-        sizes = [f.n_rows for f in fields]
-        out = np.zeros(sum(sizes), dtype=np.float64)
+        a, b, c, d = (f.n_rows for f in fields)
+        out = np.zeros(a + b + c + d, dtype=np.float64)
         postings = self._field_postings
         for term in qterms:
             entry = postings.get(term)
@@ -198,10 +199,15 @@ class DocumentIndex:
             if idf is not None and term in idf:
                 out[rows] += idf[term] * saturated
             else:
-                out[rows] += np.array([f.idf(term) for f in fields])[number] * saturated
-        cuts = np.cumsum(sizes)[:-1]
-        page, title, summary, node_text = np.split(out, cuts)
-        return page, title, summary, node_text
+                out[rows] += self._entry_idf(term, number) * saturated
+        return out[:a], out[a : a + b], out[a + b : a + b + c], out[a + b + c :]
+
+    def _entry_idf(self, term: str, number: np.ndarray) -> np.ndarray:
+        """Each field's own IDF of `term`, per posting entry (cached per vocabulary term)."""
+        cached = self._idf_by_entry.get(term)
+        if cached is None:
+            cached = self._idf_by_entry[term] = np.array([f.idf(term) for f in self.bm25_fields])[number]
+        return cached
 
     def page_text(self, number: int) -> str | None:
         return self.pages[number - 1] if 1 <= number <= len(self.pages) else None

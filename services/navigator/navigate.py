@@ -13,7 +13,6 @@ import numpy as np
 
 from services.navigator.evidence import (
     CANDIDATES_PER_NODE,
-    coverage,
     page_fields,
     rerank_pages,
     term_weights,
@@ -340,11 +339,10 @@ def _support(index: DocumentIndex, passages: list[Passage], weights: dict[str, f
     text; a tree without pages (titles and summaries only) is not gated (1.0)."""
     if not index.has_pages:
         return 1.0
-    fields = page_fields(index)
-    best = 0.0
-    for page in dict.fromkeys(p.pages[0] for p in passages if p.pages):
-        best = max(best, coverage(weights, fields.evidence_terms(page)))
-    return best
+    pages = [p.pages[0] - 1 for p in passages if p.pages and 1 <= p.pages[0] <= len(index.pages)]
+    if not pages:
+        return 0.0
+    return max(0.0, float(page_fields(index).question_support(weights)[pages].max()))
 
 
 def navigate(

@@ -37,7 +37,6 @@ logger = logging.getLogger(__name__)
 E = TypeVar("E", bound=Event)
 
 LEDGER_RETENTION = timedelta(days=7)
-FETCH_MAX_WAIT_MS = int(os.environ.get("TREERAG_FETCH_MAX_WAIT_MS", "500"))
 
 
 class NotStartedError(RuntimeError):
@@ -145,7 +144,6 @@ class StageRuntime:
             # stage first started is skipped.
             auto_offset_reset="earliest",
             max_poll_interval_ms=max_poll_interval_ms,
-            fetch_max_wait_ms=FETCH_MAX_WAIT_MS,
             listener=AssignmentLogger(self.stage, group),
             title=f"{self.stage}:{event_type.TOPIC}",
         )

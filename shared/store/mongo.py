@@ -12,7 +12,8 @@ Collections (database `settings.mongo_db`):
 - `trees`      one tree per document, `_id` = doc_id (so a rebuild replaces, never duplicates)
 - `cache.<h>`  `_id` = "<namespace>:<sha256(key)>", spread over CACHE_BUCKETS collections by the
                first hex digit <h> of the hash (see below)
-- GridFS bucket `pdfs` for the PDF bytes, file id = doc_id, chunk ids "<doc_id>:<n>"
+- GridFS buckets `pdfs.<h>` for the PDF bytes (16 buckets by the first hex digit <h> of
+               sha256(doc_id)), file id = doc_id, chunk ids "<doc_id>:<n>"
 
 Every hot read and write is an `_id` lookup or an insert. FerretDB 1.24 on SQLite pushes only
 `_id` equality down to SQLite, and even that is a scan: the query compares
@@ -55,6 +56,14 @@ DUPLICATE_KEY = 11000
 # The navigator reads the answer cache on every query; on FerretDB a read scans its collection,
 # so the rows are spread over this many collections (a sixteenth of the scan each).
 CACHE_BUCKETS = 16
+# The same for PDF bytes: the indexer reads every PDF once, and on FerretDB that read scans all
+# the PDF bytes stored in its bucket.
+PDF_BUCKETS = 16
+
+
+def pdf_bucket_name(doc_id: str) -> str:
+    """The GridFS bucket holding a document's PDF (`<name>.files`, `<name>.chunks`)."""
+    return f"pdfs.{int(hashlib.sha256(doc_id.encode()).hexdigest()[0], 16) % PDF_BUCKETS:x}"
 
 
 def page_chunks(pages: list[str]) -> list[list[str]]:
@@ -113,6 +122,7 @@ class MongoRepository:
         self.documents = self.db["documents"]
         self.page_chunks = self.db["page_chunks"]
         self.trees = self.db["trees"]
+        # Where PDFs were stored before they were spread over buckets: still read.
         self.pdfs = AsyncGridFSBucket(self.db, bucket_name="pdfs")
         self._owns_client = owns_client
 
@@ -187,15 +197,19 @@ class MongoRepository:
         head = {"_id": self._chunk_id(doc_id, 0), "doc_id": doc_id, "chunk": 0, "first": 1,
                 "texts": groups[0] if groups else [], "chunks": len(groups), "page_count": len(pages),
                 "starts": starts}
-        previous = await self.page_chunks.find_one({"_id": self._chunk_id(doc_id, 0)}, {"chunks": 1})
-        if previous is None:
-            await self._insert_or_replace(self.page_chunks, rows[1:])
-            await self._insert_or_replace(self.page_chunks, [head])
+        # Inserts first: a new document (the usual case) costs no read, which on FerretDB would
+        # scan every stored page. A leftover of an attempt that died midway is replaced.
+        await self._insert_or_replace(self.page_chunks, rows[1:])
+        try:
+            await self.page_chunks.insert_one(head)
             return
-        # A rebuild (rare): replacements scan on FerretDB, which is acceptable here.
-        for row in [*rows[1:], head]:
-            await self.page_chunks.replace_one({"_id": row["_id"]}, row, upsert=True)
-        stale = [self._chunk_id(doc_id, k) for k in range(max(len(groups), 1), int(previous.get("chunks", 0)))]
+        except DuplicateKeyError:
+            pass
+        # A rebuild (rare): replace the list of chunks, then drop chunks past the new end.
+        previous = await self.page_chunks.find_one({"_id": head["_id"]}, {"chunks": 1})
+        await self.page_chunks.replace_one({"_id": head["_id"]}, head, upsert=True)
+        old_count = int(previous.get("chunks", 0)) if previous else 0
+        stale = [self._chunk_id(doc_id, k) for k in range(max(len(groups), 1), old_count)]
         if stale:
             await self.page_chunks.delete_many({"_id": {"$in": stale}})
 
@@ -281,12 +295,13 @@ class MongoRepository:
     async def put_pdf(self, doc_id: str, data: bytes) -> None:
         """Stored once per doc_id (the id is a hash of the bytes, so a second copy is the same).
 
-        Written in the GridFS layout (`pdfs.files`, `pdfs.chunks`), so GridFS tools read it, but
-        with chunk ids "<doc_id>:<n>": reading them back is a few `_id` lookups, where GridFS's
-        own reader filters on `files_id` and FerretDB scans every stored PDF to answer that.
-        The files row is written last and marks the upload complete.
+        Written in the GridFS layout (bucket `pdf_bucket_name(doc_id)`), so GridFS tools read
+        it, but with chunk ids "<doc_id>:<n>": reading them back is a few `_id` lookups, where
+        GridFS's own reader filters on `files_id`. The files row is written last and marks the
+        upload complete.
         """
-        files = self.db["pdfs.files"]
+        bucket = pdf_bucket_name(doc_id)
+        files = self.db[f"{bucket}.files"]
         if await files.find_one({"_id": doc_id}, {"_id": 1}):
             return
         chunks = [
@@ -294,7 +309,7 @@ class MongoRepository:
             for n, start in enumerate(range(0, len(data), PDF_CHUNK_BYTES))
         ]
         for chunk in chunks:  # one at a time: a few MB per insert
-            await self._insert_or_replace(self.db["pdfs.chunks"], [chunk])
+            await self._insert_or_replace(self.db[f"{bucket}.chunks"], [chunk])
         try:
             await files.insert_one(
                 {"_id": doc_id, "length": len(data), "chunkSize": PDF_CHUNK_BYTES, "uploadDate": _utc_now(),
@@ -304,21 +319,26 @@ class MongoRepository:
             logger.info("pdf already stored by a concurrent upload", extra={"fields": {"doc_id": doc_id}})
 
     async def get_pdf(self, doc_id: str) -> bytes | None:
-        files = await self.db["pdfs.files"].find_one({"_id": doc_id})
+        bucket = pdf_bucket_name(doc_id)
+        files = await self.db[f"{bucket}.files"].find_one({"_id": doc_id})
         if files is None:
-            return None
+            return await self._read_gridfs(self.pdfs, doc_id)
         count = math.ceil(int(files["length"]) / int(files["chunkSize"]))
         rows = await asyncio.gather(
-            *(self.db["pdfs.chunks"].find_one({"_id": f"{doc_id}:{n}"}, {"data": 1}) for n in range(count))
+            *(self.db[f"{bucket}.chunks"].find_one({"_id": f"{doc_id}:{n}"}, {"data": 1}) for n in range(count))
         )
         if any(row is None for row in rows):
             # Written by a standard GridFS client (chunk ids of its own): read it the GridFS way.
-            try:
-                stream = await self.pdfs.open_download_stream(doc_id)
-            except NoFile:
-                return None
-            return await stream.read()
+            return await self._read_gridfs(AsyncGridFSBucket(self.db, bucket_name=bucket), doc_id)
         return b"".join(bytes(row["data"]) for row in rows if row is not None)
+
+    @staticmethod
+    async def _read_gridfs(bucket: AsyncGridFSBucket, doc_id: str) -> bytes | None:
+        try:
+            stream = await bucket.open_download_stream(doc_id)
+        except NoFile:
+            return None
+        return await stream.read()
 
     # ------------------------------------------------------------ indexing result
 

@@ -73,9 +73,11 @@ def test_page_fields_for_all_pages_match_the_per_page_definitions() -> None:
     for question in ["When is the coolant pump inspected?", "relief valve pressure gauge", "drain filter seal"]:
         weights = term_weights(index, query_terms(question), None)
         near, titled = fields.question_fields(weights)
+        support = fields.question_support(weights)
         for page in range(1, len(texts) + 1):
             assert near[page - 1] == proximity(fields, page, weights)
             assert titled[page - 1] == coverage(weights, fields.section(page))
+            assert support[page - 1] == coverage(weights, fields.page_terms(page) | fields.section(page))
 
 
 def test_probability_vector_matches_node_by_node_probability() -> None:

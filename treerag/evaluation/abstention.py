@@ -39,6 +39,8 @@ class AbstentionReport(BaseModel):
     answerable_wrongly_abstained: int
     answerable_share_wrongly_abstained: float
     wrongly_abstained_ids: list[str]
+    # Mean confidence of the answers to answerable questions, beside the off-topic answers'.
+    answerable_confidence_mean: float | None
 
 
 def _share(part: int, whole: int) -> float:
@@ -82,10 +84,14 @@ def off_topic_abstention(
                 )
             )
     wrong: list[str] = []
+    confidences = []
     answerable = [item for name in sorted(collections) for item in collections[name] if item.answerable]
     for item in answerable:
-        if answer_from_indexes(item.question, [indexes[item.doc]], settings).answer.abstained:
+        answer = answer_from_indexes(item.question, [indexes[item.doc]], settings).answer
+        if answer.abstained:
             wrong.append(item.id)
+        else:
+            confidences.append(answer.confidence)
     pairs = sum(d.pairs for d in directions)
     abstained = sum(d.abstained for d in directions)
     return AbstentionReport(
@@ -97,4 +103,5 @@ def off_topic_abstention(
         answerable_wrongly_abstained=len(wrong),
         answerable_share_wrongly_abstained=_share(len(wrong), len(answerable)),
         wrongly_abstained_ids=wrong,
+        answerable_confidence_mean=round(sum(confidences) / len(confidences), 4) if confidences else None,
     )
