@@ -10,14 +10,12 @@ Writes bench/results/abstention.json.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import configure_bench_logging, shared_data, write_result
+from bench.common import configure_bench_logging, run_in_store, shared_data, write_result
 from shared.store.embedded import EmbeddedRepository
 from treerag.evaluation.abstention import off_topic_abstention
 from treerag.evaluation.dataset import load_dataset
@@ -50,11 +48,7 @@ def main() -> None:
     parser.add_argument("--store", type=Path, default=None, help="Embedded store to index into (default: a temp dir).")
     args = parser.parse_args()
     configure_bench_logging()
-    if args.store:
-        result = asyncio.run(main_async(args.store))
-    else:
-        with tempfile.TemporaryDirectory(prefix="treerag-abstention-") as tmp:
-            result = asyncio.run(main_async(Path(tmp)))
+    result = run_in_store(main_async, args.store, "treerag-abstention-")
     print(
         f"off-topic abstained {result['off_topic_abstained']}/{result['off_topic_pairs']} "
         f"({result['off_topic_share_abstained']:.0%}); answerable wrongly abstained "

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
 import platform
 import subprocess
+import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -132,3 +135,13 @@ def configure_bench_logging() -> None:
     # One line per HTTP request of the load generator would bury the results.
     logging.getLogger("httpx").setLevel(logging.WARNING)
     logging.getLogger("treerag.pipeline").setLevel(logging.WARNING)
+
+
+def run_in_store(
+    main_async: Callable[[Path], Awaitable[Any]], store: Path | None, prefix: str
+) -> Any:
+    """Run a benchmark against `store`, or a temporary store removed afterwards."""
+    if store:
+        return asyncio.run(main_async(store))
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        return asyncio.run(main_async(Path(tmp)))

@@ -9,16 +9,21 @@ Writes bench/results/eval_<dataset>.json (+ .md) and bench/results/eval_latency.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import os
 import statistics
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import RESULTS, configure_bench_logging, latency_summary, shared_data, write_result
+from bench.common import (
+    RESULTS,
+    configure_bench_logging,
+    latency_summary,
+    run_in_store,
+    shared_data,
+    write_result,
+)
 from services.navigator import lexical, resolver
 from services.navigator import navigate as navigate_module
 from services.navigator import question as question_module
@@ -212,11 +217,7 @@ def main() -> None:
     parser.add_argument("--store", type=Path, default=None, help="Embedded store to index into (default: a temp dir).")
     args = parser.parse_args()
     configure_bench_logging()
-    if args.store:
-        summary = asyncio.run(main_async(args.store))
-    else:
-        with tempfile.TemporaryDirectory(prefix="treerag-eval-") as tmp:
-            summary = asyncio.run(main_async(Path(tmp)))
+    summary = run_in_store(main_async, args.store, "treerag-eval-")
     for name, targets in summary.items():
         print(name, targets if name != "latency" else targets["targets"])
 
