@@ -7,7 +7,7 @@ STORE  ?= data
 PDFS   ?=
 export TREERAG_CACHE ?= $(HOME)/.cache/treerag
 
-.PHONY: help venv samples demo test test-unit infra up down bench lint clean
+.PHONY: help venv samples demo test test-unit infra up down bench clean
 
 help:
 	@echo "make demo   - set up, index the sample PDFs (and PDFS=...), print trees, answer questions"

@@ -11,11 +11,6 @@ from typing import Protocol
 from shared.query import Passage
 
 
-class NodeCandidate(Protocol):
-    title: str
-    summary: str
-
-
 class NodeScorer(Protocol):
     """Scores one level's candidate nodes in one call."""
 

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 NavigationMode = Literal["dfs", "beam", "auto"]
 
 
 class QuerySettings(BaseModel):
-    """Every knob that changes an answer. All of them enter the answer cache key."""
+    """Every knob that changes an answer. All of them enter the answer cache key.
+
+    Unknown names are refused rather than ignored: a setting that is accepted is applied.
+    """
+
+    model_config = ConfigDict(extra="forbid")
 
     mode: NavigationMode = "auto"
     max_depth: int = Field(default=5, ge=1)
@@ -27,7 +32,6 @@ class QuerySettings(BaseModel):
     dedup_threshold: float = Field(default=0.7, ge=0.0, le=1.0)
     max_answer_sentences: int = Field(default=3, ge=1)
     llm_scoring: bool = False
-    domain: Literal["general", "medical", "legal", "financial", "academic"] = "general"
 
 
 class Passage(BaseModel):

@@ -47,6 +47,10 @@ class AnswerWaiter:
         """Call before publishing the query, so an answer arriving at once is not missed."""
         self._pending[query_id] = asyncio.get_running_loop().create_future()
 
+    def forget(self, query_id: str) -> None:
+        """Stop waiting for `query_id` (also when publishing it failed)."""
+        self._pending.pop(query_id, None)
+
     def resolve(self, event: AnswerVerified | QueryFailed) -> bool:
         """Hand the event to the request waiting for it; False when this replica holds none."""
         future = self._pending.get(event.query_id)
@@ -79,4 +83,4 @@ class AnswerWaiter:
                     logger.info("answer found by polling", extra={"fields": {"query_id": query_id}})
                     return stored
         finally:
-            self._pending.pop(query_id, None)
+            self.forget(query_id)

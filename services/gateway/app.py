@@ -9,11 +9,12 @@ import asyncio
 import logging
 import time
 import uuid
-from datetime import timedelta
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Annotated, Any
+from urllib.parse import quote
 
 from fastapi import FastAPI, File, Form, HTTPException, Request, Response, UploadFile
 from fastapi.responses import JSONResponse
@@ -242,8 +243,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         data = await b().repo.get_pdf(record.doc_id)
         if data is None:
             raise HTTPException(404, f"the PDF of {record.doc_id} is not stored")
-        return Response(data, media_type="application/pdf",
-                        headers={"Content-Disposition": f'inline; filename="{record.file_name}"'})
+        # Headers are latin-1: an ASCII fallback name plus the RFC 6266 UTF-8 form.
+        fallback = record.file_name.encode("ascii", "replace").decode().replace('"', "_").replace("?", "_")
+        disposition = f"inline; filename=\"{fallback}\"; filename*=UTF-8''{quote(record.file_name)}"
+        return Response(data, media_type="application/pdf", headers={"Content-Disposition": disposition})
 
     # ------------------------------------------------------------ queries
 
@@ -306,6 +309,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 await asyncio.gather(live.queries.create(record), bus.publish(event))
                 finished = await live.waiter.wait(query_id, timeout_s)
             finally:
+                live.waiter.forget(query_id)
                 INFLIGHT_QUERIES.dec()
             total_ms = round((time.perf_counter() - started) * 1000, 3)
             if finished is None:

@@ -112,11 +112,6 @@ def _close_pool(term: str, pool: Sequence[str], cutoff: float) -> list[str]:
     return [v for v in pool if abs(len(v) - len(term)) <= 2]
 
 
-def named_terms(question: str) -> list[str]:
-    """Capitalised words inside a sentence and acronyms, as index terms."""
-    return [term for term, _ in named_words(question)]
-
-
 def named_words(question: str) -> list[tuple[str, str]]:
     """(index term, word as written) for every name in the question."""
     names: list[tuple[str, str]] = []

@@ -7,7 +7,6 @@ from __future__ import annotations
 import logging
 import re
 import time
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -52,13 +51,6 @@ EVIDENCE_SHARE = 0.5
 MAX_PASSAGES_PER_WIDTH = 2
 # References found in selected text add at most this many nodes.
 MAX_TEXT_REFERENCES = 3
-
-
-@dataclass
-class _Traversal:
-    selected: dict[int, float]
-    visited: int = 0
-    fallbacks: int = 0
 
 
 class _Walker:
@@ -315,6 +307,9 @@ def _text_references(index: DocumentIndex, passage: Passage) -> list[Reference]:
     return find_text_references(passage.text)
 
 
+_SPELLING_CACHE_SIZE = 10_000
+
+
 def _spelling_corrected(qterms: list[str], indexes: list[DocumentIndex]) -> tuple[list[str], dict[str, str]]:
     """Question terms no document contains, replaced by a document word they misspell."""
     corrections: dict[str, str] = {}
@@ -323,6 +318,8 @@ def _spelling_corrected(qterms: list[str], indexes: list[DocumentIndex]) -> tupl
             continue
         for ix in indexes:
             cache = ix.derived.setdefault("spelling", {})
+            if len(cache) >= _SPELLING_CACHE_SIZE:
+                cache.clear()  # bounded: a long-running navigator sees unbounded new words
             if term not in cache:
                 cache[term] = closest_spelling(term, ix.vocabulary, ix.vocabulary_by_initial)
             if cache[term] is not None:
@@ -429,8 +426,10 @@ def navigate(
             "not discussed in the documents"
         )
         passages = []
-    if corrections:
-        warnings.append("read " + ", ".join(f"{a!r} as {b!r}" for a, b in corrections.items()))
+    # A term matched to a shorter form of itself (a stem) is no misspelling worth reporting.
+    misspelt = {a: b for a, b in corrections.items() if not a.startswith(b)}
+    if misspelt:
+        warnings.append("read " + ", ".join(f"{a!r} as {b!r}" for a, b in misspelt.items()))
     if stats.scorer_fallbacks:
         warnings.append(f"node scoring by model failed {stats.scorer_fallbacks} time(s); lexical scores used")
     passages.sort(key=lambda p: (-p.score, p.doc_id, p.pages[0] if p.pages else 0, p.node_id))

@@ -78,12 +78,3 @@ async def ensure_topics(
         raise TopicSetupError(f"topic setup on {bootstrap} failed: {exc!r}") from exc
     finally:
         await admin.close()
-
-
-async def partition_count(bootstrap: str, topic: str) -> int:
-    admin = await _start_admin(bootstrap, 30.0)
-    try:
-        described = await admin.describe_topics([topic])
-        return len(described[0]["partitions"]) if described and described[0]["error_code"] == 0 else 0
-    finally:
-        await admin.close()

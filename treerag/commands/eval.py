@@ -89,13 +89,6 @@ async def load_bundles(dataset: Path, pdfs: Path, store: Path) -> tuple[list[QAI
     return items, bundles
 
 
-async def run_eval(
-    dataset: Path, pdfs: Path, store: Path, systems: tuple[str, ...] = SYSTEMS
-) -> EvalReport:
-    items, bundles = await load_bundles(dataset, pdfs, store)
-    return evaluate(dataset.stem, items, bundles, systems=systems)
-
-
 def judge_sources(answer: VerifiedAnswer, item: QAItem, bundle: DocumentBundle) -> list[Passage]:
     """The pages the answer cites, each in full; for an answer citing nothing, the document's
     best BM25 pages for the question."""

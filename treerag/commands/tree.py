@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
         print(tree.model_dump_json(indent=2))
         return 0
     print(f"{record.title or record.file_name}  ({record.file_name}, {record.doc_id}, "
-          f"{record.page_count} pages, {record.builder} tree)")
+          f"{record.page_count} pages, {record.builder or 'imported'} tree)")
     for line in format_tree(tree.nodes, 1):
         print(line)
     return 0
