@@ -155,7 +155,7 @@ class QueryEngine:
                 if record is None:
                     raise NoDocumentsError(
                         f"no document matches {key!r}; use a doc id, a unique id prefix or a file name "
-                        "(`treerag tree` lists them)"
+                        "(`treerag tree` with no argument lists them)"
                     )
                 records.append(record)
         else:

@@ -56,6 +56,16 @@ def test_index_is_idempotent_and_tree_prints_outline(files, tmp_path, capsys) ->
     assert tree["nodes"][1]["title"] == "1 Boiler feedwater"
 
 
+def test_tree_without_a_document_lists_the_store(files, tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    store = str(tmp_path / "store")
+    assert main(["index", str(files["good"]), str(files["plain"]), "--store", store]) == 0
+    capsys.readouterr()
+    assert main(["tree", "--store", store]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    assert [line.split()[1] for line in listed] == ["manual.pdf", "plain.pdf"]
+    assert all("ready" in line for line in listed)
+
+
 def test_tree_of_unknown_document_says_what_to_do(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
     assert main(["tree", "nothing.pdf", "--store", str(tmp_path)]) == 1
     assert "treerag index" in capsys.readouterr().err

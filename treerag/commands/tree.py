@@ -1,4 +1,4 @@
-"""`treerag tree DOC`: print a stored document's section tree."""
+"""`treerag tree DOC`: print a stored document's section tree; without DOC, list the documents."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from shared.tree import TreeNode
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("tree", help="Print a document's section tree.")
-    parser.add_argument("document", metavar="DOC_ID_OR_FILENAME")
+    parser = subparsers.add_parser("tree", help="Print a document's section tree (no DOC: list documents).")
+    parser.add_argument("document", metavar="DOC_ID_OR_FILENAME", nargs="?")
     parser.add_argument("--store", type=Path, default=get_settings().store_dir, help="Store folder (default ./data).")
     parser.add_argument("--json", action="store_true", help="The tree in TreeRAG's schema, as JSON.")
     parser.set_defaults(func=run)
@@ -49,7 +49,29 @@ def format_tree(nodes: list[TreeNode], indent: int = 0) -> list[str]:
     return lines
 
 
+async def _list_documents(store: Path) -> list[DocumentRecord]:
+    repo = EmbeddedRepository(store)
+    try:
+        return await repo.list_documents()
+    finally:
+        await repo.close()
+
+
+def _print_documents(store: Path) -> int:
+    records = asyncio.run(_list_documents(store))
+    if not records:
+        print(f"error: no documents in {store}; index some with `treerag index FILE.pdf --store {store}`",
+              file=sys.stderr)
+        return 1
+    for record in records:
+        print(f"{record.doc_id}  {record.file_name}  {record.page_count} pages  "
+              f"{record.builder or 'imported'}  {record.status}")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.document is None:
+        return _print_documents(args.store)
     found = asyncio.run(load_document(args.store, args.document))
     if isinstance(found, str):
         print(f"error: {found}", file=sys.stderr)
