@@ -48,9 +48,30 @@ start_service() { # name index args...
   log "started $name-$index (pid $!, log $log)"
 }
 
+# The address to poll the gateway on: the host it binds, or loopback when it binds every interface.
+poll_host() {
+  case "$GHOST" in
+    "" | 0.0.0.0) echo 127.0.0.1 ;;
+    "::" | "[::]") echo "[::1]" ;;
+    *:*) [[ "$GHOST" == \[* ]] && echo "$GHOST" || echo "[$GHOST]" ;; # IPv6 literal
+    *) echo "$GHOST" ;;
+  esac
+}
+
+# Pidfiles whose process is gone (an earlier run, maybe with more replicas) would otherwise
+# fail the startup check below as services that "exited during startup".
+clear_dead_pidfiles() {
+  local pidfile
+  for pidfile in "$PIDS"/*.pid; do
+    [[ -f "$pidfile" ]] || continue
+    pid_alive "$pidfile" services. >/dev/null || rm -f "$pidfile"
+  done
+}
+
 cmd_up() {
   [[ -x "$PYTHON" ]] || die "no python at $PYTHON; run 'make venv' first or set PYTHON"
   mkdir -p "$LOGS" "$PIDS"
+  clear_dead_pidfiles
   "$ROOT/scripts/infra/up.sh"
   export TREERAG_KAFKA_BOOTSTRAP="127.0.0.1:$KPORT" TREERAG_MONGO_URL="mongodb://127.0.0.1:$MPORT/"
   export PYTHONUNBUFFERED=1
@@ -69,7 +90,8 @@ cmd_up() {
   done
   start_service gateway 0 -m services.gateway --host "$GHOST" --port "$GPORT"
 
-  local url="http://127.0.0.1:$GPORT" deadline=$((SECONDS + READY_TIMEOUT))
+  local url deadline=$((SECONDS + READY_TIMEOUT))
+  url="http://$(poll_host):$GPORT"
   log "waiting for $url/readyz (up to ${READY_TIMEOUT}s)"
   until "$PYTHON" - "$url/readyz" <<'PY' >/dev/null 2>&1
 import sys, urllib.request
@@ -78,6 +100,7 @@ with urllib.request.urlopen(sys.argv[1], timeout=3) as r:
 PY
   do
     for pidfile in "$PIDS"/*.pid; do
+      [[ -f "$pidfile" ]] || continue
       if ! pid_alive "$pidfile" services. >/dev/null; then
         local name
         name="$(basename "$pidfile" .pid)"

@@ -17,6 +17,7 @@ from services.navigator.lexical import query_terms, sentences_of, terms
 from services.navigator.question import literal_share, literals
 from services.verifier.citations import format_citation, parse_citations, strip_citations
 from services.verifier.detector import ABSTENTION, check_sentence, overall, source_windows
+from services.verifier.fragments import Seam, is_heading_only, is_symbolic, page_seams, shorten, split_at_seams
 from shared.logs import log_fields
 from shared.ports import AnswerGenerator
 from shared.query import Citation, CompressedContext, Passage, QuerySettings, SentenceCheck, VerifiedAnswer
@@ -39,6 +40,10 @@ TITLE_WEIGHT = 0.25
 # Bonus for quoting the question's literals (options, dotted names) verbatim.
 LITERAL_WEIGHT = 0.2
 MAX_SENTENCE_TERMS = 120
+# The whole extractive answer stops growing past this many words (the best sentence always stays).
+MAX_ANSWER_WORDS = 120
+# Question words that ask for a table row, a command or code rather than prose.
+_ASKS_FOR_SYMBOLS = frozenset({"command", "commands", "code", "syntax", "table", "snippet", "example", "call"})
 _DOT_LEADER = re.compile(r"(?:\.\s?){5,}")
 
 PageText = Callable[[str, int], "str | None"]
@@ -59,6 +64,10 @@ def _bigrams(seq: list[str]) -> set[tuple[str, str]]:
     return set(zip(seq, seq[1:], strict=False))
 
 
+def _wants_symbols(question: str) -> bool:
+    return bool(literals(question)) or any(w.strip("?.,").lower() in _ASKS_FOR_SYMBOLS for w in question.split())
+
+
 def _candidates(passages: list[Passage]) -> list[_Candidate]:
     out: list[_Candidate] = []
     for passage in passages:
@@ -71,6 +80,22 @@ def _candidates(passages: list[Passage]) -> list[_Candidate]:
                     continue
                 out.append(_Candidate(sentence, passage, set(seq), _bigrams(seq), len(out)))
     return out
+
+
+def _readable(c: _Candidate, sources: _Sources, weights: dict[str, float], keep_symbols: bool) -> str:
+    """What the answer shows of a chosen sentence: the fragment (split off headings, running
+    headers, bullets and table rows by the page's layout) holding most of the question, cut
+    to its best clauses when long."""
+    fragments = split_at_seams(c.text, sources.seams(c.passage.doc_id, c.passage.pages))
+    statements = [f for f in fragments if not is_heading_only(f) and (keep_symbols or not is_symbolic(f))]
+    if not statements:
+        return shorten(c.text, weights, terms)
+
+    def weight(fragment: str) -> float:
+        return sum(weights.get(t, 0.0) for t in set(terms(fragment)))
+
+    best = max(statements, key=lambda f: (weight(f), -statements.index(f)))
+    return shorten(best, weights, terms)
 
 
 def _rank(question: str, candidates: list[_Candidate], passages: list[Passage]) -> None:
@@ -127,6 +152,18 @@ class _Sources:
             for page in p.pages:
                 self.context.setdefault((p.doc_id, page), []).append(p.text)
         self._cache: dict[tuple[str, tuple[int, ...]], list] = {}
+        self._seams: dict[tuple[str, int], frozenset[Seam]] = {}
+
+    def seams(self, doc_id: str, pages: list[int]) -> frozenset[Seam]:
+        """Layout breaks of the pages (none when page text is unavailable)."""
+        out: frozenset[Seam] = frozenset()
+        for page in pages:
+            key = (doc_id, page)
+            if key not in self._seams:
+                text = self.page_text(doc_id, page) if self.page_text else None
+                self._seams[key] = page_seams(text) if text else frozenset()
+            out |= self._seams[key]
+        return out
 
     def in_context(self, doc_id: str, page: int) -> bool:
         return (doc_id, page) in self.context
@@ -187,23 +224,34 @@ def _extractive(context: CompressedContext, settings: QuerySettings, mode: str, 
             question, mode, "extractive",
             f"the best passage covers {best.coverage:.0%} of the question's key terms (< {MIN_COVERAGE:.0%})",
         )
-    chosen: list[_Candidate] = []
+    weights = _term_weights(question, candidates)
+    keep_symbols = _wants_symbols(question)
+    chosen: list[tuple[_Candidate, str]] = []
+    words = 0
     for c in ranked:
         if len(chosen) >= settings.max_answer_sentences or c.relevance < RELATIVE_KEEP * best.relevance:
             break
-        if any(len(c.terms & k.terms) / max(len(c.terms | k.terms), 1) >= 0.6 for k in chosen):
+        if any(len(c.terms & k.terms) / max(len(c.terms | k.terms), 1) >= 0.6 for k, _ in chosen):
             continue  # the same statement twice adds nothing
-        chosen.append(c)
+        if chosen and not keep_symbols and is_symbolic(c.text):
+            continue  # a table row or code line does not answer a prose question
+        shown = _readable(c, sources, weights, keep_symbols)
+        size = len(shown.split())
+        if chosen and words + size > MAX_ANSWER_WORDS:
+            break
+        chosen.append((c, shown))
+        words += size
     checks: list[SentenceCheck] = []
     lines: list[str] = []
-    for c in chosen:
+    for c, shown in chosen:
         page = sources.locate(c.passage.doc_id, c.passage.pages, c.text)
         citation = Citation(doc_id=c.passage.doc_id, file_name=c.passage.file_name, node_id=c.passage.node_id,
                             pages=[page])
-        checks.append(check_sentence(c.text, citation, sources.windows(c.passage.doc_id, (page,))))
-        lines.append(f"{c.text} {format_citation(c.passage.file_name or c.passage.doc_id, [page])}")
+        said = shown.strip("… ")
+        checks.append(check_sentence(said, citation, sources.windows(c.passage.doc_id, (page,))))
+        lines.append(f"{shown} {format_citation(c.passage.file_name or c.passage.doc_id, [page])}")
     confidence, warnings = overall(checks)
-    answer_coverage = _answer_coverage(question, chosen)
+    answer_coverage = _answer_coverage(question, [c for c, _ in chosen])
     return VerifiedAnswer(
         question=question,
         answer=" ".join(lines),
@@ -213,6 +261,12 @@ def _extractive(context: CompressedContext, settings: QuerySettings, mode: str, 
         warnings=warnings,
         mode=mode,
     )
+
+
+def _term_weights(question: str, candidates: list[_Candidate]) -> dict[str, float]:
+    """IDF of the question's terms over the candidate sentences, for choosing which clauses to show."""
+    n = len(candidates)
+    return {t: math.log((n + 1) / (sum(t in c.terms for c in candidates) + 0.5)) for t in query_terms(question)}
 
 
 def _answer_coverage(question: str, chosen: list[_Candidate]) -> float:

@@ -10,6 +10,7 @@ Collections (database `settings.mongo_db`):
                `PAGES_PER_CHUNK` pages and `CHUNK_BYTES` bytes each, far below the 16 MB BSON
                limit however long the PDF is); chunk 0 also lists where every chunk starts
 - `trees`      one tree per document, `_id` = doc_id (so a rebuild replaces, never duplicates)
+- `documents_stamp` one row counting writes to `documents` (see `list_documents`)
 - `cache.<h>`  `_id` = "<namespace>:<sha256(key)>", spread over CACHE_BUCKETS collections by the
                first hex digit <h> of the hash (see below)
 - GridFS buckets `pdfs.<h>` for the PDF bytes (16 buckets by the first hex digit <h> of
@@ -31,12 +32,15 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import secrets
 import hashlib
 import logging
 import math
 import itertools
 import re
 from datetime import UTC, datetime, timedelta
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 from gridfs import AsyncGridFSBucket
@@ -59,6 +63,7 @@ CACHE_BUCKETS = 16
 # The same for PDF bytes: the indexer reads every PDF once, and on FerretDB that read scans all
 # the PDF bytes stored in its bucket.
 PDF_BUCKETS = 16
+STAMP_ID = "documents"
 
 
 def pdf_bucket_name(doc_id: str) -> str:
@@ -122,6 +127,9 @@ class MongoRepository:
         self.documents = self.db["documents"]
         self.page_chunks = self.db["page_chunks"]
         self.trees = self.db["trees"]
+        self.documents_stamp = self.db["documents_stamp"]
+        # The last full listing and the write stamp it was read under (see `list_documents`).
+        self._listing: tuple[tuple[str, int, int], list[DocumentRecord]] | None = None
         # Where PDFs were stored before they were spread over buckets: still read.
         self.pdfs = AsyncGridFSBucket(self.db, bucket_name="pdfs")
         self._owns_client = owns_client
@@ -144,18 +152,53 @@ class MongoRepository:
 
     # ------------------------------------------------------------ documents
 
+    @asynccontextmanager
+    async def _changing_documents(self) -> AsyncIterator[None]:
+        """Bracket a write to `documents` with the stamp's `started`/`finished` counters.
+
+        `started` goes up before the write, so anyone who can see the write also sees a stamp
+        that differs from every stamp a listing without it was cached under."""
+        await self.documents_stamp.update_one(
+            {"_id": STAMP_ID},
+            {"$inc": {"started": 1}, "$setOnInsert": {"epoch": secrets.token_hex(8)}},
+            upsert=True,
+        )
+        try:
+            yield
+        finally:
+            await self.documents_stamp.update_one({"_id": STAMP_ID}, {"$inc": {"finished": 1}})
+
+    async def _settled_stamp(self) -> tuple[str, int, int] | None:
+        """The write stamp, or None while a write is in progress (or one died half-way)."""
+        doc = await self.documents_stamp.find_one({"_id": STAMP_ID})
+        if doc is None:
+            return ("", 0, 0)
+        started, finished = int(doc.get("started", 0)), int(doc.get("finished", 0))
+        return (str(doc.get("epoch", "")), started, finished) if started == finished else None
+
     async def put_document(self, record: DocumentRecord) -> None:
         record = record.model_copy(update={"updated_at": _utc_now()})
-        await self.documents.replace_one({"_id": record.doc_id}, _record_doc(record), upsert=True)
+        async with self._changing_documents():
+            await self.documents.replace_one({"_id": record.doc_id}, _record_doc(record), upsert=True)
 
     async def get_document(self, doc_id: str) -> DocumentRecord | None:
         doc = await self.documents.find_one({"_id": doc_id})
         return _record_from(doc) if doc else None
 
     async def list_documents(self) -> list[DocumentRecord]:
+        """Every record, sorted by file name. The navigator lists on every query without doc ids
+        and on FerretDB that read scans the whole collection, so the listing is kept and reused
+        while the one-row write stamp is unchanged (a write by any process changes it first).
+        The records are shared with later calls: copy one before changing it."""
+        before = await self._settled_stamp()
+        if before is not None and self._listing is not None and self._listing[0] == before:
+            return list(self._listing[1])
         docs = await self.documents.find({}).to_list()
-        records = [_record_from(d) for d in docs]
-        return sorted(records, key=lambda r: (r.file_name, r.doc_id))
+        records = sorted((_record_from(d) for d in docs), key=lambda r: (r.file_name, r.doc_id))
+        # Kept only if no write started or finished while reading.
+        if before is not None and before == await self._settled_stamp():
+            self._listing = (before, records)
+        return list(records)
 
     async def find_document(self, key: str) -> DocumentRecord | None:
         exact = await self.get_document(key)
@@ -176,7 +219,8 @@ class MongoRepository:
     ) -> bool:
         """Set the status (and reason) without rewriting the record; False when it is missing."""
         update = {"status": status.value, "reason": reason, "updated_at": _utc_now().isoformat(), **fields}
-        result = await self.documents.update_one({"_id": doc_id}, {"$set": update})
+        async with self._changing_documents():
+            result = await self.documents.update_one({"_id": doc_id}, {"$set": update})
         return result.matched_count == 1
 
     # ------------------------------------------------------------ pages

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from gridfs import AsyncGridFSBucket
 
+from shared.documents import DocumentRecord, DocumentStatus
 from shared.events import QueryOutcome
 from shared.query import VerifiedAnswer
 from shared.store import mongo as mongo_store
@@ -136,3 +137,34 @@ async def test_cached_values_round_trip_across_buckets_and_are_purged(repo: Mong
     assert len(used) > 4  # spread out, so no single collection holds (and scans) every row
     assert await repo.purge_cache(timedelta(0)) == 40
     assert await repo.get_cached("answers", keys[1]) is None
+
+
+async def test_a_listing_sees_writes_from_another_process_at_once_and_is_reused_otherwise(
+    client: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mongo, name = client
+    writer = MongoRepository(mongo, name, owns_client=False)
+    reader = MongoRepository(mongo, name, owns_client=False)
+    await writer.put_document(DocumentRecord(doc_id="a" * 16, file_name="a.pdf", status=DocumentStatus.READY))
+    assert [r.doc_id for r in await reader.list_documents()] == ["a" * 16]
+
+    await writer.put_document(DocumentRecord(doc_id="b" * 16, file_name="b.pdf"))
+    await writer.set_status("b" * 16, DocumentStatus.READY)
+    listed = {r.doc_id: r.status for r in await reader.list_documents()}
+    assert listed == {"a" * 16: DocumentStatus.READY, "b" * 16: DocumentStatus.READY}
+
+    scans = 0
+    find = reader.documents.find
+
+    def counting_find(*args: Any, **kwargs: Any) -> Any:
+        nonlocal scans
+        scans += 1
+        return find(*args, **kwargs)
+
+    monkeypatch.setattr(reader.documents, "find", counting_find)
+    for _ in range(3):
+        assert len(await reader.list_documents()) == 2
+    assert scans == 0  # nothing changed: the collection is not read again
+    await writer.set_status("a" * 16, DocumentStatus.FAILED, "bad pdf")
+    assert {r.doc_id: r.status for r in await reader.list_documents()}["a" * 16] == DocumentStatus.FAILED
+    assert scans == 1
