@@ -189,6 +189,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         live = b()
         with correlated(doc_id=doc_id):
             existing = await live.repo.get_document(doc_id)
+            # Asking for another builder than the one that built the tree is asking for a rebuild,
+            # as with `treerag index --builder`.
+            other_builder = (
+                builder != "auto" and existing is not None and existing.builder is not None
+                and existing.builder.value != builder
+            )
+            rebuild = rebuild or other_builder
             if existing and existing.status != DocumentStatus.FAILED and not rebuild:
                 return UploadAccepted(doc_id=doc_id, status=existing.status, file_name=existing.file_name,
                                       duplicate=True)

@@ -178,3 +178,29 @@ async def test_two_gateways_answer_20_concurrent_queries_each_with_its_own_answe
         assert fact in body["answer"], (question, body["answer"])
         assert body["citations"][0]["doc_id"] == doc_id and body["citations"][0]["pages"] == [page]
     assert len(query_ids) == 20
+
+
+async def test_same_bytes_are_indexed_once_unless_another_builder_is_asked_for(
+    stack: Stack, gateway: Gateway, indexer: ServiceProcess
+) -> None:
+    data = manual_pdf(unit=303)
+    document = upload_ready(gateway, data, "보고서-303.pdf")
+    assert document["builder"] == "outline"
+
+    again = upload(gateway, data, "보고서-303.pdf")
+    assert again.status_code == 202 and again.json()["duplicate"] is True
+    assert again.json()["status"] == "ready"  # nothing to do: no second indexing
+
+    rebuilt = upload(gateway, data, "보고서-303.pdf", builder="windows")
+    assert rebuilt.status_code == 202 and rebuilt.json()["status"] == "uploaded"
+    wait_until(
+        lambda: httpx.get(f"{gateway.url}/v1/documents/{document['doc_id']}", timeout=10).json()["builder"] == "windows"
+        or None,
+        120, "the rebuild with the windows builder",
+    )
+    assert wait_document(gateway, document["doc_id"])["status"] == "ready"
+
+    # A file name outside latin-1 still downloads, named in the RFC 6266 UTF-8 form.
+    pdf = httpx.get(f"{gateway.url}/v1/documents/{document['doc_id']}/pdf", timeout=10)
+    assert pdf.status_code == 200 and pdf.content == data
+    assert "filename*=UTF-8''%EB%B3%B4%EA%B3%A0%EC%84%9C-303.pdf" in pdf.headers["content-disposition"]
