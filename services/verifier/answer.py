@@ -88,8 +88,9 @@ def _readable(c: _Candidate, sources: _Sources, weights: dict[str, float], keep_
     to its best clauses when long."""
     fragments = split_at_seams(c.text, sources.seams(c.passage.doc_id, c.passage.pages))
     statements = [f for f in fragments if not is_heading_only(f) and (keep_symbols or not is_symbolic(f))]
-    if not statements:
-        return shorten(c.text, weights, terms)
+    # The best sentence is kept even when it is all table or heading (the cited page depends
+    # on it); then its single best row is shown.
+    statements = statements or fragments or [c.text]
 
     def weight(fragment: str) -> float:
         return sum(weights.get(t, 0.0) for t in set(terms(fragment)))

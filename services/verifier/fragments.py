@@ -44,11 +44,11 @@ def _is_short_line(words: list[str], typical: float) -> bool:
 
 def is_symbolic(text: str) -> bool:
     """A table row, code or a command line: few of its tokens are plain words, or its cells
-    are separated by vertical bars."""
+    are separated by a vertical bar."""
     tokens = text.split()
     if len(tokens) < 4:
         return False
-    if tokens.count("|") >= 2:
+    if "|" in tokens:
         return True
     plain = sum(1 for t in tokens if _PLAIN_WORD.match(t))
     return plain / len(tokens) < MIN_WORD_SHARE
@@ -131,7 +131,7 @@ def shorten(sentence: str, weight_of: dict[str, float], terms_of: Callable[[str]
         text = " ".join(sentence.split()[:limit])
         return f"{text} …"
     _, start, neg_end = best
-    text = " ".join(clauses[start : -neg_end + 1])
+    text = " ".join(clauses[start : -neg_end + 1]).rstrip(",;:")
     prefix = "… " if start > 0 else ""
     suffix = " …" if -neg_end < len(clauses) - 1 else ""
     return f"{prefix}{text}{suffix}"

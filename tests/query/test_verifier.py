@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from services.verifier.answer import answer_question
-from services.verifier.citations import format_citation, parse_citations
+from services.verifier.answer import MAX_ANSWER_WORDS, answer_question
+from services.verifier.citations import format_citation, parse_citations, strip_citations
+from services.verifier.fragments import MAX_ANSWER_SENTENCE_WORDS
 from services.verifier.detector import ABSTENTION, check_sentence, source_windows
 from shared.query import Citation, CompressedContext, Passage, QuerySettings
 
@@ -103,3 +104,54 @@ def test_generated_hallucination_gets_low_confidence_warning() -> None:
 def test_generator_abstention_is_recognised() -> None:
     answer = answer_question(context("boiler rating"), QuerySettings(), "dfs", _Generator(ABSTENTION))
     assert answer.abstained
+
+
+# A laid-out page: running header, heading, prose lines, a table. Passages reach the verifier
+# flattened (the compressor joins lines), so only the page text still shows the layout.
+LAID_OUT = (
+    "Plant Operations Manual\n"
+    "Valve Maintenance\n"
+    "The shift supervisor tests every safety valve once per quarter and records the\n"
+    "result in the maintenance logbook kept in the control room next to the main panel.\n"
+    "Valves that fail the test are replaced within two working days by the on-call fitter.\n"
+    "valve-07 | 12.5 bar | 2019-03 | tested | Q1\n"
+    "valve-08 | 13.0 bar | 2020-11 | tested | Q2\n"
+)
+
+
+def laid_out_answer(question: str, text: str = LAID_OUT, settings: QuerySettings | None = None):
+    passage = Passage(doc_id="d2", file_name="ops.pdf", node_id="0001", pages=[3], text=" ".join(text.split()),
+                      score=1.0)
+    ctx = CompressedContext(question=question, passages=[passage], tokens_before=80, tokens_after=80)
+    return answer_question(ctx, settings or QuerySettings(), "dfs",
+                           page_text=lambda doc, page: text if (doc, page) == ("d2", 3) else None)
+
+
+def test_running_header_and_heading_are_not_glued_to_the_answer_sentence() -> None:
+    answer = laid_out_answer("How often does the supervisor test a safety valve?")
+    assert "once per quarter" in answer.answer
+    assert "Plant Operations Manual" not in answer.answer
+    assert "Valve Maintenance" not in answer.answer
+    assert answer.answer.startswith("The shift supervisor")
+
+
+def test_table_row_is_not_chosen_for_a_prose_question() -> None:
+    answer = laid_out_answer("Which safety valve was tested and when is a failed valve replaced?",
+                             settings=QuerySettings(max_answer_sentences=3))
+    assert "replaced within two working days" in answer.answer
+    assert "|" not in answer.answer and "bar" not in answer.answer
+
+
+def test_answer_sentences_and_whole_answer_are_capped() -> None:
+    sentences = [
+        f"The supervisor of shift {i} inspects the pump for leaks and vibration, "
+        + ", ".join(f"then reads gauge {i}{k} and logs it as item{i}{k}" for k in range(8)) + "."
+        for i in range(4)
+    ]
+    answer = laid_out_answer("Who inspects the pump for leaks and vibration?", text="\n".join(sentences),
+                             settings=QuerySettings(max_answer_sentences=4))
+    assert not answer.abstained and answer.answer.startswith("The supervisor of shift")
+    shown = [strip_citations(s) for s in answer.answer.split("[ops.pdf, p. 3]") if s.strip()]
+    assert shown and all(len(s.split()) <= MAX_ANSWER_SENTENCE_WORDS + 2 for s in shown)  # + ellipses
+    assert len(strip_citations(answer.answer).split()) <= MAX_ANSWER_WORDS + MAX_ANSWER_SENTENCE_WORDS
+    assert all(s.grounded for s in answer.sentences)
