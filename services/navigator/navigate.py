@@ -65,25 +65,35 @@ class _Walker:
         self.scorer = scorer
         self.visited = 0
         self.fallbacks = 0
+        self._asked: set[int] = set()  # nodes the model has scored (or failed to) already
+
+    def prefetch(self, candidates: list[int]) -> None:
+        """Score every candidate not scored yet in ONE model call (a whole level of a beam)."""
+        if self.scorer is None:
+            return
+        fresh = [i for i in dict.fromkeys(candidates) if i not in self._asked]
+        if not fresh:
+            return
+        self._asked.update(fresh)
+        nodes = self.scores.index.nodes
+        pairs = [(nodes[i].node.title, nodes[i].node.summary) for i in fresh]
+        try:
+            model = self.scorer.score(self.question, pairs)
+        except Exception:  # a failing model must never fail the query
+            logger.warning("node scorer raised; using lexical scores", exc_info=True)
+            model = None
+        if model is None or len(model) != len(fresh):
+            self.fallbacks += 1
+            return
+        for i, value in zip(fresh, model, strict=True):
+            self.scores.model_scores[i] = min(1.0, max(0.0, float(value)))
 
     def rank(self, candidates: list[int]) -> list[tuple[float, int]]:
         """(P, node) for candidates, best first; ties keep tree order (deterministic)."""
         if not candidates:
             return []
         self.visited += len(candidates)
-        if self.scorer is not None:
-            nodes = self.scores.index.nodes
-            pairs = [(nodes[i].node.title, nodes[i].node.summary) for i in candidates]
-            try:
-                model = self.scorer.score(self.question, pairs)
-            except Exception:  # a failing model must never fail the query
-                logger.warning("node scorer raised; using lexical scores", exc_info=True)
-                model = None
-            if model is None or len(model) != len(candidates):
-                self.fallbacks += 1
-            else:
-                for i, value in zip(candidates, model, strict=True):
-                    self.scores.model_scores[i] = min(1.0, max(0.0, float(value)))
+        self.prefetch(candidates)
         values = self.scores.probability_list(self.settings)
         if values is None:
             ranked = [(self.scores.probability(i, self.settings), i) for i in candidates]
@@ -134,6 +144,12 @@ def _beam(walker: _Walker, settings: QuerySettings, threshold: float) -> dict[in
     frontier = walker.passing(walker.rank(index.roots), threshold, settings.beam_width)
     pool: dict[int, float] = {}
     while frontier:
+        # One model call for the children of the whole frontier, not one per parent.
+        walker.prefetch([
+            child for _, i in frontier
+            if index.nodes[i].depth < settings.max_depth
+            for child in index.nodes[i].children
+        ])
         candidates: list[int] = []
         for p, i in frontier:
             flat = index.nodes[i]

@@ -70,9 +70,11 @@ class _Scorer:
     def __init__(self, values: list[float] | None) -> None:
         self.values = values
         self.calls = 0
+        self.batches: list[list[str]] = []
 
     def score(self, question: str, candidates: list[tuple[str, str]]) -> list[float] | None:
         self.calls += 1
+        self.batches.append([title for title, _ in candidates])
         return None if self.values is None else [self.values[0]] * len(candidates)
 
 
@@ -88,6 +90,16 @@ def test_failing_scorer_falls_back_to_lexical_and_is_counted(plant: DocumentInde
 def test_working_scorer_is_used_without_fallbacks(plant: DocumentIndex) -> None:
     result = navigate("safety valve test", [plant], QuerySettings(), _Scorer([0.5]))
     assert result.stats.scorer_fallbacks == 0 and result.passages
+
+
+def test_beam_scores_a_whole_level_in_one_model_call(plant: DocumentIndex) -> None:
+    scorer = _Scorer([0.9])
+    navigate("pump bearings and valve records", [plant], QuerySettings(mode="beam", beam_width=5), scorer)
+    # The top level, then the children of every beam node together; no node is sent twice.
+    assert scorer.batches == [
+        ["Introduction", "1 Pumps", "2 Valves"],
+        ["1.1 Pump bearings", "2.1 Valve testing", "2.2 Valve records"],
+    ]
 
 
 def test_navigation_is_deterministic(plant: DocumentIndex, kitchen: DocumentIndex) -> None:
