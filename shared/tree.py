@@ -33,6 +33,13 @@ class TreeNode(BaseModel):
     def pages(self) -> range:
         return range(self.page_start, self.page_end + 1)
 
+    @property
+    def page_label(self) -> str:
+        """'p. 4' or 'pp. 4-9', as printed beside a node."""
+        if self.page_start == self.page_end:
+            return f"p. {self.page_start}"
+        return f"pp. {self.page_start}-{self.page_end}"
+
     def walk(self) -> Iterator[TreeNode]:
         """This node, then its descendants, in pre-order."""
         stack = [self]

@@ -32,9 +32,7 @@ def tree_lines(nodes: list[TreeNode], depth: int = TREE_DEPTH) -> list[str]:
     lines: list[str] = []
 
     def add(node: TreeNode, level: int) -> None:
-        same = node.page_start == node.page_end
-        pages = f"p. {node.page_start}" if same else f"pp. {node.page_start}-{node.page_end}"
-        lines.append(f"{'  ' * level}- {node.title} ({pages})")
+        lines.append(f"{'  ' * level}- {node.title} ({node.page_label})")
         if level + 1 < depth:
             for child in node.children:
                 add(child, level + 1)

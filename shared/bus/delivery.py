@@ -147,9 +147,7 @@ class ReliableConsumer(Generic[E]):
         try:
             await self.handler(event, delivery)
         except Exception as exc:
-            error_type = type(exc).__name__
-            FAILURES.labels(self.stage, error_type).inc()
-            reason = str(exc) or error_type
+            FAILURES.labels(self.stage, type(exc).__name__).inc()
             try:
                 # Counted in MongoDB too: another replica or a restarted process goes on counting.
                 failures = max(attempt, await ledger.begin_attempt(self.group_id, *message))
@@ -158,22 +156,32 @@ class ReliableConsumer(Generic[E]):
                                extra=log_fields(error=repr(ledger_exc)))
                 failures = attempt
             self._failures[message] = failures
-            if isinstance(exc, PermanentError) or failures >= self.max_attempts:
-                logger.exception("giving up", extra=log_fields(attempt=failures, error_type=error_type))
-                await self._give_up(raw, event, failures, reason, error_type)
+            if await self._gave_up_after(raw, event, exc, failures):
                 await self._forget(ledger, message)
                 return
-            delay = _backoff_seconds(failures)
-            logger.warning(
-                "handler failed, will retry",
-                extra=log_fields(attempt=failures, max_attempts=self.max_attempts, retry_in_s=delay, error=reason),
-            )
-            await asyncio.sleep(delay)
             raise
         finally:
             HANDLER_SECONDS.labels(self.stage).observe(time.perf_counter() - delivery.started)
         if message in self._failures:
             await self._forget(ledger, message)
+
+    async def _gave_up_after(self, raw: RawMessage, event: E, exc: Exception, attempts: int) -> bool:
+        """After a failed attempt: dead-letter the message and return True when it is permanent or
+        out of attempts; else wait the backoff and return False (the caller re-raises, so Kafka
+        delivers the message again)."""
+        error_type = type(exc).__name__
+        reason = str(exc) or error_type
+        if isinstance(exc, PermanentError) or attempts >= self.max_attempts:
+            logger.exception("giving up", extra=log_fields(attempt=attempts, error_type=error_type))
+            await self._give_up(raw, event, attempts, reason, error_type)
+            return True
+        delay = _backoff_seconds(attempts)
+        logger.warning(
+            "handler failed, will retry",
+            extra=log_fields(attempt=attempts, max_attempts=self.max_attempts, retry_in_s=delay, error=reason),
+        )
+        await asyncio.sleep(delay)
+        return False
 
     async def _forget(self, ledger: DeliveryLedger, message: tuple[str, int, int]) -> None:
         self._failures.pop(message, None)
@@ -201,20 +209,10 @@ class ReliableConsumer(Generic[E]):
         try:
             await self.handler(event, delivery)
         except Exception as exc:
-            error_type = type(exc).__name__
-            FAILURES.labels(self.stage, error_type).inc()
-            reason = str(exc) or error_type
-            if isinstance(exc, PermanentError) or attempt >= self.max_attempts:
-                logger.exception("giving up", extra=log_fields(attempt=attempt, error_type=error_type))
-                await self._give_up(raw, event, attempt, reason, error_type)
+            FAILURES.labels(self.stage, type(exc).__name__).inc()
+            if await self._gave_up_after(raw, event, exc, attempt):
                 await ledger.end_attempts(self.group_id, raw.topic, raw.partition, raw.offset)
                 return
-            delay = _backoff_seconds(attempt)
-            logger.warning(
-                "handler failed, will retry",
-                extra=log_fields(attempt=attempt, max_attempts=self.max_attempts, retry_in_s=delay, error=reason),
-            )
-            await asyncio.sleep(delay)
             raise
         finally:
             HANDLER_SECONDS.labels(self.stage).observe(time.perf_counter() - delivery.started)

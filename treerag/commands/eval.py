@@ -19,12 +19,11 @@ from services.verifier.judge import JudgeScores, judge_answer
 from shared.llm.client import BaseLLMClient
 from shared.llm.errors import LLMConfigError, LLMError
 from shared.logs import log_fields
-from shared.query import Passage, QuerySettings, VerifiedAnswer
+from shared.query import Passage, VerifiedAnswer
 from shared.settings import get_settings
 from shared.store.embedded import EmbeddedRepository
 from treerag.evaluation.dataset import DatasetError, QAItem, load_dataset
 from treerag.evaluation.runner import (
-    ANSWERERS,
     SYSTEMS,
     DocumentBundle,
     EvalReport,
@@ -107,9 +106,8 @@ def judge_sources(answer: VerifiedAnswer, item: QAItem, bundle: DocumentBundle) 
 
 
 def _judge_one(
-    llm: BaseLLMClient, system: str, item: QAItem, bundle: DocumentBundle, settings: QuerySettings
+    llm: BaseLLMClient, system: str, item: QAItem, bundle: DocumentBundle, answer: VerifiedAnswer
 ) -> JudgeScores | None:
-    answer, _ = ANSWERERS[system](item, bundle, settings)
     reference = item.answer if item.answerable else NOT_IN_DOCUMENTS
     try:
         return judge_answer(llm, item.question, answer.answer, judge_sources(answer, item, bundle), reference)
@@ -122,17 +120,17 @@ def judge_systems(
     llm: BaseLLMClient,
     items: list[QAItem],
     bundles: dict[str, DocumentBundle],
+    answers: dict[tuple[str, str], VerifiedAnswer],
     systems: tuple[str, ...] = SYSTEMS,
-    settings: QuerySettings | None = None,
     workers: int = 4,
 ) -> JudgeReport:
-    """Each system answers each question again (answers are deterministic, so they are the
-    ones `evaluate` scored) and the model judges every answer; a failed judgement is counted,
-    not averaged."""
-    settings = settings or QuerySettings()
+    """The model judges every answer `evaluate` scored (keyed by (system, item id)); a failed
+    judgement is counted, not averaged."""
     jobs = [(system, item) for system in systems for item in items]
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        verdicts = list(pool.map(lambda job: _judge_one(llm, job[0], job[1], bundles[job[1].doc], settings), jobs))
+        verdicts = list(pool.map(
+            lambda job: _judge_one(llm, job[0], job[1], bundles[job[1].doc], answers[(job[0], job[1].id)]), jobs
+        ))
     per_system: dict[str, JudgeMeans] = {}
     for system in systems:
         scored = [v for (name, _), v in zip(jobs, verdicts, strict=True) if name == system and v is not None]
@@ -205,10 +203,11 @@ def run(args: argparse.Namespace) -> int:
     except (DatasetError, MissingDocumentError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    report = evaluate(args.dataset.stem, items, bundles, systems=systems)
+    answers: dict[tuple[str, str], VerifiedAnswer] = {}
+    report = evaluate(args.dataset.stem, items, bundles, systems=systems, answers=answers)
     judge = None
     if llm is not None:
-        judge = judge_systems(llm, items, bundles, systems, workers=get_settings().llm_max_concurrency)
+        judge = judge_systems(llm, items, bundles, answers, systems, workers=get_settings().llm_max_concurrency)
     table = write_report(report, args.out, args.items, judge)
     print(markdown_table(report.results) + (judge_table(judge) if judge else ""))
     if llm is not None:

@@ -42,9 +42,8 @@ async def load_document(store: Path, key: str) -> tuple[DocumentRecord, Document
 def format_tree(nodes: list[TreeNode], indent: int = 0) -> list[str]:
     lines = []
     for node in nodes:
-        pages = f"p. {node.page_start}" if node.page_start == node.page_end else f"pp. {node.page_start}-{node.page_end}"
         mark = "✓" if node.verified else "✗"
-        lines.append(f"{'  ' * indent}{mark} {node.title}  [{pages}]  #{node.id}")
+        lines.append(f"{'  ' * indent}{mark} {node.title}  [{node.page_label}]  #{node.id}")
         lines.extend(format_tree(node.children, indent + 1))
     return lines
 

@@ -124,7 +124,10 @@ def evaluate(
     bundles: dict[str, DocumentBundle],
     settings: QuerySettings | None = None,
     systems: tuple[str, ...] = SYSTEMS,
+    answers: dict[tuple[str, str], VerifiedAnswer] | None = None,
 ) -> EvalReport:
+    """Score every system on every item; `answers`, when given, receives each answer keyed by
+    (system, item id), for whatever judges them afterwards."""
     settings = settings or QuerySettings()
     per_system: dict[str, list[ItemScore]] = {name: [] for name in systems}
     for item in items:
@@ -134,6 +137,8 @@ def evaluate(
             answer, tokens = ANSWERERS[name](item, bundle, settings)
             latency = (time.perf_counter() - started) * 1000
             per_system[name].append(score_item(item, answer, tokens, latency, bundle.index.doc_id))
+            if answers is not None:
+                answers[(name, item.id)] = answer
     results = EvalResults(
         dataset=dataset_name, n=len(items), systems={name: aggregate(scores) for name, scores in per_system.items()}
     )
