@@ -32,6 +32,11 @@ class QuerySettings(BaseModel):
     dedup_threshold: float = Field(default=0.7, ge=0.0, le=1.0)
     max_answer_sentences: int = Field(default=3, ge=1)
     llm_scoring: bool = False
+    ranking: Literal["fused", "tree"] = Field(
+        default="fused",
+        description="fused: the fitted model orders the tree's and BM25's pages; tree: the walk's own order.",
+    )
+    context_pages: int = Field(default=4, ge=1, description="Pages the fused ranking hands to the answerer.")
 
 
 class Passage(BaseModel):
@@ -53,6 +58,9 @@ class TraversalStats(BaseModel):
     documents_shortlisted: int = 0
     references_resolved: int = 0
     scorer_fallbacks: int = Field(default=0, description="Model scoring calls that fell back to lexical.")
+    answer_probability: float | None = Field(
+        default=None, description="The fitted model's probability that the documents answer the question."
+    )
     elapsed_ms: float = 0.0
 
 

@@ -88,6 +88,19 @@ async def load_bundles(dataset: Path, pdfs: Path, store: Path) -> tuple[list[QAI
     return items, bundles
 
 
+async def load_collections(
+    datasets: list[Path], pdfs: Path, store: Path
+) -> tuple[dict[str, list[QAItem]], dict[str, DocumentBundle]]:
+    """Several question sets (named by file stem) and every document they name, from one store."""
+    collections: dict[str, list[QAItem]] = {}
+    bundles: dict[str, DocumentBundle] = {}
+    for dataset in datasets:
+        items, found = await load_bundles(dataset, pdfs, store)
+        collections[dataset.stem] = items
+        bundles.update(found)
+    return collections, bundles
+
+
 def judge_sources(answer: VerifiedAnswer, item: QAItem, bundle: DocumentBundle) -> list[Passage]:
     """The pages the answer cites, each in full; for an answer citing nothing, the document's
     best BM25 pages for the question."""

@@ -1,0 +1,120 @@
+"""Fit the ranking and abstention model from labelled questions.
+
+An `Example` is one question asked of some documents, explored once (tree walk + candidate
+pages; no model involved), with its gold pages, or none when the documents cannot answer it
+(unanswerable items, off-topic pairs). Fitting:
+
+1. *ranker*: logistic regression, candidate page is a gold page or not, over the candidates
+   of the answerable examples (features standardised; classes balanced);
+2. *abstention*: logistic regression, the documents answer or not, over every example's
+   abstention features computed with the ranker of step 1;
+3. *answer threshold*: the lowest probability that abstains on at most
+   `FALSE_ABSTENTION_BUDGET` of the answerable training examples.
+
+Deterministic: same examples, same model (lbfgs from zeros, no random state involved).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from sklearn.linear_model import LogisticRegression
+
+from services.navigator.navigate import Exploration
+from services.navigator.ranking.features import FEATURES
+from services.navigator.ranking.fused import ABSTENTION_FEATURES, rank
+from services.navigator.ranking.model import LinearModel, RankingModel
+
+# Share of answerable training questions the fitted threshold may abstain on (the product's
+# tolerance for refusing a question it could answer).
+FALSE_ABSTENTION_BUDGET = 0.03
+REGULARISATION = 1.0
+
+
+@dataclass
+class Example:
+    item_id: str
+    group: str  # the document that decides the example's fold
+    exploration: Exploration
+    gold: set[tuple[str, int]] = field(default_factory=set)  # (file name, 1-based page)
+
+    @property
+    def answerable(self) -> bool:
+        return bool(self.gold)
+
+    def labels(self) -> np.ndarray:
+        candidates = self.exploration.candidates
+        if candidates is None:
+            return np.zeros(0)
+        names = [d.index.label for d in candidates.documents]
+        return np.array([float((names[doc], page) in self.gold) for doc, page in candidates.keys])
+
+
+def _fit_linear(features: Sequence[str], x: np.ndarray, y: np.ndarray) -> LinearModel:
+    mean = x.mean(axis=0)
+    scale = x.std(axis=0)
+    scale[scale == 0] = 1.0
+    classifier = LogisticRegression(C=REGULARISATION, class_weight="balanced", max_iter=5000)
+    classifier.fit((x - mean) / scale, y)
+
+    def rounded(values: np.ndarray) -> list[float]:
+        return [round(float(v), 6) for v in values]
+
+    return LinearModel(
+        features=list(features), mean=rounded(mean), scale=rounded(scale),
+        coef=rounded(classifier.coef_[0]), intercept=round(float(classifier.intercept_[0]), 6),
+    )
+
+
+def fit_ranker(examples: Sequence[Example]) -> LinearModel:
+    rows, labels = [], []
+    for example in examples:
+        candidates = example.exploration.candidates
+        if not example.answerable or candidates is None or not len(candidates.keys):
+            continue
+        y = example.labels()
+        if not y.any():
+            continue  # no gold page among the candidates: nothing to learn about the order
+        rows.append(candidates.matrix)
+        labels.append(y)
+    if not rows:
+        raise ValueError("no answerable example has a gold page among its candidates; check the data")
+    return _fit_linear(FEATURES, np.vstack(rows), np.concatenate(labels))
+
+
+def abstention_rows(examples: Sequence[Example], ranker: LinearModel) -> np.ndarray:
+    placeholder = RankingModel(
+        ranker=ranker,
+        abstention=LinearModel(features=list(ABSTENTION_FEATURES), mean=[0.0] * len(ABSTENTION_FEATURES),
+                               scale=[1.0] * len(ABSTENTION_FEATURES), coef=[0.0] * len(ABSTENTION_FEATURES),
+                               intercept=0.0),
+        answer_threshold=0.0,
+    )
+    rows = []
+    for example in examples:
+        found = example.exploration
+        if found.candidates is None:
+            rows.append(np.zeros(len(ABSTENTION_FEATURES)))
+            continue
+        rows.append(rank(found.candidates, placeholder, found.absent_terms, found.unmentioned_names).abstention_row)
+    return np.vstack(rows)
+
+
+def fit_model(examples: Sequence[Example], note: dict[str, str | int | float] | None = None) -> RankingModel:
+    ranker = fit_ranker(examples)
+    usable = [e for e in examples if e.exploration.candidates is not None]
+    x = abstention_rows(usable, ranker)
+    y = np.array([float(e.answerable) for e in usable])
+    if y.all() or not y.any():
+        raise ValueError("abstention needs answerable and unanswerable examples; add off-topic pairs")
+    abstention = _fit_linear(ABSTENTION_FEATURES, x, y)
+    answerable_p = np.sort(abstention.probability(x[y == 1]))
+    allowed = int(np.floor(FALSE_ABSTENTION_BUDGET * len(answerable_p)))
+    # Rounded down: the stored threshold never abstains on more training questions than allowed.
+    threshold = math.floor(float(answerable_p[allowed]) * 1e6) / 1e6
+    fitted_on = {"answerable": int(y.sum()), "negatives": int(len(y) - y.sum())}
+    fitted_on.update(note or {})
+    return RankingModel(ranker=ranker, abstention=abstention, answer_threshold=threshold, fitted_on=fitted_on)
