@@ -27,7 +27,7 @@ class QuerySettings(BaseModel):
     semantic_weight: float = 0.7
     structural_weight: float = 0.2
     contextual_weight: float = 0.1
-    token_budget: int = Field(default=4000, ge=1)
+    token_budget: int = Field(default=2000, ge=1)
     relevance_floor: float = Field(default=0.2, ge=0.0, le=1.0)
     dedup_threshold: float = Field(default=0.7, ge=0.0, le=1.0)
     max_answer_sentences: int = Field(default=3, ge=1)
@@ -36,7 +36,7 @@ class QuerySettings(BaseModel):
         default="fused",
         description="fused: the fitted model orders the tree's and BM25's pages; tree: the walk's own order.",
     )
-    context_pages: int = Field(default=4, ge=1, description="Pages the fused ranking hands to the answerer.")
+    context_pages: int = Field(default=8, ge=1, description="Pages the fused ranking hands to the answerer.")
 
 
 class Passage(BaseModel):

@@ -448,10 +448,13 @@ def explore(
             probabilities = scores.probability_list(settings)
             if probabilities is None:
                 probabilities = [scores.probability(i, settings) for i in range(len(scores.index.nodes))]
-            tree_pages = [p.pages[0] for p in sorted(doc_passages, key=lambda p: -p.score) if p.pages]
+            walked = sorted((p for p in doc_passages if p.pages), key=lambda p: -p.score)
+            tree_scores: dict[int, float] = {}
+            for p in walked:
+                tree_scores.setdefault(p.pages[0], p.score)
             evidence.append(DocumentEvidence(
                 index=scores.index, page_bm25=scores.page_raw, node_probability=np.asarray(probabilities),
-                weights=weights, tree_pages=tree_pages,
+                weights=weights, tree_pages=list(tree_scores), tree_scores=tree_scores,
             ))
         stats.nodes_visited += walker.visited
         stats.nodes_selected += len(selected) + len(extra)

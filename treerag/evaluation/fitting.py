@@ -4,8 +4,9 @@ An `Example` is one question asked of some documents, explored once (tree walk +
 pages; no model involved), with its gold pages, or none when the documents cannot answer it
 (unanswerable items, off-topic pairs). Fitting:
 
-1. *ranker*: logistic regression, candidate page is a gold page or not, over the candidates
-   of the answerable examples (features standardised; classes balanced);
+1. *ranker*: pairwise logistic regression (a ranking objective): for every answerable example,
+   every (gold page, other candidate) pair's feature difference, both ways round, standardised,
+   no intercept; the page score is then the linear score of its own features;
 2. *abstention*: logistic regression, the documents answer or not, over every example's
    abstention features computed with the ranker of step 1;
 3. *answer threshold*: the lowest probability that abstains on at most
@@ -69,20 +70,35 @@ def _fit_linear(features: Sequence[str], x: np.ndarray, y: np.ndarray) -> Linear
     )
 
 
-def fit_ranker(examples: Sequence[Example]) -> LinearModel:
-    rows, labels = [], []
+def preference_pairs(examples: Sequence[Example]) -> np.ndarray:
+    """Feature differences (gold page minus other candidate) of every answerable example."""
+    differences = []
     for example in examples:
         candidates = example.exploration.candidates
         if not example.answerable or candidates is None or not len(candidates.keys):
             continue
         y = example.labels()
-        if not y.any():
-            continue  # no gold page among the candidates: nothing to learn about the order
-        rows.append(candidates.matrix)
-        labels.append(y)
-    if not rows:
+        gold, other = candidates.matrix[y == 1], candidates.matrix[y == 0]
+        if len(gold) and len(other):
+            # Every gold page against every other candidate (no gold page: nothing to learn).
+            differences.append((gold[:, None, :] - other[None, :, :]).reshape(-1, candidates.matrix.shape[1]))
+    if not differences:
         raise ValueError("no answerable example has a gold page among its candidates; check the data")
-    return _fit_linear(FEATURES, np.vstack(rows), np.concatenate(labels))
+    return np.vstack(differences)
+
+
+def fit_ranker(examples: Sequence[Example]) -> LinearModel:
+    preferred = preference_pairs(examples)
+    x = np.vstack([preferred, -preferred])
+    y = np.concatenate([np.ones(len(preferred)), np.zeros(len(preferred))])
+    scale = x.std(axis=0)
+    scale[scale == 0] = 1.0
+    classifier = LogisticRegression(C=REGULARISATION, fit_intercept=False, max_iter=5000)
+    classifier.fit(x / scale, y)
+    return LinearModel(
+        features=list(FEATURES), mean=[0.0] * len(FEATURES), scale=[round(float(v), 6) for v in scale],
+        coef=[round(float(v), 6) for v in classifier.coef_[0]], intercept=0.0,
+    )
 
 
 def abstention_rows(examples: Sequence[Example], ranker: LinearModel) -> np.ndarray:

@@ -16,18 +16,21 @@ or normalised within the question, so one set of weights serves every document:
 | page_pairs | share of the question's consecutive term pairs found anywhere on the page |
 | node_probability | the tree's P(v|q) of the deepest section holding the page |
 | tree_rank | 1 / (1 + the page's rank among the tree walk's pages), 0 when the walk did not reach it |
+| tree_score | the walk's own score of the page (page evidence and section P), divided by its best |
 | listing | share of the page's lines ending in a page number (tables of contents, indexes) |
 | numeric | share of the page's tokens that are numbers (tables) |
 | position | the page's place in its document, 0 (first) .. 1 (last) |
 | page_reference | the question names this page ("page 9", "p. 12"), printed numbering resolved |
 | literal | share of the question's options and dotted names the page quotes verbatim |
+| dense_page | cosine of the question's and the page's embeddings (`dense.py`) |
+| dense_section | cosine of the question's and its deepest section's (title path and summary) |
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -35,12 +38,13 @@ from services.navigator.evidence import page_fields
 from services.navigator.index import DocumentIndex
 from services.navigator.lexical import terms
 from services.navigator.question import literal_share, topic_text
+from services.navigator.ranking.dense import page_vectors, question_vector, section_vectors
 from services.navigator.ranking.profile import bigrams, page_profile
 
 FEATURES = (
     "bm25", "bm25_rank", "proximity", "section_path", "summary_path", "header", "header_pairs",
-    "page_pairs", "node_probability", "tree_rank", "listing", "numeric", "position",
-    "page_reference", "literal",
+    "page_pairs", "node_probability", "tree_rank", "tree_score", "listing", "numeric", "position",
+    "page_reference", "literal", "dense_page", "dense_section",
 )
 # Best pages by BM25 each document contributes to the candidates, beside the tree's pages.
 BM25_CANDIDATES = 20
@@ -56,6 +60,7 @@ class DocumentEvidence:
     node_probability: np.ndarray  # P(v|q) of every node
     weights: dict[str, float]  # IDF of each question term
     tree_pages: list[int]  # 1-based pages of the walk's passages, best first
+    tree_scores: dict[int, float] = field(default_factory=dict)  # the walk's score of each of them
 
 
 @dataclass
@@ -139,8 +144,13 @@ def build_candidates(
         bm25_rank = np.empty(len(bm25_order), dtype=np.int64)
         bm25_rank[bm25_order] = np.arange(len(bm25_order))
         tree_rank = {page: rank for rank, page in enumerate(dict.fromkeys(evidence.tree_pages))}
+        tree_best = max(evidence.tree_scores.values(), default=0.0) or 1.0
         last = max(1, len(index.pages) - 1)
-        for page in candidate_pages(evidence, referenced):
+        pages = candidate_pages(evidence, referenced)
+        asked = question_vector(question)
+        dense_page = page_vectors(index)[[p - 1 for p in pages]] @ asked if pages else np.zeros(0)
+        sections = section_vectors(index) @ asked if index.nodes else np.zeros(0)
+        for k, page in enumerate(pages):
             row = page - 1
             deepest = int(index.page_to_deepest[row])
             keys.append((position, page))
@@ -155,11 +165,14 @@ def build_candidates(
                 _share(pairs, _page_pairs(index, page)),
                 float(evidence.node_probability[deepest]) if deepest >= 0 else 0.0,
                 1.0 / (1.0 + tree_rank[page]) if page in tree_rank else 0.0,
+                evidence.tree_scores.get(page, 0.0) / tree_best,
                 float(profile.listing[row]),
                 float(profile.numeric[row]),
                 row / last,
                 1.0 if page in referenced else 0.0,
                 literal_share(index.pages[row], wanted_literals) if wanted_literals else 0.0,
+                float(dense_page[k]),
+                float(sections[deepest]) if deepest >= 0 else 0.0,
             ])
     matrix = np.array(rows, dtype=np.float64).reshape(len(rows), len(FEATURES))
     best = float(matrix[:, 0].max()) if len(rows) else 0.0

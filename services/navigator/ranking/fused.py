@@ -5,13 +5,14 @@ against unanswerable and off-topic ones):
 
 | feature | what it measures |
 |---|---|
-| top_probability | the ranker's probability for its best page |
+| top_score | the ranker's score of its best page |
 | margin | the ranker's score of the best page minus the runner-up's |
 | support | IDF-weighted share of the question's terms on the best page or its section titles |
 | proximity | best share of the question's terms found together in two sentences, any candidate |
 | absent_terms | IDF-weighted share of the question's terms no document contains |
 | unmentioned_names | share of the question's names (capitalised words, acronyms) no document mentions |
 | bm25 | log(1 + raw BM25 of the best page) |
+| dense | best cosine of the question's embedding with a candidate page's |
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from services.navigator.ranking.features import CandidateSet
 from services.navigator.ranking.model import RankingModel
 
 ABSTENTION_FEATURES = (
-    "top_probability", "margin", "support", "proximity", "absent_terms", "unmentioned_names", "bm25",
+    "top_score", "margin", "support", "proximity", "absent_terms", "unmentioned_names", "bm25", "dense",
 )
 
 
@@ -34,7 +35,7 @@ ABSTENTION_FEATURES = (
 class RankedPage:
     document: int  # position in the candidate set's documents
     page: int  # 1-based
-    score: float  # the ranker's probability that the page holds the answer
+    score: float  # exp(score - best score): 1 for the best page, less for the others (not a probability)
 
 
 @dataclass
@@ -57,7 +58,7 @@ def abstention_row(
     candidates: CandidateSet, decision: np.ndarray, order: np.ndarray, absent_terms: float, unmentioned_names: float
 ) -> np.ndarray:
     if not len(order):
-        return np.array([0.0, 0.0, 0.0, 0.0, absent_terms, unmentioned_names, 0.0])
+        return np.array([0.0, 0.0, 0.0, 0.0, absent_terms, unmentioned_names, 0.0, 0.0])
     top = int(order[0])
     margin = float(decision[top] - decision[int(order[1])]) if len(order) > 1 else float(decision[top])
     document, page = candidates.keys[top]
@@ -65,13 +66,14 @@ def abstention_row(
     support = float(page_fields(evidence.index).question_support(evidence.weights)[page - 1])
     raw_bm25 = float(candidates.column("bm25")[top]) * candidates.best_bm25
     return np.array([
-        1.0 / (1.0 + math.exp(-float(decision[top]))),
+        float(decision[top]),
         margin,
         support,
         float(candidates.column("proximity").max()),
         absent_terms,
         unmentioned_names,
         math.log1p(raw_bm25),
+        float(candidates.column("dense_page").max()),
     ])
 
 
@@ -85,8 +87,8 @@ def rank(
     )
     row = abstention_row(candidates, decision, order, absent_terms, unmentioned_names)
     probability = float(model.abstention.probability(row[None, :])[0])
+    best = float(decision[order[0]]) if len(order) else 0.0
     pages = [
-        RankedPage(candidates.keys[k][0], candidates.keys[k][1], 1.0 / (1.0 + math.exp(-float(decision[k]))))
-        for k in order
+        RankedPage(candidates.keys[k][0], candidates.keys[k][1], math.exp(float(decision[k]) - best)) for k in order
     ]
     return FusedRanking(pages, probability, probability >= model.answer_threshold, row)
