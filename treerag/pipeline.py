@@ -18,18 +18,24 @@ from pydantic import BaseModel, Field
 
 from services.compressor.compress import compress
 from services.navigator.index import DocumentIndex
+from services.navigator.index_cache import IndexCache
 from services.navigator.navigate import navigate
 from services.verifier.answer import answer_question
-from services.verifier.cache_key import EXTRACTIVE, query_answer_key
-from shared.cache import AnswerCache
-from shared.documents import DocumentRecord, DocumentStatus
-from shared.logs import correlated, log_fields
-from shared.ports import AnswerGenerator, NodeScorer
-from shared.query import NavigationResult, QuerySettings, TraversalStats, VerifiedAnswer
-from shared.store.base import Repository
+from shared.adapters.cache import AnswerCache
+from shared.adapters.logs import correlated, log_fields
+from shared.app.answer_key import EXTRACTIVE, query_answer_key
+from shared.model.documents import DocumentRecord
+from shared.model.query import (
+    NavigationResult,
+    QuerySettings,
+    TraversalStats,
+    VerifiedAnswer,
+)
+from shared.ports.model_roles import AnswerGenerator, NodeScorer
+from shared.ports.repository import Repository
 
 if TYPE_CHECKING:
-    from shared.llm.client import LLMClient
+    from shared.adapters.llm.client import LLMClient
 
 logger = logging.getLogger(__name__)
 
@@ -54,10 +60,6 @@ class AskResult(BaseModel):
     warnings: list[str] = Field(default_factory=list, description="Navigation and answer warnings.")
     generator: str = Field(default=EXTRACTIVE, description="What wrote the answer: 'extractive' or 'llm:<model>'.")
     cached: bool = Field(default=False, description="True when the answer came from the answer cache.")
-
-
-class NoDocumentsError(LookupError):
-    """Raised when there is nothing to ask over."""
 
 
 def _ms(start: float) -> float:
@@ -120,7 +122,7 @@ class QueryEngine:
         self.repository = repository
         self.llm = llm
         self.answer_cache = answer_cache
-        self._indexes: dict[tuple[str, int], DocumentIndex] = {}
+        self.index_cache = IndexCache(repository)
         self._scorer: NodeScorer | None = None
         self._generator: AnswerGenerator | None = None
         if llm is not None:
@@ -131,42 +133,11 @@ class QueryEngine:
             self._scorer = LLMNodeScorer(llm)
             self._generator = LLMAnswerGenerator(llm)
 
-    async def _index(self, record: DocumentRecord) -> DocumentIndex:
-        key = (record.doc_id, record.version)
-        cached = self._indexes.get(key)
-        if cached is not None:
-            return cached
-        tree = await self.repository.get_tree(record.doc_id)
-        if tree is None:
-            raise NoDocumentsError(f"document {record.doc_id} ({record.file_name}) has no tree; re-index it")
-        pages = await self.repository.get_pages(record.doc_id)
-        index = DocumentIndex.build(record, tree, pages)
-        # Older versions of the same document are stale once a newer tree is indexed.
-        for stale in [k for k in self._indexes if k[0] == record.doc_id]:
-            del self._indexes[stale]
-        self._indexes[key] = index
-        return index
-
     async def records(self, doc_ids: list[str] | None) -> list[DocumentRecord]:
-        if doc_ids:
-            records = []
-            for key in doc_ids:
-                record = await self.repository.find_document(key)
-                if record is None:
-                    raise NoDocumentsError(
-                        f"no document matches {key!r}; use a doc id, a unique id prefix or a file name "
-                        "(`treerag tree` with no argument lists them)"
-                    )
-                records.append(record)
-        else:
-            records = await self.repository.list_documents()
-        ready = [r for r in records if r.status == DocumentStatus.READY]
-        if not ready:
-            raise NoDocumentsError("no indexed document to ask over; run `treerag index FILE.pdf` first")
-        return sorted(ready, key=lambda r: r.doc_id)
+        return await self.index_cache.records(doc_ids)
 
     async def indexes(self, doc_ids: list[str] | None) -> list[DocumentIndex]:
-        return [await self._index(record) for record in await self.records(doc_ids)]
+        return await self.index_cache.indexes(doc_ids)
 
     async def ask(
         self,
@@ -224,14 +195,8 @@ class QueryEngine:
         scorer: NodeScorer | None,
         generator: AnswerGenerator | None,
     ) -> str:
-        """The services' key (same question, versions, settings and model give the same key),
-        extended with the scorer when it is not the answering model."""
         documents = [(ix.doc_id, ix.record.version) for ix in indexes]
-        name = generator.name if generator is not None else EXTRACTIVE
-        scorer_name = getattr(scorer, "name", type(scorer).__name__) if scorer is not None else None
-        if scorer_name is not None and scorer_name != name:
-            name = f"{name}|scoring:{scorer_name}"
-        return query_answer_key(question, documents, settings, name)
+        return query_answer_key(question, documents, settings, generator, scorer)
 
 
 def _from_cache(value: dict, indexes: list[DocumentIndex], load_ms: float, total_ms: float) -> AskResult | None:

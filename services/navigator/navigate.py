@@ -17,14 +17,19 @@ from services.navigator.evidence import (
     term_weights,
 )
 from services.navigator.index import DocumentIndex
-from services.navigator.lexical import query_terms, shared_idf
-from services.navigator.names import closest_spelling, unmentioned_names
-from services.navigator.question import literals
-from services.navigator.resolver import Reference, find_references, find_text_references, resolve
+from services.navigator.resolver import (
+    Reference,
+    find_references,
+    find_text_references,
+    resolve,
+)
 from services.navigator.scoring import DocumentScores, Normaliser
-from shared.logs import log_fields
-from shared.ports import NodeScorer
-from shared.query import NavigationResult, Passage, QuerySettings, TraversalStats
+from shared.adapters.logs import log_fields
+from shared.model.query import NavigationResult, Passage, QuerySettings, TraversalStats
+from shared.ports.model_roles import NodeScorer
+from shared.text.lexical import query_terms, shared_idf
+from shared.text.names import closest_spelling, unmentioned_names
+from shared.text.question import literals
 
 logger = logging.getLogger(__name__)
 

@@ -10,8 +10,8 @@ import httpx
 import pytest
 
 from services.indexer.pipeline import index_pdf
-from shared.query import QuerySettings
-from shared.store.embedded import EmbeddedRepository
+from shared.adapters.embedded.store import EmbeddedRepository
+from shared.model.query import QuerySettings
 from treerag.pipeline import QueryEngine
 
 from .conftest import upload, upload_ready, wait_document

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from shared.metrics import STAGE_METRICS_PORTS
+from shared.adapters.metrics import STAGE_METRICS_PORTS
 
 REPO = Path(__file__).resolve().parents[2]
 COMPOSE = REPO / "docker-compose.yml"

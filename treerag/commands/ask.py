@@ -7,13 +7,14 @@ import asyncio
 import sys
 from pathlib import Path
 
-from shared.cache import AnswerCache
-from shared.llm.errors import LLMConfigError, LLMError
-from shared.query import QuerySettings
+from services.navigator.index_cache import NoDocumentsError
+from shared.adapters.cache import AnswerCache
+from shared.adapters.embedded.store import EmbeddedRepository
+from shared.adapters.llm.errors import LLMConfigError, LLMError
+from shared.model.query import QuerySettings
 from shared.settings import get_settings
-from shared.store.embedded import EmbeddedRepository
 from treerag.llm_options import HOW_TO_CONFIGURE, add_llm_arguments, make_cli_llm
-from treerag.pipeline import AskResult, NoDocumentsError, QueryEngine
+from treerag.pipeline import AskResult, QueryEngine
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
