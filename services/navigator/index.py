@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -96,6 +96,8 @@ class DocumentIndex:
     by_id: dict[str, int] = field(default_factory=dict)
     # Resolved cross-references by reference; a tree never changes under its index.
     reference_cache: dict = field(default_factory=dict, repr=False)
+    # Memoised look-ups of question words against this vocabulary (spelling, names), by kind.
+    memo: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
     # Per-page sentence windows and term sets, derived once by `evidence.page_fields`.
     page_fields: PageFields | None = field(default=None, repr=False)
     _idf_by_entry: dict[str, np.ndarray] = field(default_factory=dict, repr=False)

@@ -338,7 +338,7 @@ def _spelling_corrected(qterms: list[str], indexes: list[DocumentIndex]) -> tupl
         if any(term in ix.vocabulary for ix in indexes):
             continue
         for ix in indexes:
-            cache = ix.derived.setdefault("spelling", {})
+            cache = ix.memo.setdefault("spelling", {})
             if len(cache) >= _SPELLING_CACHE_SIZE:
                 cache.clear()  # bounded: a long-running navigator sees unbounded new words
             if term not in cache:
@@ -389,7 +389,7 @@ def navigate(
     passages: list[Passage] = []
     question_refs = find_references(question)
     unmentioned = unmentioned_names(
-        question, [(s.index.vocabulary, s.index.vocabulary_by_initial, s.index.derived) for s in shortlist]
+        question, [(s.index.vocabulary, s.index.vocabulary_by_initial, s.index.memo) for s in shortlist]
     )
     if unmentioned:
         # The question is about something these documents never name: no passage can answer it.
