@@ -31,6 +31,7 @@ from services.navigator.index import DocumentIndex
 from services.navigator.navigate import navigate
 from shared.adapters.embedded.store import EmbeddedRepository
 from shared.model.query import QuerySettings
+from treerag.engine import QueryEngine
 from treerag.evaluation.dataset import QAItem, load_dataset
 from treerag.evaluation.runner import (
     DocumentBundle,
@@ -38,7 +39,6 @@ from treerag.evaluation.runner import (
     evaluate,
     markdown_table,
 )
-from treerag.pipeline import QueryEngine
 
 logger = logging.getLogger("bench.eval_qa")
 

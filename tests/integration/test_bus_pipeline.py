@@ -12,7 +12,7 @@ import pytest
 from services.indexer.pipeline import index_pdf
 from shared.adapters.embedded.store import EmbeddedRepository
 from shared.model.query import QuerySettings
-from treerag.pipeline import QueryEngine
+from treerag.engine import QueryEngine
 
 from .conftest import upload, upload_ready, wait_document
 from .pdfs import TOPICS, corrupt_pdf, manual_pdf
