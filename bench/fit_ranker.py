@@ -17,7 +17,7 @@ from pathlib import Path
 
 from bench.common import configure_bench_logging, shared_data
 from services.navigator.ranking.model import MODEL_PATH
-from shared.query import QuerySettings
+from shared.model.query import QuerySettings
 from treerag.commands.eval import load_collections
 from treerag.evaluation.crossval import explore_examples
 from treerag.evaluation.fitting import fit_model

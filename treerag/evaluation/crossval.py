@@ -37,7 +37,7 @@ from services.navigator.index import DocumentIndex
 from services.navigator.navigate import explore, navigate
 from services.navigator.ranking.model import RankingModel
 from services.verifier.answer import answer_question
-from shared.query import CompressedContext, Passage, QuerySettings, VerifiedAnswer
+from shared.model.query import CompressedContext, Passage, QuerySettings, VerifiedAnswer
 from treerag.evaluation.baselines import FlatIndex
 from treerag.evaluation.dataset import QAItem
 from treerag.evaluation.fitting import Example, fit_model

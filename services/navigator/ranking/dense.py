@@ -60,19 +60,19 @@ def question_vector(question: str) -> np.ndarray:
 
 def page_vectors(index: DocumentIndex) -> np.ndarray:
     """One unit vector per page (cached with the index)."""
-    cached = index.derived.get("page_vectors")
+    cached = index.ranking_memo.get("page_vectors")
     if cached is None:
-        cached = index.derived["page_vectors"] = _embed([p[:PAGE_CHARACTERS] for p in index.pages])
+        cached = index.ranking_memo["page_vectors"] = _embed([p[:PAGE_CHARACTERS] for p in index.pages])
     return cached
 
 
 def section_vectors(index: DocumentIndex) -> np.ndarray:
     """One unit vector per node: its title path (every ancestor's title) and its summary."""
-    cached = index.derived.get("section_vectors")
+    cached = index.ranking_memo.get("section_vectors")
     if cached is None:
         texts = []
         for flat in index.nodes:
             titles = [index.nodes[a].node.title for a in index.path(flat.index)] + [flat.node.title]
             texts.append(" / ".join(titles) + (f". {flat.node.summary}" if flat.node.summary else ""))
-        cached = index.derived["section_vectors"] = _embed(texts)
+        cached = index.ranking_memo["section_vectors"] = _embed(texts)
     return cached

@@ -36,8 +36,8 @@ import numpy as np
 
 from services.navigator.evidence import page_fields
 from services.navigator.index import DocumentIndex
-from services.navigator.lexical import terms
-from services.navigator.question import literal_share, topic_text
+from shared.text.lexical import terms
+from shared.text.question import literal_share, topic_text
 from services.navigator.ranking.dense import page_vectors, question_vector, section_vectors
 from services.navigator.ranking.profile import bigrams, page_profile
 
@@ -85,7 +85,7 @@ def question_pairs(question: str) -> frozenset[tuple[str, str]]:
 
 
 def _summary_terms(index: DocumentIndex, page: int) -> frozenset[str]:
-    cache = index.derived.setdefault("summary_path_terms", {})
+    cache = index.ranking_memo.setdefault("summary_path_terms", {})
     found = cache.get(page)
     if found is None:
         collected: set[str] = set()
@@ -98,7 +98,7 @@ def _summary_terms(index: DocumentIndex, page: int) -> frozenset[str]:
 
 
 def _page_pairs(index: DocumentIndex, page: int) -> frozenset[tuple[str, str]]:
-    cache = index.derived.setdefault("page_pairs", {})
+    cache = index.ranking_memo.setdefault("page_pairs", {})
     found = cache.get(page)
     if found is None:
         found = cache[page] = bigrams(terms(index.pages[page - 1]))

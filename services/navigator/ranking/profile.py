@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from services.navigator.lexical import terms
+from shared.text.lexical import terms
 
 if TYPE_CHECKING:
     from services.navigator.index import DocumentIndex
@@ -86,7 +86,7 @@ def build_profile(pages: list[str]) -> PageProfile:
 
 
 def page_profile(index: DocumentIndex) -> PageProfile:
-    cached = index.derived.get("page_profile")
+    cached = index.ranking_memo.get("page_profile")
     if cached is None:
-        cached = index.derived["page_profile"] = build_profile(index.pages)
+        cached = index.ranking_memo["page_profile"] = build_profile(index.pages)
     return cached
