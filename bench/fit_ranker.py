@@ -19,9 +19,7 @@ from bench.common import configure_bench_logging, shared_data
 from services.navigator.ranking.model import MODEL_PATH
 from shared.model.query import QuerySettings
 from treerag.commands.eval import load_collections
-from treerag.evaluation.crossval import explore_examples
-from treerag.evaluation.fitting import fit_model
-from treerag.evaluation.folds import off_topic_pairs
+from treerag.evaluation.fitting import fit_collections
 
 logger = logging.getLogger("bench.fit_ranker")
 
@@ -35,12 +33,7 @@ def main() -> int:
     data = shared_data()
     datasets = sorted((data / "qa").glob("*.jsonl"))
     collections, bundles = asyncio.run(load_collections(datasets, data / "pdfs", args.store))
-    indexes = {name: bundle.index for name, bundle in bundles.items()}
-    labelled, negatives = explore_examples(
-        [item for name in sorted(collections) for item in collections[name]],
-        off_topic_pairs(collections), indexes, QuerySettings(),
-    )
-    model = fit_model(labelled + negatives, {"datasets": ",".join(sorted(collections))})
+    model = fit_collections(collections, {name: b.index for name, b in bundles.items()}, QuerySettings())
     args.out.write_text(model.to_json(), encoding="utf-8")
     logger.info("wrote %s (model %s)", args.out, model.digest())
     print(f"wrote {args.out} (model {model.digest()})")

@@ -59,8 +59,8 @@ def test_terms_close_together_beat_terms_scattered_over_a_page() -> None:
 
 
 def test_options_quoted_verbatim_are_evidence() -> None:
-    assert literals("Can I pass code with the -e option or --quiet, and what does .First do?") == (
-        "-e", "--quiet", ".First",
+    assert literals("Can I pass code with the -x option or --quiet, and what does .config do?") == (
+        "-x", "--quiet", ".config",
     )
     assert literal_share("Use -e expression for one line.", ("-e",)) == 1.0
     assert literal_share("The re-enter key and --extra flag.", ("-e",)) == 0.0
@@ -75,7 +75,7 @@ def test_answer_type_words_are_not_topic_terms() -> None:
 def test_a_misspelt_question_word_is_read_as_the_document_word() -> None:
     pages = [f"Costs. {FILLER}", f"Marketing. Advertising expenses were 714 million dollars in 2015. {FILLER}"]
     index = build(indexed("g" * 16, "report.pdf", pages, [node("0001", "Costs", 1, 1), node("0002", "Marketing", 2, 2)]))
-    result = navigate("What were the advertsing expenses?", [index], QuerySettings())
+    result = navigate("What were the advertsng expenses?", [index], QuerySettings())
     assert result.passages and result.passages[0].pages == [2]
     assert any("advertis" in w for w in result.warnings)
 

@@ -38,7 +38,7 @@ from services.navigator.navigate import explore, navigate
 from services.navigator.ranking.model import RankingModel
 from services.verifier.answer import answer_question
 from shared.model.query import CompressedContext, Passage, QuerySettings, VerifiedAnswer
-from treerag.evaluation.baselines import FlatIndex
+from treerag.evaluation.baselines import TOP_K, FlatIndex, PooledIndex
 from treerag.evaluation.dataset import QAItem
 from treerag.evaluation.fitting import Example, fit_model
 from treerag.evaluation.folds import OffTopicPair, assign_folds, off_topic_pairs
@@ -76,8 +76,8 @@ class Documents:
     """What a system may read for one question: document indexes and flat BM25 indexes."""
 
     indexes: list[DocumentIndex]
-    pages: list[FlatIndex]
-    chunks: list[FlatIndex]
+    pages: FlatIndex | PooledIndex
+    chunks: FlatIndex | PooledIndex
 
 
 def _pages_of(passages: Sequence[Passage], label: Callable[[str], str]) -> list[tuple[str, int]]:
@@ -121,12 +121,9 @@ def run_system(
         answer = answer_question(context, local, navigation.mode, None, page_text)
         return SystemRun(answer, _pages_of(navigation.passages, label), _pages_of(context.passages, label),
                          _cited(answer, label), context.tokens_after)
-    flats = documents.pages if system == "bm25-pages" else documents.chunks
-    found: list[Passage] = []
-    for flat in flats:
-        found.extend(flat.search(question, k=RANKED_PAGES))
-    found.sort(key=lambda p: -p.score)
-    handed = found[:5]
+    flat = documents.pages if system == "bm25-pages" else documents.chunks
+    found = flat.search(question, k=RANKED_PAGES)
+    handed = found[:TOP_K]
     tokens = sum(count_tokens(p.text) for p in handed)
     context = CompressedContext(question=question, passages=handed, tokens_before=tokens, tokens_after=tokens)
     answer = answer_question(context, settings, "flat", page_text=page_text)
@@ -173,6 +170,12 @@ def cross_validate(
     folds = assign_folds(items, k)
     pairs = off_topic_pairs(collections)
     labelled, negatives = explore_examples(items, pairs, indexes, settings)
+    pooled: dict[str, Documents] = {}
+    if corpus:
+        for name in sorted(collections):
+            docs = sorted({i.doc for i in collections[name]})
+            pooled[name] = Documents([indexes[d] for d in docs], PooledIndex.of([flat_pages[d] for d in docs]),
+                                     PooledIndex.of([flat_chunks[d] for d in docs]))
     outcomes: list[Outcome] = []
     hashes: list[str] = []
     for fold in range(k):
@@ -185,9 +188,10 @@ def cross_validate(
         for item in items:
             if folds[item.doc] != fold:
                 continue
-            names = sorted({i.doc for i in collections[collection_of[item.id]]}) if corpus else [item.doc]
-            documents = Documents([indexes[n] for n in names], [flat_pages[n] for n in names],
-                                  [flat_chunks[n] for n in names])
+            if corpus:
+                documents = pooled[collection_of[item.id]]
+            else:
+                documents = Documents([indexes[item.doc]], flat_pages[item.doc], flat_chunks[item.doc])
             gold = [(item.doc, p) for p in item.evidence_pages] if item.answerable else []
             for system in systems:
                 started = time.perf_counter()
@@ -203,7 +207,7 @@ def cross_validate(
         for pair in pairs:
             if folds[pair.doc] != fold:
                 continue
-            documents = Documents([indexes[pair.doc]], [flat_pages[pair.doc]], [flat_chunks[pair.doc]])
+            documents = Documents([indexes[pair.doc]], flat_pages[pair.doc], flat_chunks[pair.doc])
             for system in systems:
                 started = time.perf_counter()
                 run = run_system(system, pair.question, documents, settings, model)

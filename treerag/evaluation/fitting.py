@@ -8,7 +8,8 @@ pages; no model involved), with its gold pages, or none when the documents canno
    every (gold page, other candidate) pair's feature difference, both ways round, standardised,
    no intercept; the page score is then the linear score of its own features;
 2. *abstention*: logistic regression, the documents answer or not, over every example's
-   abstention features computed with the ranker of step 1;
+   abstention features, each computed with a ranker fitted without the example's document
+   (`INNER_FOLDS` folds by document), so that they look as they will on unseen documents;
 3. *answer threshold*: the lowest probability that abstains on at most
    `FALSE_ABSTENTION_BUDGET` of the answerable training examples.
 
@@ -18,21 +19,26 @@ Deterministic: same examples, same model (lbfgs from zeros, no random state invo
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
+from services.navigator.index import DocumentIndex
 from services.navigator.navigate import Exploration
 from services.navigator.ranking.features import FEATURES
 from services.navigator.ranking.fused import ABSTENTION_FEATURES, rank
 from services.navigator.ranking.model import LinearModel, RankingModel
+from shared.model.query import QuerySettings
+from treerag.evaluation.dataset import QAItem
+from treerag.evaluation.folds import off_topic_pairs
 
 # Share of answerable training questions the fitted threshold may abstain on (the product's
 # tolerance for refusing a question it could answer).
 FALSE_ABSTENTION_BUDGET = 0.03
 REGULARISATION = 1.0
+INNER_FOLDS = 5
 
 
 @dataclass
@@ -119,10 +125,27 @@ def abstention_rows(examples: Sequence[Example], ranker: LinearModel) -> np.ndar
     return np.vstack(rows)
 
 
+def out_of_fold_rows(examples: Sequence[Example], fallback: LinearModel) -> np.ndarray:
+    """Abstention features of every example, from a ranker fitted on the other documents
+    (`fallback` where too few documents are left to fit one)."""
+    groups = sorted({e.group for e in examples})
+    fold_of = {group: k % INNER_FOLDS for k, group in enumerate(groups)}
+    rows = np.zeros((len(examples), len(ABSTENTION_FEATURES)))
+    for fold in range(min(INNER_FOLDS, len(groups))):
+        inside = [k for k, e in enumerate(examples) if fold_of[e.group] == fold]
+        outside = [e for e in examples if fold_of[e.group] != fold]
+        try:
+            ranker = fit_ranker(outside)
+        except ValueError:
+            ranker = fallback
+        rows[inside] = abstention_rows([examples[k] for k in inside], ranker)
+    return rows
+
+
 def fit_model(examples: Sequence[Example], note: dict[str, str | int | float] | None = None) -> RankingModel:
     ranker = fit_ranker(examples)
     usable = [e for e in examples if e.exploration.candidates is not None]
-    x = abstention_rows(usable, ranker)
+    x = out_of_fold_rows(usable, ranker)
     y = np.array([float(e.answerable) for e in usable])
     if y.all() or not y.any():
         raise ValueError("abstention needs answerable and unanswerable examples; add off-topic pairs")
@@ -134,3 +157,15 @@ def fit_model(examples: Sequence[Example], note: dict[str, str | int | float] | 
     fitted_on = {"answerable": int(y.sum()), "negatives": int(len(y) - y.sum())}
     fitted_on.update(note or {})
     return RankingModel(ranker=ranker, abstention=abstention, answer_threshold=threshold, fitted_on=fitted_on)
+
+
+def fit_collections(
+    collections: Mapping[str, Sequence[QAItem]], indexes: Mapping[str, DocumentIndex], settings: QuerySettings
+) -> RankingModel:
+    """The shipped model's recipe: every question on its own document plus the off-topic
+    pairs of `off_topic_pairs`, all fitted at once."""
+    from treerag.evaluation.crossval import explore_examples  # crossval builds on this module
+
+    items = [item for name in sorted(collections) for item in collections[name]]
+    labelled, negatives = explore_examples(items, off_topic_pairs(collections), indexes, settings)
+    return fit_model(labelled + negatives, {"datasets": ",".join(sorted(collections))})

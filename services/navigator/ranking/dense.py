@@ -48,7 +48,9 @@ def _embed(texts: list[str]) -> np.ndarray:
     if model is None or not texts:
         return np.zeros((len(texts), 1), dtype=np.float32)
     # An empty text embeds to a zero vector, which normalising turns into NaNs.
-    return np.nan_to_num(np.asarray(model.embed(texts, norm=True), dtype=np.float32))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        vectors = model.embed(texts, norm=True)
+    return np.nan_to_num(np.asarray(vectors, dtype=np.float32))
 
 
 @lru_cache(maxsize=4096)

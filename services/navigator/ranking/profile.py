@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 
 # Lines of a page read as its header.
 HEADER_LINES = 4
-_ENDS_IN_PAGE_NUMBER = re.compile(r"\D.*?(?:\.{2,}|\s)\s*\d{1,4}\s*$")
+# A line of words ending in a page number, after dot leaders or a space ("2 Valves .... 7").
+_ENDS_IN_PAGE_NUMBER = re.compile(r"[^\W\d].*?(?:\.{2,}|\s)\s*\d{1,4}$")
 _BARE_NUMBER = re.compile(r"^\s*(?:page\s+)?(\d{1,4})\s*$", re.IGNORECASE)
 _NUMBER_TOKEN = re.compile(r"^[$(€£]?-?[\d,.]*\d[\d,.]*%?\)?$")
 
@@ -69,7 +70,7 @@ def build_profile(pages: list[str]) -> PageProfile:
         headers.append(frozenset(head))
         header_pairs.append(bigrams(head))
         if lines:
-            listing[number - 1] = sum(1 for line in lines if _ENDS_IN_PAGE_NUMBER.match(line)) / len(lines)
+            listing[number - 1] = sum(1 for line in lines if _ENDS_IN_PAGE_NUMBER.search(line)) / len(lines)
         tokens = text.split()
         if tokens:
             numeric[number - 1] = sum(1 for t in tokens if _NUMBER_TOKEN.match(t)) / len(tokens)
