@@ -35,6 +35,15 @@ def test_off_topic_pairs_ask_another_collections_documents() -> None:
         assert pair.doc.split("-")[0] != pair.question_doc.split("-")[0]
 
 
+def test_off_topic_pairs_skip_documents_the_question_collection_shares() -> None:
+    collections, _ = _collections()
+    shared = collections["plant"][0].model_copy(update={"id": "k-shared"})  # the kitchen set asks a plant manual too
+    collections["kitchen"] = [*collections["kitchen"], shared]
+    for pair in off_topic_pairs(collections):
+        own = {i.doc for i in collections[pair.collection]}
+        assert pair.doc not in own
+
+
 def test_held_out_run_reports_every_metric_and_beats_bm25_on_contents_pages() -> None:
     collections, indexes = _collections()
     records = {name: index.record for name, index in indexes.items()}

@@ -6,8 +6,9 @@ fold with the fewest questions so far (ties: the lower fold number): determinist
 balanced.
 
 Off-topic pairs: each question is also asked of one document of every *other* collection
-(chosen by a hash of the question id, deterministic); none can answer it. A pair belongs to
-the fold of the document asked.
+(chosen by a hash of the question id, deterministic), never of a document its own collection
+also asks about (collections may share documents); none can answer it. A pair belongs to the
+fold of the document asked.
 """
 
 from __future__ import annotations
@@ -47,11 +48,14 @@ def off_topic_pairs(collections: Mapping[str, Sequence[QAItem]]) -> list[OffTopi
     documents = {name: sorted({item.doc for item in items}) for name, items in collections.items()}
     pairs: list[OffTopicPair] = []
     for source in sorted(collections):
+        own = set(documents[source])
         for item in collections[source]:
             for target in sorted(collections):
-                if target == source or not documents[target]:
+                if target == source:
                     continue
-                docs = documents[target]
+                docs = [d for d in documents[target] if d not in own]
+                if not docs:
+                    continue
                 doc = docs[zlib.crc32(f"{item.id}:{target}".encode()) % len(docs)]
                 pairs.append(OffTopicPair(item_id=item.id, question=item.question, question_doc=item.doc,
                                           collection=source, doc=doc))
