@@ -84,25 +84,17 @@ def question_pairs(question: str) -> frozenset[tuple[str, str]]:
     return bigrams(terms(topic_text(question)))
 
 
-def _summary_terms(index: DocumentIndex, page: int) -> frozenset[str]:
-    cache = index.ranking_memo.setdefault("summary_path_terms", {})
-    found = cache.get(page)
-    if found is None:
-        collected: set[str] = set()
-        node = int(index.page_to_deepest[page - 1]) if page <= len(index.page_to_deepest) else -1
-        while node >= 0:
-            collected.update(terms(index.nodes[node].node.summary))
-            node = index.nodes[node].parent
-        found = cache[page] = frozenset(collected)
-    return found
-
-
-def _page_pairs(index: DocumentIndex, page: int) -> frozenset[tuple[str, str]]:
-    cache = index.ranking_memo.setdefault("page_pairs", {})
-    found = cache.get(page)
-    if found is None:
-        found = cache[page] = bigrams(terms(index.pages[page - 1]))
-    return found
+def summary_path_terms(index: DocumentIndex) -> list[frozenset[str]]:
+    """Per 0-based page: the terms of the summaries of every section enclosing it (cached)."""
+    cached = index.ranking_memo.get("summary_path_terms")
+    if cached is None:
+        by_node: list[frozenset[str]] = []
+        for flat in index.nodes:  # pre-order: a parent's set exists before its children's
+            own = frozenset(terms(flat.node.summary))
+            by_node.append(own | by_node[flat.parent] if flat.parent >= 0 else own)
+        cached = [by_node[int(n)] if n >= 0 else frozenset() for n in index.page_to_deepest]
+        index.ranking_memo["summary_path_terms"] = cached
+    return cached
 
 
 def _share(wanted: frozenset, found: frozenset) -> float:
@@ -139,6 +131,7 @@ def build_candidates(
         profile = page_profile(index)
         referenced = [profile.physical_page(p) for p in printed]
         fields = page_fields(index)
+        summaries = summary_path_terms(index)
         near, titled = fields.question_fields(evidence.weights)
         bm25_order = np.argsort(-evidence.page_bm25, kind="stable")
         bm25_rank = np.empty(len(bm25_order), dtype=np.int64)
@@ -159,10 +152,10 @@ def build_candidates(
                 1.0 / (1.0 + float(bm25_rank[row])),
                 float(near[row]),
                 float(titled[row]),
-                _coverage(evidence.weights, _summary_terms(index, page)),
+                _coverage(evidence.weights, summaries[row]),
                 _coverage(evidence.weights, profile.header_terms[row]),
                 _share(pairs, profile.header_bigrams[row]),
-                _share(pairs, _page_pairs(index, page)),
+                _share(pairs, profile.pairs[row]),
                 float(evidence.node_probability[deepest]) if deepest >= 0 else 0.0,
                 1.0 / (1.0 + tree_rank[page]) if page in tree_rank else 0.0,
                 evidence.tree_scores.get(page, 0.0) / tree_best,

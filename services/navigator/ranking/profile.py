@@ -5,6 +5,7 @@
 - *listing*: the share of the page's lines that end in a page number (tables of contents and
   indexes are made of such lines, and match every question while answering none);
 - *numeric*: the share of the page's tokens that are numbers (tables);
+- *pairs*: the consecutive term pairs of the whole page;
 - *printed number*: the page number printed on the page, when the document prints them; the
   document's offset between printed and physical numbers resolves "see page 9".
 """
@@ -39,6 +40,7 @@ def bigrams(sequence: list[str]) -> frozenset[tuple[str, str]]:
 class PageProfile:
     header_terms: tuple[frozenset[str], ...]
     header_bigrams: tuple[frozenset[tuple[str, str]], ...]
+    pairs: tuple[frozenset[tuple[str, str]], ...]  # consecutive term pairs of the whole page
     listing: np.ndarray  # share of lines ending in a page number, per 0-based page
     numeric: np.ndarray  # share of number tokens, per 0-based page
     printed_offset: int | None  # physical minus printed page number, when the document prints them
@@ -60,7 +62,7 @@ def _printed_number(lines: list[str]) -> int | None:
 
 
 def build_profile(pages: list[str]) -> PageProfile:
-    headers, header_pairs = [], []
+    headers, header_pairs, page_pairs = [], [], []
     listing = np.zeros(len(pages))
     numeric = np.zeros(len(pages))
     offsets: Counter[int] = Counter()
@@ -69,6 +71,7 @@ def build_profile(pages: list[str]) -> PageProfile:
         head = terms(" ".join(lines[:HEADER_LINES]))
         headers.append(frozenset(head))
         header_pairs.append(bigrams(head))
+        page_pairs.append(bigrams(terms(text)))
         if lines:
             listing[number - 1] = sum(1 for line in lines if _ENDS_IN_PAGE_NUMBER.search(line)) / len(lines)
         tokens = text.split()
@@ -83,7 +86,7 @@ def build_profile(pages: list[str]) -> PageProfile:
         # A printed numbering is trusted when it accounts for a fair share of the pages.
         if count >= max(3, len(pages) // 5):
             offset = value
-    return PageProfile(tuple(headers), tuple(header_pairs), listing, numeric, offset)
+    return PageProfile(tuple(headers), tuple(header_pairs), tuple(page_pairs), listing, numeric, offset)
 
 
 def page_profile(index: DocumentIndex) -> PageProfile:
