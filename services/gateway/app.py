@@ -38,6 +38,8 @@ from shared.adapters.metrics import (
     HTTP_SECONDS,
     INFLIGHT_QUERIES,
     MESSAGES_CONSUMED,
+    export_known_series,
+    record_finished_query,
     render_metrics,
 )
 from shared.adapters.mongo.queries import MongoQueryRepository, QueryRecord, QueryStatus
@@ -67,6 +69,15 @@ class Backends:
     repo: MongoRepository
     queries: MongoQueryRepository
     waiter: AnswerWaiter
+
+
+def query_outcome(finished: QueryRecord | None) -> str:
+    """The outcome a finished query is counted under (`treerag_queries_total`)."""
+    if finished is None:
+        return "timeout"
+    if finished.status == QueryStatus.FAILED or finished.outcome is None:
+        return "failed"
+    return "abstained" if finished.outcome.answer.abstained else "answered"
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -102,6 +113,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             logger.warning("unreadable event ignored", extra=log_fields(topic=topic))
             return
         backends["live"].waiter.resolve(event)
+
+    # The answers are read without the delivery layer (no handler, retries or dead letters).
+    export_known_series(STAGE, produced=[bus.topic(DocumentUploaded.TOPIC), bus.topic(QueryReceived.TOPIC)])
+    for topic in (AnswerVerified.TOPIC, QueryFailed.TOPIC):
+        MESSAGES_CONSUMED.labels(STAGE, bus.topic(topic))
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -325,6 +341,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 live.waiter.forget(query_id)
                 INFLIGHT_QUERIES.dec()
             total_ms = round((time.perf_counter() - started) * 1000, 3)
+            record_finished_query(query_outcome(finished), finished.timings if finished else [])
             if finished is None:
                 pending = QueryResponse.of(record, total_ms=total_ms)
                 logger.warning("query timed out", extra=log_fields(total_ms=total_ms))

@@ -10,6 +10,7 @@ from typing import Any
 
 from shared.adapters.kafka.runtime import StageRuntime
 from shared.adapters.logs import configure_logging, log_fields
+from shared.adapters.metrics import export_known_series
 from shared.stage import Stage, StagePorts
 
 logger = logging.getLogger(__name__)
@@ -26,7 +27,13 @@ def attach(stage: Stage[Any], runtime: StageRuntime | None = None) -> StageRunti
             ledger=runtime.ledger, bus=runtime.bus,
         )
         handlers = await stage.build(ports)
-        for route in stage.routes(handlers):
+        routes = stage.routes(handlers)
+        export_known_series(
+            stage.name,
+            consumed=[runtime.bus.topic(r.consumes.TOPIC) for r in routes if not r.broadcast],
+            produced=[runtime.bus.topic(event.TOPIC) for event in stage.produces],
+        )
+        for route in routes:
             if route.broadcast:
                 runtime.subscribe_broadcast(route.consumes, route.handle)
             else:
@@ -35,7 +42,7 @@ def attach(stage: Stage[Any], runtime: StageRuntime | None = None) -> StageRunti
                     max_poll_interval_ms=route.max_poll_interval_ms, durable_attempts=route.durable_attempts,
                 )
         logger.info("stage built", extra=log_fields(stage=stage.name,
-                                                    consumes=[r.consumes.TOPIC for r in stage.routes(handlers)]))
+                                                    consumes=[r.consumes.TOPIC for r in routes]))
 
     runtime.on_startup(build_and_subscribe)
     return runtime
