@@ -113,8 +113,6 @@ class VerifierHandlers:
         first = await self.queries.mark_answered(event.query_id, outcome, timings, seed)
         cache_put = None
         if first:
-            # The published answer's timing runs through the store write the stored one precedes.
-            timings = [*event.timings, delivery.timing()]
             ANSWER_CONFIDENCE.observe(answer.confidence)
             if answer.abstained:
                 ABSTENTIONS.inc()

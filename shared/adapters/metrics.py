@@ -69,6 +69,12 @@ MESSAGES_PUBLISHED = Counter(
 HANDLER_SECONDS = Histogram(
     "treerag_handler_seconds", "Handler processing time per stage.", ["stage"], buckets=LATENCY_BUCKETS
 )
+PUBLISH_SECONDS = Histogram(
+    "treerag_publish_seconds",
+    "Time from sending an event to the broker's acknowledgement, per publishing stage.",
+    ["stage"],
+    buckets=LATENCY_BUCKETS,
+)
 QUEUE_SECONDS = Histogram(
     "treerag_queue_seconds",
     "Time an event waited between being produced and being handled.",
@@ -165,6 +171,8 @@ def export_known_series(stage: str, consumed: Iterable[str] = (), produced: Iter
         MESSAGES_PUBLISHED.labels(stage, f"{topic}.dlq")
     for topic in produced:
         MESSAGES_PUBLISHED.labels(stage, topic)
+    if produced:
+        PUBLISH_SECONDS.labels(stage)
     if consumed:
         HANDLER_SECONDS.labels(stage)
         QUEUE_SECONDS.labels(stage)
