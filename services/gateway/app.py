@@ -18,6 +18,7 @@ from urllib.parse import quote
 
 from fastapi import FastAPI, File, Form, HTTPException, Request, Response, UploadFile
 from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
 from faststream.kafka import Topic
 from faststream.kafka.annotations import KafkaMessage
 from pydantic import ValidationError
@@ -38,6 +39,7 @@ from shared.adapters.metrics import (
     HTTP_SECONDS,
     INFLIGHT_QUERIES,
     MESSAGES_CONSUMED,
+    export_http_series,
     export_known_series,
     record_finished_query,
     render_metrics,
@@ -359,4 +361,18 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             raise HTTPException(404, f"no query {query_id!r}")
         return QueryResponse.of(record)
 
+    export_http_series(declared_endpoints(app))
     return app
+
+
+def declared_endpoints(app: FastAPI) -> list[tuple[str, str, int]]:
+    """(method, route, status) of every API route: its success status, the statuses it declares,
+    and 500 (any route can fail), so the latency and 5xx panels have series before traffic."""
+    endpoints = []
+    for route in app.routes:
+        if not isinstance(route, APIRoute):
+            continue
+        statuses = {route.status_code or 200, 500, *(int(code) for code in route.responses if str(code).isdigit())}
+        endpoints += [(method, route.path, status) for method in sorted(route.methods - {"HEAD"})
+                      for status in sorted(statuses)]
+    return endpoints

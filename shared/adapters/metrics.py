@@ -202,6 +202,12 @@ def export_known_series(stage: str, consumed: Iterable[str] = (), produced: Iter
             QUERY_STAGE_SECONDS.labels(query_stage, phase)
 
 
+def export_http_series(endpoints: Iterable[tuple[str, str, int]]) -> None:
+    """Create, at zero, the latency series of every (method, route, status) an HTTP app declares."""
+    for method, route, status in endpoints:
+        HTTP_SECONDS.labels(method, route, str(status))
+
+
 class StageTimingLike(Protocol):
     """One entry of a query's per-stage timings (`shared.model.events.StageTiming`)."""
 
