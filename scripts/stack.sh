@@ -31,8 +31,7 @@ GPORT="${TREERAG_GATEWAY_PORT:-8000}"
 GHOST="${TREERAG_GATEWAY_HOST:-127.0.0.1}"
 PPORT="${TREERAG_PROMETHEUS_PORT:-9090}"
 STAGES=(indexer navigator compressor verifier)
-# Default metrics port of each stage (shared/adapters/metrics.py STAGE_METRICS_PORTS).
-declare -A METRICS_PORTS=([indexer]=9101 [navigator]=9102 [compressor]=9103 [verifier]=9104)
+declare -A METRICS_PORTS # default metrics port of each stage, from its one definition
 PROM="$STACK/prometheus"
 READY_TIMEOUT="${TREERAG_STACK_READY_TIMEOUT:-240}"
 
@@ -114,6 +113,8 @@ cmd_up() {
   clear_dead_pidfiles
   "$ROOT/scripts/infra/up.sh"
   export TREERAG_KAFKA_BOOTSTRAP="127.0.0.1:$KPORT" TREERAG_MONGO_URL="mongodb://127.0.0.1:$MPORT/"
+  eval "$(cd "$ROOT" && "$PYTHON" -c 'from shared.adapters.metrics import STAGE_METRICS_PORTS as ports
+print(" ".join(f"METRICS_PORTS[{stage}]={port}" for stage, port in ports.items()))')"
   export PYTHONUNBUFFERED=1
   for stage in "${STAGES[@]}"; do
     local n i port targets=()
@@ -154,7 +155,7 @@ PY
   cat <<MSG
 TreeRAG is up.
   gateway:  http://$GHOST:$GPORT   (API docs: http://$GHOST:$GPORT/docs)
-  metrics:  gateway /metrics; indexer :9101, navigator :9102, compressor :9103, verifier :9104 (replica i: +10*i)
+  metrics:  gateway /metrics; indexer :${METRICS_PORTS[indexer]}, navigator :${METRICS_PORTS[navigator]}, compressor :${METRICS_PORTS[compressor]}, verifier :${METRICS_PORTS[verifier]} (replica i: +10*i)
   prometheus: $(command -v prometheus >/dev/null 2>&1 && echo "http://127.0.0.1:$PPORT (alerts: /alerts)" || echo "not installed (make prometheus)")
   logs:     $LOGS
   stop:     make down
