@@ -25,7 +25,7 @@ SCRAPE_INTERVAL_S = 5.0  # prometheus.local.yml's
 
 # Grafana's built-in variables, as Grafana would fill them for a dashboard opened on the last
 # few minutes (the test's whole traffic is inside both windows).
-BUILT_INS = {"__rate_interval": "1m", "__interval": "15s", "__range": "5m"}
+BUILT_INS = {"__rate_interval": "2m", "__interval": "15s", "__range": "5m"}
 _VARIABLE = re.compile(r"\$\{(\w+)(?::\w+)?\}|\$(\w+)")
 
 
