@@ -8,7 +8,7 @@ import logging
 from services.compressor.compress import compress
 from services.navigator.handlers import report_query_failure
 from shared.bus.broker import Bus
-from shared.bus.delivery import Delivery
+from shared.bus.delivery import Delivery, Failure
 from shared.bus.ledger import RecentKeys
 from shared.events import ContextCompressed, NodesSelected
 from shared.logs import log_fields
@@ -44,5 +44,5 @@ class CompressorHandlers:
                              passages=len(context.passages)),
         )
 
-    async def give_up(self, event: NodesSelected, error_type: str, reason: str) -> None:
-        await report_query_failure(self.bus, self.queries, event, STAGE, error_type, reason)
+    async def give_up(self, failure: Failure) -> None:
+        await report_query_failure(self.bus, self.queries, failure)

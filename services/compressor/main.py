@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from services.compressor.handlers import STAGE, CompressorHandlers
-from shared.bus.delivery import Delivery
+from shared.bus.delivery import Delivery, Failure
 from shared.bus.runtime import StageRuntime
 from shared.events import NodesSelected
 
@@ -21,9 +21,9 @@ async def on_nodes_selected(event: NodesSelected, delivery: Delivery) -> None:
     await handlers.on_nodes_selected(event, delivery)
 
 
-async def give_up(event: NodesSelected, error_type: str, reason: str) -> None:
+async def give_up(failure: Failure) -> None:
     assert handlers is not None
-    await handlers.give_up(event, error_type, reason)
+    await handlers.give_up(failure)
 
 
 runtime.on_startup(wire)

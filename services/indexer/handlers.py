@@ -14,7 +14,7 @@ from collections.abc import Callable
 from services.indexer.errors import PdfError
 from services.indexer.pipeline import IndexOptions, index_pdf
 from shared.bus.broker import Bus
-from shared.bus.delivery import Delivery, PermanentError
+from shared.bus.delivery import Delivery, Failure, PermanentError
 from shared.bus.ledger import DeliveryLedger
 from shared.documents import DocumentRecord, DocumentStatus, IndexedDocument
 from shared.events import DocumentFailed, DocumentUploaded, TreeBuilt
@@ -128,18 +128,26 @@ class IndexerHandlers:
         return indexed.record.model_copy(update=update)
 
     async def _fail(self, event: DocumentUploaded, reason: str, error_type: str) -> None:
-        found = await self.repo.set_status(event.doc_id, DocumentStatus.FAILED, reason)
+        await self._fail_document(event.doc_id, event.tenant, event.file_name, reason, error_type)
+
+    async def _fail_document(self, doc_id: str, tenant: str, file_name: str, reason: str, error_type: str) -> None:
+        found = await self.repo.set_status(doc_id, DocumentStatus.FAILED, reason)
         if not found:
             await self.repo.put_document(
-                DocumentRecord(doc_id=event.doc_id, file_name=event.file_name, tenant=event.tenant,
+                DocumentRecord(doc_id=doc_id, file_name=file_name, tenant=tenant,
                                status=DocumentStatus.FAILED, reason=reason)
             )
         DOCUMENTS.labels(status=DocumentStatus.FAILED.value).inc()
         await self.bus.publish(
-            DocumentFailed(doc_id=event.doc_id, tenant=event.tenant, file_name=event.file_name,
+            DocumentFailed(doc_id=doc_id, tenant=tenant, file_name=file_name,
                            stage=STAGE, reason=reason, error_type=error_type)
         )
         logger.warning("document failed", extra=log_fields(reason=reason, error_type=error_type))
 
-    async def give_up(self, event: DocumentUploaded, error_type: str, reason: str) -> None:
-        await self._fail(event, f"indexing failed after retries: {reason}", error_type)
+    async def give_up(self, failure: Failure) -> None:
+        """From ids only: the upload message itself may be what failed."""
+        if failure.key is None:
+            logger.warning("an upload message without a document id failed; no document to mark")
+            return
+        await self._fail_document(failure.key, failure.tenant, "", f"indexing failed: {failure.reason}",
+                                  failure.error_type)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from services.indexer.handlers import STAGE, IndexerHandlers
 from services.indexer.settings import IndexerSettings
-from shared.bus.delivery import Delivery
+from shared.bus.delivery import Delivery, Failure
 from shared.bus.runtime import StageRuntime
 from shared.events import DocumentUploaded
 from shared.llm import make_llm
@@ -30,9 +30,9 @@ async def on_uploaded(event: DocumentUploaded, delivery: Delivery) -> None:
     await handlers.on_uploaded(event, delivery)
 
 
-async def give_up(event: DocumentUploaded, error_type: str, reason: str) -> None:
+async def give_up(failure: Failure) -> None:
     assert handlers is not None
-    await handlers.give_up(event, error_type, reason)
+    await handlers.give_up(failure)
 
 
 runtime.on_startup(wire)

@@ -9,7 +9,7 @@ import time
 from services.navigator.navigate import navigate
 from services.verifier.cache_key import query_answer_key
 from shared.bus.broker import Bus
-from shared.bus.delivery import Delivery
+from shared.bus.delivery import Delivery, Failure
 from shared.bus.ledger import RecentKeys
 from shared.cache import AnswerCache
 from shared.events import AnswerVerified, NodesSelected, QueryEvent, QueryFailed, QueryOutcome, QueryReceived
@@ -28,18 +28,34 @@ def _ms(seconds: float) -> float:
     return round(seconds * 1000, 2)
 
 
-async def report_query_failure(
-    bus: Bus, queries: MongoQueryRepository, event: QueryEvent, stage: str, error_type: str, reason: str
-) -> None:
-    """Tell the client: store the failure (unless answered already) and publish `query.failed`."""
-    seed = QueryRecord(
-        query_id=event.query_id, question=event.question, doc_ids=event.doc_ids,
-        settings=event.settings, tenant=event.tenant,
-    )
-    await queries.mark_failed(event.query_id, stage, reason, event.timings, seed)
-    await bus.publish(
-        QueryFailed(**event.carry(), producer=stage, stage=stage, reason=reason, error_type=error_type)
-    )
+def query_failure(event: QueryEvent, stage: str, error_type: str, reason: str) -> Failure:
+    """A failure a stage decides on itself (not the delivery layer's give-up)."""
+    return Failure(stage, event.TOPIC, event.query_id, error_type, reason, 1, tenant=event.tenant,
+                   deadline=event.deadline, timings=tuple(event.timings))
+
+
+async def report_query_failure(bus: Bus, queries: MongoQueryRepository, failure: Failure) -> None:
+    """Tell the client, from ids only: store the failure unless the query has a result already,
+    and publish `query.failed` when this call stored it (a query fails once). When the store
+    cannot be written, `query.failed` is still published, then the store error raised."""
+    if failure.key is None:
+        logger.warning("a message without a query id failed; no query to report it on")
+        return
+    try:
+        stored = await queries.mark_failed(failure.key, failure.stage, failure.reason, tenant=failure.tenant)
+    except Exception:
+        await _publish_failure(bus, failure)
+        raise
+    if stored:
+        await _publish_failure(bus, failure)
+
+
+async def _publish_failure(bus: Bus, failure: Failure) -> None:
+    assert failure.key is not None
+    await bus.publish(QueryFailed(
+        query_id=failure.key, tenant=failure.tenant, deadline=failure.deadline, timings=list(failure.timings),
+        producer=failure.stage, stage=failure.stage, reason=failure.reason, error_type=failure.error_type,
+    ))
 
 
 class NavigatorHandlers:
@@ -68,7 +84,8 @@ class NavigatorHandlers:
         try:
             indexes = await self.engine.indexes(event.doc_ids or None)
         except NoDocumentsError as exc:
-            await report_query_failure(self.bus, self.queries, event, STAGE, type(exc).__name__, str(exc))
+            failure = query_failure(event, STAGE, type(exc).__name__, str(exc))
+            await report_query_failure(self.bus, self.queries, failure)
             self.done.add(event.query_id)
             return
         documents = [(ix.doc_id, ix.record.version) for ix in indexes]
@@ -115,5 +132,5 @@ class NavigatorHandlers:
         logger.info("answered from the cache")
         return True
 
-    async def give_up(self, event: QueryReceived, error_type: str, reason: str) -> None:
-        await report_query_failure(self.bus, self.queries, event, STAGE, error_type, reason)
+    async def give_up(self, failure: Failure) -> None:
+        await report_query_failure(self.bus, self.queries, failure)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from services.navigator.handlers import STAGE, NavigatorHandlers
 from services.verifier.cache_key import generator_name
-from shared.bus.delivery import Delivery
+from shared.bus.delivery import Delivery, Failure
 from shared.bus.runtime import StageRuntime
 from shared.cache import AnswerCache
 from shared.events import QueryReceived
@@ -33,9 +33,9 @@ async def on_query_received(event: QueryReceived, delivery: Delivery) -> None:
     await handlers.on_query_received(event, delivery)
 
 
-async def give_up(event: QueryReceived, error_type: str, reason: str) -> None:
+async def give_up(failure: Failure) -> None:
     assert handlers is not None
-    await handlers.give_up(event, error_type, reason)
+    await handlers.give_up(failure)
 
 
 runtime.on_startup(wire)

@@ -10,7 +10,7 @@ from services.navigator.handlers import report_query_failure
 from services.verifier.answer import answer_question
 from services.verifier.cache_key import generator_name, query_answer_key
 from shared.bus.broker import Bus
-from shared.bus.delivery import Delivery
+from shared.bus.delivery import Delivery, Failure
 from shared.bus.ledger import RecentKeys
 from shared.cache import AnswerCache
 from shared.events import AnswerVerified, ContextCompressed, QueryOutcome
@@ -139,5 +139,5 @@ class VerifierHandlers:
                              citations=len(answer.citations)),
         )
 
-    async def give_up(self, event: ContextCompressed, error_type: str, reason: str) -> None:
-        await report_query_failure(self.bus, self.queries, event, STAGE, error_type, reason)
+    async def give_up(self, failure: Failure) -> None:
+        await report_query_failure(self.bus, self.queries, failure)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from services.verifier.handlers import STAGE, VerifierHandlers
-from shared.bus.delivery import Delivery
+from shared.bus.delivery import Delivery, Failure
 from shared.bus.runtime import StageRuntime
 from shared.cache import AnswerCache
 from shared.events import ContextCompressed
@@ -31,9 +31,9 @@ async def on_context_compressed(event: ContextCompressed, delivery: Delivery) ->
     await handlers.on_context_compressed(event, delivery)
 
 
-async def give_up(event: ContextCompressed, error_type: str, reason: str) -> None:
+async def give_up(failure: Failure) -> None:
     assert handlers is not None
-    await handlers.give_up(event, error_type, reason)
+    await handlers.give_up(failure)
 
 
 runtime.on_startup(wire)

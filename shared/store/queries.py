@@ -6,6 +6,9 @@ result into `query_results` (same `_id`) before it publishes `answer.verified` o
 once: the result row's `_id` is the query id, so a redelivered message cannot insert a second
 answer. Results are inserted rather than updated in place because FerretDB 1.24 scans the whole
 collection for every update, while an insert or an `_id` lookup stays cheap as it grows.
+
+A failure row holds ids, the stage and the reason only (see `mark_failed`); `get` completes it
+with the question and settings of the pending row.
 """
 
 from __future__ import annotations
@@ -32,9 +35,12 @@ def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+REASON_MAX_CHARS = 1000
+
+
 class QueryRecord(BaseModel):
     query_id: str
-    question: str
+    question: str = ""
     doc_ids: list[str] = Field(default_factory=list)
     settings: QuerySettings = Field(default_factory=QuerySettings)
     tenant: str = "default"
@@ -45,6 +51,12 @@ class QueryRecord(BaseModel):
     timings: list[StageTiming] = Field(default_factory=list)
     created_at: datetime = Field(default_factory=_utc_now)
     finished_at: datetime | None = None
+
+    def with_request(self, pending: QueryRecord) -> QueryRecord:
+        """This result with what the client asked (question, documents, settings) taken from
+        the pending record: a failure does not carry them."""
+        return self.model_copy(update={"question": pending.question, "doc_ids": pending.doc_ids,
+                                       "settings": pending.settings, "created_at": pending.created_at})
 
 
 class MongoQueryRepository:
@@ -69,11 +81,17 @@ class MongoQueryRepository:
 
     async def get(self, query_id: str) -> QueryRecord | None:
         """The finished record when there is one, else the pending one."""
-        doc = await self.results.find_one({"_id": query_id})
-        if doc is None:
-            doc = await self.queries.find_one({"_id": query_id})
-        if not doc:
-            return None
+        result = await self.results.find_one({"_id": query_id})
+        if result is not None and "question" in result:
+            return self._record(result)
+        pending = await self.queries.find_one({"_id": query_id})
+        if result is None:
+            return self._record(pending) if pending else None
+        failure = self._record(result)
+        return failure.with_request(self._record(pending)) if pending else failure
+
+    @staticmethod
+    def _record(doc: dict[str, Any]) -> QueryRecord:
         doc.pop("_id", None)
         return QueryRecord.model_validate(doc)
 
@@ -110,15 +128,21 @@ class MongoQueryRepository:
         result = await self.results.update_one({"_id": query_id, "status": QueryStatus.FAILED.value}, {"$set": doc})
         return result.modified_count == 1
 
-    async def mark_failed(
-        self, query_id: str, stage: str, reason: str, timings: list[StageTiming], seed: QueryRecord
-    ) -> bool:
-        """Record a failure unless the query already has a result."""
-        failed = seed.model_copy(
-            update={"query_id": query_id, "status": QueryStatus.FAILED, "reason": reason, "failed_stage": stage,
-                    "timings": timings, "finished_at": _utc_now()}
-        )
-        return await self._insert_result(failed)
+    async def mark_failed(self, query_id: str, stage: str, reason: str, *, tenant: str = "default") -> bool:
+        """Record a failure unless the query already has a result; True when this call stored it.
+
+        Only ids, the stage and the (shortened) reason are stored, never the question, settings
+        or timings of the failed message: they may be what failed the stage, and recording the
+        failure must not fail the same way.
+        """
+        now = _utc_now()
+        doc = {"_id": query_id, "query_id": query_id, "tenant": tenant, "status": QueryStatus.FAILED.value,
+               "reason": reason[:REASON_MAX_CHARS], "failed_stage": stage, "created_at": now, "finished_at": now}
+        try:
+            await self.results.insert_one(doc)
+        except DuplicateKeyError:
+            return False
+        return True
 
     async def purge(self, older_than: timedelta) -> int:
         cutoff = _utc_now() - older_than

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from shared.bus.delivery import Delivery, PermanentError, RawMessage, ReliableConsumer
+from shared.bus.delivery import Delivery, Failure, PermanentError, RawMessage, ReliableConsumer
 from shared.bus.ledger import DeliveryLedger
 from shared.events import DeadLetter, QueryReceived
 from shared.store.mongo import connect
@@ -47,8 +47,8 @@ def message(offset: int = 7) -> RawMessage:
 
 def consumer(ledger: DeliveryLedger, bus: RecordingBus, handler: Any, gave_up: list[str],
              durable_attempts: bool = True) -> ReliableConsumer[Any]:
-    async def give_up(event: QueryReceived, error_type: str, reason: str) -> None:
-        gave_up.append(f"{error_type}: {reason}")
+    async def give_up(failure: Failure) -> None:
+        gave_up.append(f"{failure.error_type}: {failure.reason}")
 
     return ReliableConsumer(
         stage="navigator", group_id="g", event_type=QueryReceived, handler=handler, bus=bus,  # type: ignore[arg-type]
