@@ -146,8 +146,11 @@ class IndexerHandlers:
 
     async def give_up(self, failure: Failure) -> None:
         """From ids only: the upload message itself may be what failed."""
-        if failure.key is None:
-            logger.warning("an upload message without a document id failed; no document to mark")
+        if failure.key is None or not failure.decoded:
+            # An unreadable message names its document by its Kafka key alone: not enough to
+            # mark a document (maybe ready) failed. It stays in the dead-letter topic.
+            logger.warning("an unreadable upload message was dead-lettered; no document marked",
+                           extra=log_fields(key=failure.key))
             return
         await self._fail_document(failure.key, failure.tenant, "", f"indexing failed: {failure.reason}",
                                   failure.error_type)

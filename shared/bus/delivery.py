@@ -88,6 +88,8 @@ class Failure:
     tenant: str = "default"
     deadline: datetime | None = None
     timings: tuple[StageTiming, ...] = ()
+    # False when the message did not validate: `key` is then only what the Kafka key claims.
+    decoded: bool = True
 
 
 @dataclass
@@ -182,7 +184,7 @@ class ReliableConsumer(Generic[E]):
 
     def _failure(self, raw: RawMessage, event: Event | None, attempts: int, reason: str, error_type: str) -> Failure:
         if event is None:
-            return Failure(self.stage, raw.topic, _key_of(raw), error_type, truncated(reason), attempts)
+            return Failure(self.stage, raw.topic, _key_of(raw), error_type, truncated(reason), attempts, decoded=False)
         query = event if isinstance(event, QueryEvent) else None
         return Failure(
             self.stage, raw.topic, event.key, error_type, truncated(reason), attempts, tenant=event.tenant,

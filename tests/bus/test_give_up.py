@@ -121,6 +121,7 @@ async def test_a_value_the_store_cannot_encode_is_given_up_at_once(durable: bool
     assert letter.attempts == 1 and letter.error_type == "OverflowError" and letter.key == "q1"
     [failure] = gave_up.failures
     assert (failure.key, failure.error_type, failure.stage) == ("q1", "OverflowError", "verifier")
+    assert failure.decoded
 
 
 @pytest.mark.parametrize("durable", [False, True])
@@ -204,7 +205,7 @@ async def test_a_message_with_hostile_settings_is_dead_lettered_and_its_query_fa
     [letter] = bus.letters()
     assert letter.error_type == "ValidationError" and letter.attempts == 1
     [failure] = gave_up.failures
-    assert failure.key == "q1" and failure.error_type == "ValidationError"
+    assert failure.key == "q1" and failure.error_type == "ValidationError" and not failure.decoded
 
 
 async def test_reasons_and_dead_letters_stay_small_whatever_the_message() -> None:
