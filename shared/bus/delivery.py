@@ -191,14 +191,21 @@ class ReliableConsumer(Generic[E]):
             deadline=query.deadline if query else None, timings=tuple(query.timings) if query else (),
         )
 
-    async def _expire(self, raw: RawMessage, event: QueryEvent) -> None:
-        """Past its deadline a query is answered by nobody: report it failed once and commit."""
+    async def _expire(self, raw: RawMessage, event: QueryEvent, last_error: str | None = None) -> None:
+        """Past its deadline a query is answered by nobody: report it failed once and commit.
+        `last_error`: the handler failed on it and the deadline passed before a retry."""
         FAILURES.labels(self.stage, "deadline_expired").inc()
         self._failures.pop((raw.topic, raw.partition, raw.offset), None)
         deadline = event.deadline.isoformat() if event.deadline else "?"
-        logger.warning("query expired before this stage; dropped", extra=log_fields(deadline=deadline))
-        reason = (f"the query expired (deadline {deadline}) before the {self.stage} stage could handle it; "
-                  "the services are overloaded: ask again later or raise timeout_s")
+        if last_error is None:
+            logger.warning("query expired before this stage; dropped", extra=log_fields(deadline=deadline))
+            reason = (f"the query expired (deadline {deadline}) before the {self.stage} stage could handle it; "
+                      "the services are overloaded: ask again later or raise timeout_s")
+        else:
+            logger.warning("handler failed after the deadline; not retried",
+                           extra=log_fields(deadline=deadline, error=last_error))
+            reason = (f"the {self.stage} stage failed ({last_error}) and the query's deadline ({deadline}) "
+                      "passed before it could try again: ask again later or raise timeout_s")
         failure = self._failure(raw, event, 0, reason, "DeadlineExpired")
         if not await self._report(failure):
             # Not recorded anywhere else: keep it where an operator looks.
@@ -243,9 +250,7 @@ class ReliableConsumer(Generic[E]):
             await self._give_up(raw, event, attempts, reason, error_type)
             return True
         if isinstance(event, QueryEvent) and event.expired():
-            logger.warning("handler failed after the deadline; not retried",
-                           extra=log_fields(attempt=attempts, error_type=error_type, error=reason))
-            await self._expire(raw, event)
+            await self._expire(raw, event, last_error=f"{error_type}: {reason}")
             return True
         delay = _backoff_seconds(attempts)
         logger.warning(
