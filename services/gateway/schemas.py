@@ -7,9 +7,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from shared.documents import BuilderName, DocumentRecord, DocumentStatus
-from shared.events import QueryOutcome, StageTiming
-from shared.query import (
+from shared.adapters.mongo.queries import QueryRecord, QueryStatus
+from shared.model.documents import BuilderName, DocumentRecord, DocumentStatus
+from shared.model.events import QueryOutcome, StageTiming
+from shared.model.query import (
     DOC_IDS_MAX,
     QUESTION_MAX_CHARS,
     Citation,
@@ -18,7 +19,6 @@ from shared.query import (
     QuerySettings,
     TraversalStats,
 )
-from shared.store.queries import QueryRecord, QueryStatus
 
 
 class UploadAccepted(BaseModel):

@@ -15,16 +15,17 @@ from typing import Any
 import pytest
 from prometheus_client import REGISTRY
 
-from services.navigator.handlers import report_query_failure
-from shared.bus.delivery import (
+from shared.adapters.kafka.delivery import (
     DEAD_LETTER_PAYLOAD_MAX_BYTES,
     REASON_MAX_CHARS,
-    Delivery,
-    Failure,
     RawMessage,
     ReliableConsumer,
 )
-from shared.events import DeadLetter, Event, QueryFailed, QueryReceived
+from shared.adapters.memory.queries import InMemoryQueryStore
+from shared.app.query_failures import report_query_failure
+from shared.model.delivery import Delivery, Failure
+from shared.model.events import DeadLetter, Event, QueryFailed, QueryReceived
+from shared.model.queries import QueryRecord, QueryStatus
 
 MAX_ATTEMPTS = 3
 TOPIC = "query.received"
@@ -73,7 +74,7 @@ class Recorder:
 
 @pytest.fixture(autouse=True)
 def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("shared.bus.delivery._backoff_seconds", lambda attempt: 0.0)
+    monkeypatch.setattr("shared.adapters.kafka.delivery._backoff_seconds", lambda attempt: 0.0)
 
 
 def consumer(handler: Any, give_up: Recorder, bus: RecordingBus, durable: bool = False) -> ReliableConsumer[Any]:
@@ -222,20 +223,9 @@ async def test_reasons_and_dead_letters_stay_small_whatever_the_message() -> Non
     assert len(gave_up.failures[0].reason) <= REASON_MAX_CHARS + 40
 
 
-class InMemoryQueries:
-    """The query store's failure port: one result per query, like `query_results`."""
-
-    def __init__(self, fail_with: Exception | None = None) -> None:
-        self.results: dict[str, dict[str, Any]] = {}
-        self.fail_with = fail_with
-
+class UnwritableQueryStore(InMemoryQueryStore):
     async def mark_failed(self, query_id: str, stage: str, reason: str, *, tenant: str = "default") -> bool:
-        if self.fail_with is not None:
-            raise self.fail_with
-        if query_id in self.results:
-            return False
-        self.results[query_id] = {"stage": stage, "reason": reason, "tenant": tenant}
-        return True
+        raise ConnectionError("store down")
 
 
 def failure(key: str | None = "q5") -> Failure:
@@ -243,21 +233,26 @@ def failure(key: str | None = "q5") -> Failure:
                    deadline=datetime.now(UTC) + timedelta(seconds=30))
 
 
-async def test_a_query_fails_once_and_the_client_is_told_once() -> None:
-    bus, queries = RecordingBus(), InMemoryQueries()
-    await report_query_failure(bus, queries, failure())  # type: ignore[arg-type]
-    await report_query_failure(bus, queries, failure())  # type: ignore[arg-type]  # a second stage, a redelivery
-    assert queries.results == {"q5": {"stage": "verifier", "reason": "int too big", "tenant": "acme"}}
+async def test_a_query_fails_once_by_ids_and_the_client_is_told_once() -> None:
+    bus, queries = RecordingBus(), InMemoryQueryStore()
+    await queries.create(QueryRecord(query_id="q5", question="How big?", doc_ids=["d1"]))
+    await report_query_failure(bus, queries, failure())
+    await report_query_failure(bus, queries, failure())  # a second stage, a redelivery
     [event] = bus.events
     assert isinstance(event, QueryFailed)
     assert (event.query_id, event.stage, event.reason, event.tenant) == ("q5", "verifier", "int too big", "acme")
     assert event.question == "" and event.settings == type(event.settings)()  # ids only, never the payload
+    stored = queries.results["q5"]
+    assert (stored.status, stored.failed_stage, stored.question, stored.tenant) == (
+        QueryStatus.FAILED, "verifier", "", "acme")
+    read = await queries.get("q5")  # completed with what the client asked
+    assert read is not None and (read.question, read.doc_ids, read.status) == ("How big?", ["d1"], QueryStatus.FAILED)
 
 
 async def test_the_client_is_told_even_when_the_failure_cannot_be_stored() -> None:
-    bus, queries = RecordingBus(), InMemoryQueries(fail_with=ConnectionError("store down"))
+    bus = RecordingBus()
     with pytest.raises(ConnectionError):
-        await report_query_failure(bus, queries, failure())  # type: ignore[arg-type]
+        await report_query_failure(bus, UnwritableQueryStore(), failure())
     assert [e.query_id for e in bus.events] == ["q5"]  # type: ignore[attr-defined]
-    await report_query_failure(bus, queries, failure(key=None))  # type: ignore[arg-type]
+    await report_query_failure(bus, UnwritableQueryStore(), failure(key=None))
     assert len(bus.events) == 1

@@ -4,9 +4,9 @@ was read (an unreadable one names its document by the Kafka key alone)."""
 from __future__ import annotations
 
 from services.indexer.handlers import IndexerHandlers
-from shared.bus.delivery import Failure
-from shared.documents import DocumentRecord, DocumentStatus
-from shared.events import DocumentFailed, Event
+from shared.model.delivery import Failure
+from shared.model.documents import DocumentRecord, DocumentStatus
+from shared.model.events import DocumentFailed, Event
 
 
 class InMemoryDocuments:

@@ -23,12 +23,12 @@ from typing import Any
 import httpx
 import pytest
 
-from shared.events import (
+from shared.model.events import (
     ContextCompressed,
     DeadLetter,
     QueryReceived,
 )
-from shared.query import CompressedContext, NavigationResult, QuerySettings, TraversalStats
+from shared.model.query import CompressedContext, NavigationResult, QuerySettings, TraversalStats
 from shared.settings import get_settings
 
 from .conftest import upload_ready

@@ -7,8 +7,8 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from shared.events import QueryReceived
-from shared.query import QuerySettings
+from shared.model.events import QueryReceived
+from shared.model.query import QuerySettings
 
 
 def test_misspelt_setting_is_refused_not_ignored() -> None:
