@@ -31,7 +31,6 @@ from typing import Generic, TypeVar
 
 from pydantic import ValidationError
 
-from shared.adapters.kafka.broker import Bus
 from shared.adapters.logs import correlated, log_fields
 from shared.adapters.metrics import (
     DLQ_MESSAGES,
@@ -40,7 +39,6 @@ from shared.adapters.metrics import (
     MESSAGES_CONSUMED,
     QUEUE_SECONDS,
 )
-from shared.adapters.mongo.ledger import DeliveryLedger
 from shared.model.delivery import Delivery, PermanentError
 from shared.model.events import (
     DeadLetter,
@@ -49,6 +47,8 @@ from shared.model.events import (
     QueryEvent,
     dlq_topic,
 )
+from shared.ports.bus import RawPublisher
+from shared.ports.ledger import AttemptLedger
 
 logger = logging.getLogger(__name__)
 
@@ -89,8 +89,8 @@ class ReliableConsumer(Generic[E]):
     group_id: str
     event_type: type[E]
     handler: Handler[E]
-    bus: Bus
-    ledger_factory: Callable[[], DeliveryLedger]
+    bus: RawPublisher
+    ledger_factory: Callable[[], AttemptLedger]
     max_attempts: int
     give_up: GiveUp[E] | None = None
     durable_attempts: bool = True
@@ -171,7 +171,7 @@ class ReliableConsumer(Generic[E]):
         await asyncio.sleep(delay)
         return False
 
-    async def _forget(self, ledger: DeliveryLedger, message: tuple[str, int, int]) -> None:
+    async def _forget(self, ledger: AttemptLedger, message: tuple[str, int, int]) -> None:
         self._failures.pop(message, None)
         try:
             await ledger.end_attempts(self.group_id, *message)
