@@ -133,12 +133,14 @@ async def test_a_rebuilt_document_is_asked_at_its_new_version() -> None:
     await stages.repository.put_indexed(rebuilt)
 
     await stages.navigator.on_tree_built(tree_built(doc_id, 2), delivery("navigator", "tree.built", 1))
+    loads = stages.repository.reads["get_tree"]
     await navigate(stages, question(PUMP))
 
     [selected] = stages.bus.of_type(NodesSelected)
     assert selected.documents == [(doc_id, 2)]
     texts = " ".join(p.text for p in selected.navigation.passages)
     assert "750" in texts and "500 operating" not in texts
+    assert stages.repository.reads["get_tree"] == loads  # the new version's index was warm
 
 
 async def test_a_question_asked_again_is_answered_from_the_cache_straight_to_answer_verified() -> None:
