@@ -66,7 +66,7 @@ async def one_process_floor(store: Path, items: list[dict[str, Any]], passes: in
     loading), then `passes` timed passes."""
     from shared.adapters.embedded.store import EmbeddedRepository
     from shared.model.query import QuerySettings
-    from treerag.pipeline import QueryEngine
+    from treerag.engine import QueryEngine
 
     engine = QueryEngine(EmbeddedRepository(store))
     seconds: list[float] = []

@@ -24,13 +24,15 @@ from bench.common import (
     shared_data,
     write_result,
 )
-from services.navigator import lexical, resolver
 from services.navigator import navigate as navigate_module
-from services.navigator import question as question_module
+from services.navigator import resolver
 from services.navigator.index import DocumentIndex
 from services.navigator.navigate import navigate
 from shared.adapters.embedded.store import EmbeddedRepository
 from shared.model.query import QuerySettings
+from shared.text import lexical
+from shared.text import question as question_module
+from treerag.engine import QueryEngine
 from treerag.evaluation.dataset import QAItem, load_dataset
 from treerag.evaluation.runner import (
     DocumentBundle,
@@ -38,7 +40,6 @@ from treerag.evaluation.runner import (
     evaluate,
     markdown_table,
 )
-from treerag.pipeline import QueryEngine
 
 logger = logging.getLogger("bench.eval_qa")
 

@@ -2,8 +2,8 @@
 without Kafka or MongoDB.
 
 Each fake keeps the contract its port documents (and the Mongo adapter implements): the query
-store answers a query once, an answer replaces a failure and a failure never replaces an
-answer; the ledger counts attempts per consumer group and message. They also record what a
+store (the one-process engine's) answers a query once, an answer replaces a failure and a
+failure never replaces an answer; the ledger counts attempts per consumer group and message. They also record what a
 test asks about: reads of the repository, events published, dead letters written.
 """
 
@@ -14,11 +14,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+from shared.adapters.memory.queries import InMemoryQueryStore
 from shared.model.documents import DocumentRecord, DocumentStatus, DocumentTree, IndexedDocument
-from shared.model.events import Event, QueryOutcome, StageTiming
-from shared.model.queries import QueryRecord, QueryStatus
+from shared.model.events import Event
 
 E = TypeVar("E", bound=Event)
+
+# The one-process engine's query store keeps the Mongo store's rules already: tests use it as is.
+FakeQueryStore = InMemoryQueryStore
 
 
 def _now() -> datetime:
@@ -110,46 +113,6 @@ class FakeRepository:
 
     async def close(self) -> None:
         return None
-
-
-class FakeQueryStore:
-    """Queries and their results, with the Mongo store's insert-once rule for results."""
-
-    def __init__(self) -> None:
-        self.pending: dict[str, QueryRecord] = {}
-        self.results: dict[str, QueryRecord] = {}
-
-    async def create(self, record: QueryRecord) -> bool:
-        if record.query_id in self.pending:
-            return False
-        self.pending[record.query_id] = record
-        return True
-
-    async def get(self, query_id: str) -> QueryRecord | None:
-        return self.results.get(query_id) or self.pending.get(query_id)
-
-    async def mark_answered(
-        self, query_id: str, outcome: QueryOutcome, timings: list[StageTiming], seed: QueryRecord
-    ) -> bool:
-        stored = self.results.get(query_id)
-        if stored is not None and stored.status != QueryStatus.FAILED:
-            return False
-        self.results[query_id] = seed.model_copy(
-            update={"query_id": query_id, "status": QueryStatus.ANSWERED, "outcome": outcome, "timings": timings,
-                    "reason": None, "failed_stage": None, "finished_at": _now()}
-        )
-        return True
-
-    async def mark_failed(
-        self, query_id: str, stage: str, reason: str, timings: list[StageTiming], seed: QueryRecord
-    ) -> bool:
-        if query_id in self.results:
-            return False
-        self.results[query_id] = seed.model_copy(
-            update={"query_id": query_id, "status": QueryStatus.FAILED, "reason": reason, "failed_stage": stage,
-                    "timings": timings, "finished_at": _now()}
-        )
-        return True
 
 
 class PublishFailed(ConnectionError):

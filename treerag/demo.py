@@ -17,7 +17,7 @@ from shared.model.query import QuerySettings
 from shared.model.tree import TreeNode, count_nodes
 from shared.settings import get_settings
 from treerag.commands.ask import render
-from treerag.pipeline import QueryEngine
+from treerag.engine import QueryEngine
 
 QUESTIONS = (
     "How do I run the test suite?",

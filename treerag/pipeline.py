@@ -1,15 +1,12 @@
-"""The query pipeline in one process: navigate -> compress -> verify, over a repository.
+"""Navigate -> compress -> verify over in-memory document indexes, as one function call.
 
-The bus services run the same three domain functions; `answer_from_indexes` is the single
-composition both this engine and the evaluation harness use, so they answer identically.
-With a model client the engine scores nodes (when `QuerySettings.llm_scoring`) and writes
-answers with it; with an `AnswerCache` a question asked before over the same document versions
-and settings is answered from the cache without navigating.
+The evaluation harness asks hundreds of questions of indexes it holds in memory: it calls the
+three stages' domain functions directly, the same functions their handlers call on the bus
+and in `treerag.engine.QueryEngine`. `AskResult` is what a one-process ask returns.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from typing import TYPE_CHECKING
@@ -18,13 +15,9 @@ from pydantic import BaseModel, Field
 
 from services.compressor.compress import compress
 from services.navigator.index import DocumentIndex
-from services.navigator.index_cache import IndexCache
 from services.navigator.navigate import navigate
 from services.verifier.answer import answer_question
-from shared.adapters.cache import AnswerCache
-from shared.adapters.logs import correlated, log_fields
-from shared.app.answer_key import EXTRACTIVE, query_answer_key
-from shared.model.documents import DocumentRecord
+from shared.app.answer_key import EXTRACTIVE
 from shared.model.query import (
     NavigationResult,
     QuerySettings,
@@ -32,10 +25,9 @@ from shared.model.query import (
     VerifiedAnswer,
 )
 from shared.ports.model_roles import AnswerGenerator, NodeScorer
-from shared.ports.repository import Repository
 
 if TYPE_CHECKING:
-    from shared.adapters.llm.client import LLMClient
+    pass
 
 logger = logging.getLogger(__name__)
 
@@ -102,112 +94,3 @@ def answer_from_indexes(
         warnings=navigation.warnings + answer.warnings,
         generator=answer.generator,
     )
-
-
-class QueryEngine:
-    """Answers questions over the documents of a repository, caching one index per tree version.
-
-    `llm`: a model client; answers are then written by it, and nodes scored by it for queries
-    whose settings ask for `llm_scoring`. `answer_cache`: answers are looked up before
-    navigating and stored after verifying (off by default, so every call computes).
-    """
-
-    def __init__(
-        self,
-        repository: Repository,
-        *,
-        llm: LLMClient | None = None,
-        answer_cache: AnswerCache | None = None,
-    ) -> None:
-        self.repository = repository
-        self.llm = llm
-        self.answer_cache = answer_cache
-        self.index_cache = IndexCache(repository)
-        self._scorer: NodeScorer | None = None
-        self._generator: AnswerGenerator | None = None
-        if llm is not None:
-            # Imported here: the offline engine never loads the model adapters.
-            from services.navigator.llm_scoring import LLMNodeScorer
-            from services.verifier.llm_answer import LLMAnswerGenerator
-
-            self._scorer = LLMNodeScorer(llm)
-            self._generator = LLMAnswerGenerator(llm)
-
-    async def records(self, doc_ids: list[str] | None) -> list[DocumentRecord]:
-        return await self.index_cache.records(doc_ids)
-
-    async def indexes(self, doc_ids: list[str] | None) -> list[DocumentIndex]:
-        return await self.index_cache.indexes(doc_ids)
-
-    async def ask(
-        self,
-        question: str,
-        doc_ids: list[str] | None,
-        settings: QuerySettings,
-        scorer: NodeScorer | None = None,
-        generator: AnswerGenerator | None = None,
-        *,
-        use_cache: bool = True,
-    ) -> AskResult:
-        """The verified answer. `scorer`/`generator` override the engine's model-backed ones;
-        `use_cache=False` skips the answer cache for this call (neither read nor written)."""
-        if not question.strip():
-            raise ValueError("the question is empty")
-        generator = generator or self._generator
-        if scorer is None and settings.llm_scoring:
-            scorer = self._scorer
-        started = time.perf_counter()
-        with correlated(query=question[:80]):
-            indexes = await self.indexes(doc_ids)
-            load_ms = _ms(started)
-            cache = self.answer_cache if use_cache else None
-            key = self._cache_key(question, indexes, settings, scorer, generator) if cache else None
-            if cache is not None and key is not None:
-                hit = await cache.get(key)
-                if hit is not None:
-                    result = _from_cache(hit, indexes, load_ms, _ms(started))
-                    if result is not None:
-                        logger.info("answered from the cache", extra=log_fields(generator=result.generator))
-                        return result
-            if scorer is None and generator is None:
-                result = answer_from_indexes(question, indexes, settings)
-            else:
-                # Model calls block for seconds: a worker thread keeps the event loop serving.
-                result = await asyncio.to_thread(answer_from_indexes, question, indexes, settings, scorer, generator)
-            result.timings.load_ms = load_ms
-            result.timings.total_ms = _ms(started)
-            if cache is not None and key is not None and not result.stats.scorer_fallbacks:
-                # An answer navigated with lexical fallbacks (the model failed) is not kept:
-                # the next ask should get the model's ranking.
-                await cache.put(key, result.model_dump(mode="json"))
-            logger.info(
-                "answered",
-                extra=log_fields(mode=result.mode, abstained=result.answer.abstained, generator=result.generator,
-                                 confidence=result.answer.confidence, total_ms=result.timings.total_ms),
-            )
-        return result
-
-    @staticmethod
-    def _cache_key(
-        question: str,
-        indexes: list[DocumentIndex],
-        settings: QuerySettings,
-        scorer: NodeScorer | None,
-        generator: AnswerGenerator | None,
-    ) -> str:
-        documents = [(ix.doc_id, ix.record.version) for ix in indexes]
-        return query_answer_key(question, documents, settings, generator, scorer)
-
-
-def _from_cache(value: dict, indexes: list[DocumentIndex], load_ms: float, total_ms: float) -> AskResult | None:
-    """A stored answer as this query's result; None when the entry cannot be read (then the
-    question is answered afresh). Entries written by the services lack timings and documents."""
-    payload = {**value, "timings": StageTimings(load_ms=load_ms, total_ms=total_ms).model_dump(),
-               "cached": True}
-    payload.setdefault("documents", [ix.doc_id for ix in indexes])
-    payload.setdefault("generator", (value.get("answer") or {}).get("generator", EXTRACTIVE))
-    try:
-        return AskResult.model_validate(payload)
-    except ValueError:
-        logger.warning("unreadable answer cache entry ignored")
-        return None

@@ -7,15 +7,16 @@ from services.navigator.index_cache import IndexCache
 from services.navigator.llm_scoring import LLMNodeScorer
 from shared.adapters.cache import AnswerCache
 from shared.adapters.llm import make_llm
-from shared.app.answer_key import generator_name
+from shared.app.answer_key import answering_name, generator_name
 from shared.stage import StagePorts
 
 
 async def build(ports: StagePorts) -> NavigatorHandlers:
     llm = make_llm(ports.settings)
+    scorer = LLMNodeScorer(llm) if llm else None
     return NavigatorHandlers(
         IndexCache(ports.repository), ports.bus, ports.queries,
-        scorer=LLMNodeScorer(llm) if llm else None,
+        scorer=scorer,
         cache=AnswerCache(ports.repository),
-        generator=generator_name(llm),
+        answered_by=answering_name(generator_name(llm), scorer),
     )

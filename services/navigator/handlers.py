@@ -43,7 +43,7 @@ class NavigatorHandlers:
         queries: QueryStore,
         scorer: NodeScorer | None = None,
         cache: AnswerCache | None = None,
-        generator: str = EXTRACTIVE,
+        answered_by: str = EXTRACTIVE,
     ) -> None:
         self.indexes = indexes
         self.bus = bus
@@ -51,7 +51,7 @@ class NavigatorHandlers:
         self.done = RecentKeys()
         self.scorer = scorer
         self.cache = cache
-        self.generator = generator
+        self.answered_by = answered_by  # the answer-cache key names what answers
 
     async def on_tree_built(self, event: TreeBuilt, delivery: Delivery) -> None:
         """A new or rebuilt tree: build its index now, before a query waits for it."""
@@ -98,7 +98,7 @@ class NavigatorHandlers:
         from the cache: straight to `answer.verified`, skipping the other stages."""
         if self.cache is None:
             return False
-        key = query_answer_key(event.question, documents, event.settings, self.generator)
+        key = query_answer_key(event.question, documents, event.settings, self.answered_by)
         cached = await self.cache.get(key)
         if cached is None:
             return False

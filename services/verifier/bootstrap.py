@@ -12,9 +12,10 @@ from shared.stage import StagePorts
 
 async def build(ports: StagePorts) -> VerifierHandlers:
     llm = make_llm(ports.settings)
+    # The navigator scores with the same model: the key names it once.
     return VerifierHandlers(
         ports.repository, ports.bus, ports.queries,
         generator=LLMAnswerGenerator(llm) if llm else None,
         cache=AnswerCache(ports.repository),
-        generator_name=generator_name(llm),
+        answered_by=generator_name(llm),
     )

@@ -64,7 +64,7 @@ class VerifierHandlers:
         queries: QueryStore,
         generator: AnswerGenerator | None = None,
         cache: AnswerCache | None = None,
-        generator_name: str = EXTRACTIVE,
+        answered_by: str = EXTRACTIVE,
     ) -> None:
         self.repo = repo
         self.bus = bus
@@ -73,7 +73,7 @@ class VerifierHandlers:
         self.pages = PageTexts(repo)
         self.generator = generator
         self.cache = cache
-        self.generator_name = generator_name
+        self.answered_by = answered_by  # the answer-cache key names what answers
 
     async def _page_texts(self, event: ContextCompressed) -> dict[tuple[str, int], str]:
         """Full text of every page the context cites, so sentences are checked against the page."""
@@ -116,8 +116,10 @@ class VerifierHandlers:
             ANSWER_CONFIDENCE.observe(answer.confidence)
             if answer.abstained:
                 ABSTENTIONS.inc()
-            if self.cache is not None and event.documents:
-                key = query_answer_key(event.question, event.documents, event.settings, self.generator_name)
+            # An answer navigated with lexical fallbacks (the model failed) is not kept: the
+            # next ask should get the model's ranking.
+            if self.cache is not None and event.documents and not navigation.stats.scorer_fallbacks:
+                key = query_answer_key(event.question, event.documents, event.settings, self.answered_by)
                 cache_put = self.cache.put(key, outcome.model_dump(mode="json"))
         else:
             # An earlier delivery stored an answer but died before publishing: publish that one.

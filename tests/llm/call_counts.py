@@ -23,7 +23,8 @@ from shared.adapters.llm.client import BaseLLMClient
 from shared.model.documents import IndexedDocument
 from shared.model.query import QuerySettings
 from shared.model.tree import count_nodes
-from treerag.pipeline import QueryEngine, answer_from_indexes
+from treerag.engine import QueryEngine
+from treerag.pipeline import answer_from_indexes
 
 from .conftest import make_client
 from .fake_provider import FakeProvider

@@ -12,7 +12,7 @@ from shared.adapters.embedded.store import EmbeddedRepository
 from shared.model.query import QuerySettings
 from tests.query.documents import software_guide_pdf
 from treerag.cli import main
-from treerag.pipeline import QueryEngine
+from treerag.engine import QueryEngine
 
 
 async def test_engine_answers_with_page_citation(guide_store: EmbeddedRepository) -> None:
