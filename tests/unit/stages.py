@@ -11,8 +11,8 @@ from services.navigator.index_cache import IndexCache
 from services.verifier.handlers import VerifierHandlers
 from shared.adapters.cache import AnswerCache
 from shared.model.clock import utc_now
-from shared.model.delivery import Delivery
-from shared.model.events import QueryReceived, StageTiming
+from shared.model.delivery import Delivery, Failure
+from shared.model.events import QueryEvent, QueryReceived, StageTiming
 from shared.model.query import QuerySettings
 from tests.fakes import FakeQueryStore, FakeRepository, RecordingPublisher
 
@@ -21,6 +21,12 @@ GATEWAY_TIMING = StageTiming(stage="gateway", queued_ms=0.0, processing_ms=1.5)
 
 def delivery(stage: str, topic: str, offset: int = 0, attempt: int = 1) -> Delivery:
     return Delivery(stage=stage, topic=topic, partition=0, offset=offset, attempt=attempt, queued_ms=3.0)
+
+
+def failure(event: QueryEvent, stage: str, error_type: str, reason: str, attempts: int = 3) -> Failure:
+    """What the delivery layer tells a stage's give-up hook about a message it ended."""
+    return Failure(stage, event.TOPIC, event.query_id, error_type, reason, attempts, tenant=event.tenant,
+                   deadline=event.deadline, timings=tuple(event.timings))
 
 
 def question(text: str, query_id: str = "q1", doc_ids: list[str] | None = None) -> QueryReceived:

@@ -7,7 +7,7 @@ import hashlib
 import pytest
 
 from services.indexer.handlers import IndexerHandlers
-from shared.model.delivery import Delivery, PermanentError
+from shared.model.delivery import Delivery, Failure, PermanentError
 from shared.model.documents import DocumentRecord, DocumentStatus
 from shared.model.events import DocumentFailed, DocumentUploaded, TreeBuilt
 from tests.fakes import FakeLedger, FakeRepository, PublishFailed, RecordingPublisher
@@ -29,6 +29,12 @@ class Indexer:
             await self.repository.put_document(DocumentRecord(doc_id=doc_id, file_name=file_name, tenant="acme"))
         return DocumentUploaded(doc_id=doc_id, file_name=file_name, size_bytes=len(data), pdf_ref=f"gridfs:{doc_id}",
                                 tenant="acme", rebuild=rebuild)
+
+    @staticmethod
+    def failure(event: DocumentUploaded, error_type: str, reason: str, decoded: bool = True) -> Failure:
+        """What the delivery layer tells the give-up hook about an upload message it ended."""
+        return Failure("indexer", event.TOPIC, event.doc_id, error_type, reason, 3, tenant=event.tenant,
+                       decoded=decoded)
 
     async def handle(self, event: DocumentUploaded, offset: int = 0) -> None:
         await self.handlers.on_uploaded(event, Delivery("indexer", "document.uploaded", 0, offset, 1, 0.0))
@@ -132,7 +138,7 @@ async def test_give_up_marks_the_document_failed_and_publishes_document_failed(
     indexer = Indexer()
     event = await indexer.upload(manual[0])
 
-    await indexer.handlers.give_up(event, "ProcessDied", "the indexer process stopped 3 times")
+    await indexer.handlers.give_up(indexer.failure(event, "ProcessDied", "the indexer process stopped 3 times"))
 
     record = indexer.repository.documents[event.doc_id]
     assert record.status == DocumentStatus.FAILED
@@ -146,8 +152,23 @@ async def test_give_up_without_a_record_creates_a_failed_one() -> None:
     indexer = Indexer()
     event = DocumentUploaded(doc_id="e" * 16, file_name="lost.pdf", size_bytes=10, pdf_ref="gridfs:x", tenant="acme")
 
-    await indexer.handlers.give_up(event, "PermanentError", "the PDF bytes are not stored")
+    await indexer.handlers.give_up(indexer.failure(event, "PermanentError", "the PDF bytes are not stored"))
 
     record = indexer.repository.documents[event.doc_id]
-    assert (record.status, record.file_name, record.tenant) == (DocumentStatus.FAILED, "lost.pdf", "acme")
+    assert (record.status, record.tenant) == (DocumentStatus.FAILED, "acme")
+    assert record.reason is not None and "not stored" in record.reason
     assert indexer.bus.topics == ["document.failed"]
+
+
+async def test_an_unreadable_upload_message_marks_no_document_failed(
+    manual: tuple[bytes, list[ExpectedHeading]],
+) -> None:
+    indexer = Indexer()
+    event = await indexer.upload(manual[0])
+    await indexer.handle(event)
+
+    # The Kafka key of a message that did not validate names a document only by claim.
+    await indexer.handlers.give_up(indexer.failure(event, "ValidationError", "not a valid upload", decoded=False))
+
+    assert indexer.repository.documents[event.doc_id].status == DocumentStatus.READY
+    assert indexer.bus.topics == ["tree.built"]

@@ -12,7 +12,7 @@ from shared.model.events import (
 )
 from shared.model.queries import QueryStatus
 from tests.query.documents import indexed, kitchen_guide, plant_manual
-from tests.unit.stages import GATEWAY_TIMING, QueryStages, delivery, question
+from tests.unit.stages import GATEWAY_TIMING, QueryStages, delivery, failure, question
 
 PUMP = "How often must the coolant pump be serviced?"
 PLANT = plant_manual()
@@ -86,7 +86,7 @@ async def test_a_query_over_no_documents_fails_with_a_reason_the_client_can_read
     assert failed.stage == "navigator" and "no indexed document" in failed.reason
     stored = await stages.queries.get("q1")
     assert stored is not None and stored.status == QueryStatus.FAILED
-    assert stored.reason == failed.reason and stored.question == PUMP and stored.tenant == "acme"
+    assert stored.reason == failed.reason and stored.tenant == "acme"
 
 
 async def test_a_query_naming_an_unknown_document_fails_naming_it() -> None:
@@ -178,7 +178,7 @@ async def test_navigator_give_up_stores_the_failure_and_publishes_query_failed()
     stages = await stages_with()
     event = question(PUMP)
 
-    await stages.navigator.give_up(event, "TimeoutError", "scoring timed out")
+    await stages.navigator.give_up(failure(event, "navigator", "TimeoutError", "scoring timed out"))
 
     [failed] = stages.bus.events
     assert isinstance(failed, QueryFailed)
@@ -224,11 +224,11 @@ async def test_compressor_give_up_stores_the_failure_and_publishes_query_failed(
     await navigate(stages, question(PUMP))
     selected = stages.bus.of_type(NodesSelected)[0]
 
-    await stages.compressor.give_up(selected, "MemoryError", "context too large")
+    await stages.compressor.give_up(failure(selected, "compressor", "MemoryError", "context too large"))
 
     [failed] = stages.bus.of_type(QueryFailed)
     assert failed.stage == "compressor" and failed.reason == "context too large"
-    assert failed.documents == selected.documents
+    assert failed.deadline == selected.deadline and failed.timings == selected.timings
     stored = await stages.queries.get("q1")
     assert stored is not None and stored.status == QueryStatus.FAILED and stored.failed_stage == "compressor"
 
@@ -297,7 +297,7 @@ async def test_verifier_give_up_stores_the_failure_and_a_later_answer_replaces_i
     await stages.compressor.on_nodes_selected(stages.bus.of_type(NodesSelected)[0], delivery("compressor", "nodes.selected"))
     compressed = stages.bus.of_type(ContextCompressed)[0]
 
-    await stages.verifier.give_up(compressed, "RuntimeError", "page store unavailable")
+    await stages.verifier.give_up(failure(compressed, "verifier", "RuntimeError", "page store unavailable"))
     [failed] = stages.bus.of_type(QueryFailed)
     assert failed.stage == "verifier" and failed.reason == "page store unavailable"
     assert (await stages.queries.get("q1")).status == QueryStatus.FAILED  # type: ignore[union-attr]
@@ -314,11 +314,13 @@ async def test_a_failure_never_replaces_an_answer() -> None:
     stages = await stages_with()
     verified = await ask(stages, question(PUMP))
 
-    await stages.verifier.give_up(stages.bus.of_type(ContextCompressed)[0], "RuntimeError", "late failure")
+    compressed = stages.bus.of_type(ContextCompressed)[0]
+    await stages.verifier.give_up(failure(compressed, "verifier", "RuntimeError", "late failure"))
 
     stored = await stages.queries.get("q1")
     assert stored is not None and stored.status == QueryStatus.ANSWERED
     assert stored.outcome == verified.outcome
+    assert not stages.bus.of_type(QueryFailed)  # a query fails once, and this one was answered
 
 
 async def test_verifier_reads_a_documents_pages_once_per_version() -> None:
