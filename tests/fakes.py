@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from shared.adapters.memory.queries import InMemoryQueryStore
 from shared.model.documents import DocumentRecord, DocumentStatus, DocumentTree, IndexedDocument
-from shared.model.events import Event
+from shared.model.events import DeadLetter, Event
 
 E = TypeVar("E", bound=Event)
 
@@ -139,6 +139,10 @@ class RecordingPublisher:
 
     async def publish_raw(self, topic: str, payload: bytes, key: str | None) -> None:
         self.raw.append((topic, payload, key))
+
+    def letters(self) -> list[DeadLetter]:
+        """The dead letters written, in order."""
+        return [DeadLetter.model_validate_json(payload) for _, payload, _ in self.raw]
 
     def of_type(self, event_type: type[E]) -> list[E]:
         return [e for e in self.events if isinstance(e, event_type)]

@@ -31,10 +31,9 @@ class Indexer:
                                 tenant="acme", rebuild=rebuild)
 
     @staticmethod
-    def failure(event: DocumentUploaded, error_type: str, reason: str, decoded: bool = True) -> Failure:
+    def failure(event: DocumentUploaded, error_type: str, reason: str) -> Failure:
         """What the delivery layer tells the give-up hook about an upload message it ended."""
-        return Failure("indexer", event.TOPIC, event.doc_id, error_type, reason, 3, tenant=event.tenant,
-                       decoded=decoded)
+        return Failure("indexer", event.TOPIC, event.doc_id, error_type, reason, 3, tenant=event.tenant)
 
     async def handle(self, event: DocumentUploaded, offset: int = 0) -> None:
         await self.handlers.on_uploaded(event, Delivery("indexer", "document.uploaded", 0, offset, 1, 0.0))
@@ -158,17 +157,3 @@ async def test_give_up_without_a_record_creates_a_failed_one() -> None:
     assert (record.status, record.tenant) == (DocumentStatus.FAILED, "acme")
     assert record.reason is not None and "not stored" in record.reason
     assert indexer.bus.topics == ["document.failed"]
-
-
-async def test_an_unreadable_upload_message_marks_no_document_failed(
-    manual: tuple[bytes, list[ExpectedHeading]],
-) -> None:
-    indexer = Indexer()
-    event = await indexer.upload(manual[0])
-    await indexer.handle(event)
-
-    # The Kafka key of a message that did not validate names a document only by claim.
-    await indexer.handlers.give_up(indexer.failure(event, "ValidationError", "not a valid upload", decoded=False))
-
-    assert indexer.repository.documents[event.doc_id].status == DocumentStatus.READY
-    assert indexer.bus.topics == ["tree.built"]
