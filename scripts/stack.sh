@@ -105,6 +105,17 @@ start_prometheus() {
     >>"$LOGS/prometheus.log" 2>&1 </dev/null &
   echo $! >"$pidfile"
   log "started prometheus (pid $!, http://127.0.0.1:$PPORT, log $LOGS/prometheus.log)"
+  local i
+  for ((i = 0; i < 50; i++)); do
+    pid_alive "$pidfile" prometheus >/dev/null || break
+    # Still alive a moment after the port answers: the port is its own, not another server's.
+    port_open "$PPORT" && sleep 1 && pid_alive "$pidfile" prometheus >/dev/null && return 0
+    sleep 0.2
+  done
+  tail -n 5 "$LOGS/prometheus.log" >&2 || true
+  # Optional: the services run without it. A taken port is the usual cause (another Prometheus,
+  # e.g. the Debian package's own service): TREERAG_PROMETHEUS_PORT picks another.
+  log "WARNING: prometheus did not start on 127.0.0.1:$PPORT (log above); set TREERAG_PROMETHEUS_PORT to a free port"
 }
 
 cmd_up() {
