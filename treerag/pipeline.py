@@ -14,6 +14,7 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
+import numpy as np
 from pydantic import BaseModel, Field
 
 from services.compressor.compress import compress
@@ -24,7 +25,7 @@ from services.verifier.cache_key import EXTRACTIVE, query_answer_key
 from shared.cache import AnswerCache
 from shared.documents import DocumentRecord, DocumentStatus
 from shared.logs import correlated, log_fields
-from shared.ports import AnswerGenerator, NodeScorer
+from shared.ports import AnswerGenerator, Embedder, NodeScorer
 from shared.query import NavigationResult, QuerySettings, TraversalStats, VerifiedAnswer
 from shared.store.base import Repository
 
@@ -108,6 +109,8 @@ class QueryEngine:
     `llm`: a model client; answers are then written by it, and nodes scored by it for queries
     whose settings ask for `llm_scoring`. `answer_cache`: answers are looked up before
     navigating and stored after verifying (off by default, so every call computes).
+    `embedder`: the model the documents' vectors were computed with; each index then carries
+    them (`DocumentIndex.dense`) and `question_vector` embeds questions for them.
     """
 
     def __init__(
@@ -116,8 +119,10 @@ class QueryEngine:
         *,
         llm: LLMClient | None = None,
         answer_cache: AnswerCache | None = None,
+        embedder: Embedder | None = None,
     ) -> None:
         self.repository = repository
+        self.embedder = embedder
         self.llm = llm
         self.answer_cache = answer_cache
         self._indexes: dict[tuple[str, int], DocumentIndex] = {}
@@ -140,12 +145,23 @@ class QueryEngine:
         if tree is None:
             raise NoDocumentsError(f"document {record.doc_id} ({record.file_name}) has no tree; re-index it")
         pages = await self.repository.get_pages(record.doc_id)
-        index = DocumentIndex.build(record, tree, pages)
+        embeddings = await self.repository.get_embeddings(record.doc_id) if self.embedder is not None else None
+        if embeddings is not None and self.embedder is not None and embeddings.model != self.embedder.name:
+            logger.warning(
+                "stored vectors come from another model; ignored (re-index to use them)",
+                extra=log_fields(doc_id=record.doc_id, stored=embeddings.model, configured=self.embedder.name),
+            )
+            embeddings = None
+        index = DocumentIndex.build(record, tree, pages, embeddings=embeddings)
         # Older versions of the same document are stale once a newer tree is indexed.
         for stale in [k for k in self._indexes if k[0] == record.doc_id]:
             del self._indexes[stale]
         self._indexes[key] = index
         return index
+
+    def question_vector(self, question: str) -> np.ndarray | None:
+        """The question's unit vector for `DocumentIndex.dense_*_scores`; None without an embedder."""
+        return self.embedder.embed([question])[0] if self.embedder is not None else None
 
     async def records(self, doc_ids: list[str] | None) -> list[DocumentRecord]:
         if doc_ids:

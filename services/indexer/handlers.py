@@ -20,6 +20,7 @@ from shared.documents import DocumentRecord, DocumentStatus, IndexedDocument
 from shared.events import DocumentFailed, DocumentUploaded, TreeBuilt
 from shared.logs import log_fields
 from shared.metrics import DOCUMENTS, PAGES_INDEXED, TREE_BUILD_SECONDS
+from shared.ports import Embedder
 from shared.store.mongo import MongoRepository
 from shared.tree import count_nodes
 
@@ -52,6 +53,7 @@ class IndexerHandlers:
         max_pages: int,
         llm: object | None = None,
         page_delay_s: float = 0.0,
+        embedder: Embedder | None = None,
     ) -> None:
         self.repo = repo
         self.bus = bus
@@ -59,6 +61,7 @@ class IndexerHandlers:
         self.max_pages = max_pages
         self.llm = llm
         self.page_delay_s = page_delay_s
+        self.embedder = embedder
 
     def _progress(self) -> Callable[[int], None] | None:
         if self.page_delay_s <= 0:
@@ -90,7 +93,9 @@ class IndexerHandlers:
         options = IndexOptions(**{"max_pages": self.max_pages, **event.index_options})
         try:
             # Extraction and tree building are CPU work: a worker thread keeps heartbeats going.
-            indexed = await asyncio.to_thread(index_pdf, data, event.file_name, options, self.llm, self._progress())
+            indexed = await asyncio.to_thread(
+                index_pdf, data, event.file_name, options, self.llm, self._progress(), self.embedder
+            )
         except PdfError as exc:
             await self._fail(event, str(exc), type(exc).__name__)
             await self.ledger.mark_done(STAGE, event.event_id)

@@ -7,6 +7,7 @@ from services.indexer.settings import IndexerSettings
 from shared.bus.delivery import Delivery
 from shared.bus.runtime import StageRuntime
 from shared.events import DocumentUploaded
+from shared.embeddings import make_embedder
 from shared.llm import make_llm
 
 
@@ -22,6 +23,7 @@ async def wire() -> None:
         max_pages=runtime.settings.max_pages,
         llm=make_llm(runtime.settings),
         page_delay_s=indexer_settings.page_delay_ms / 1000,
+        embedder=make_embedder(runtime.settings),
     )
 
 

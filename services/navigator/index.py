@@ -11,9 +11,10 @@ from functools import cached_property
 
 import numpy as np
 
+from services.navigator.dense import DenseVectors
 from services.navigator.lexical import BM25Index, terms
 from services.navigator.names import WordGroup
-from shared.documents import DocumentRecord, DocumentTree
+from shared.documents import DocumentEmbeddings, DocumentRecord, DocumentTree
 from shared.textnorm import normalize, title_key
 from shared.tree import TreeNode
 
@@ -90,6 +91,8 @@ class DocumentIndex:
     page_to_deepest: np.ndarray  # 0-based page -> index of the deepest node covering it, or -1
     has_summaries: bool
     by_id: dict[str, int] = field(default_factory=dict)
+    # Stored page and node vectors, when the document was indexed with embeddings on.
+    dense: DenseVectors | None = None
     # Resolved cross-references by reference; a tree never changes under its index.
     reference_cache: dict = field(default_factory=dict, repr=False)
     # Structures other query modules derive from this index once (e.g. per-page term sets).
@@ -209,6 +212,16 @@ class DocumentIndex:
             cached = self._idf_by_entry[term] = np.array([f.idf(term) for f in self.bm25_fields])[number]
         return cached
 
+    def dense_page_scores(self, question_vector: np.ndarray) -> np.ndarray | None:
+        """Cosine of the question with every page (index 0 = physical page 1); None when the
+        document has no vectors or they come from a model of another dimension."""
+        return self.dense.similarities(self.dense.pages, question_vector) if self.dense else None
+
+    def dense_node_scores(self, question_vector: np.ndarray) -> np.ndarray | None:
+        """Cosine of the question with every node's title + summary, in `nodes` order (0 for a
+        node without a vector); None as for `dense_page_scores`."""
+        return self.dense.similarities(self.dense.nodes, question_vector) if self.dense else None
+
     def page_text(self, number: int) -> str | None:
         return self.pages[number - 1] if 1 <= number <= len(self.pages) else None
 
@@ -220,10 +233,16 @@ class DocumentIndex:
 
     @classmethod
     def build(
-        cls, record: DocumentRecord, tree: DocumentTree, pages: list[str], precompute: bool = True
+        cls,
+        record: DocumentRecord,
+        tree: DocumentTree,
+        pages: list[str],
+        precompute: bool = True,
+        embeddings: DocumentEmbeddings | None = None,
     ) -> DocumentIndex:
         """Index one tree version. `precompute` also splits every page into sentence windows
-        now, so that queries never pay for it (a cached index answers in milliseconds)."""
+        now, so that queries never pay for it (a cached index answers in milliseconds).
+        `embeddings`: the document's stored vectors, exposed as `dense`."""
         nodes: list[FlatNode] = []
         roots: list[int] = []
 
@@ -264,6 +283,7 @@ class DocumentIndex:
             page_to_deepest=page_to_deepest,
             has_summaries=any(summaries),
             by_id={f.node.id: f.index for f in nodes},
+            dense=DenseVectors.aligned(embeddings, [f.node.id for f in nodes], len(pages)) if embeddings else None,
         )
         if precompute:
             from services.navigator.evidence import page_fields  # evidence builds on this module

@@ -7,6 +7,7 @@ from services.verifier.cache_key import generator_name
 from shared.bus.delivery import Delivery
 from shared.bus.runtime import StageRuntime
 from shared.cache import AnswerCache
+from shared.embeddings import make_embedder
 from shared.events import QueryReceived
 from shared.llm import make_llm
 from treerag.pipeline import QueryEngine
@@ -21,7 +22,7 @@ async def wire() -> None:
 
     llm = make_llm(runtime.settings)
     handlers = NavigatorHandlers(
-        QueryEngine(runtime.repo), runtime.bus, runtime.queries,
+        QueryEngine(runtime.repo, embedder=make_embedder(runtime.settings)), runtime.bus, runtime.queries,
         scorer=LLMNodeScorer(llm) if llm else None,
         cache=AnswerCache(runtime.repo),
         generator=generator_name(llm),

@@ -12,6 +12,7 @@ from tqdm import tqdm
 
 from services.indexer.errors import PdfError
 from services.indexer.pipeline import IndexOptions, content_id, index_pdf
+from shared.embeddings import EmbeddingsConfigError, make_embedder
 from shared.llm.client import BaseLLMClient
 from shared.llm.errors import LLMConfigError
 from shared.settings import get_settings
@@ -75,6 +76,11 @@ async def _index_all(args: argparse.Namespace) -> int:
     except ModelRequiredError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    try:
+        embedder = make_embedder()
+    except EmbeddingsConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     repo = EmbeddedRepository(args.store)
     options = IndexOptions(builder=args.builder, max_pages=args.max_pages, domain=args.domain)
     failed = 0
@@ -100,7 +106,7 @@ async def _index_all(args: argparse.Namespace) -> int:
             continue
         pages_bar = tqdm(desc=name[:30], unit="page", file=sys.stderr, disable=quiet, leave=False, position=1)
         try:
-            indexed = index_pdf(data, name, options, llm=llm, progress=pages_bar.update)
+            indexed = index_pdf(data, name, options, llm=llm, progress=pages_bar.update, embedder=embedder)
         except PdfError as exc:
             pages_bar.close()
             print(f"error: {path}: {exc}", file=sys.stderr)
