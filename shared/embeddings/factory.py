@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 import time
+from functools import lru_cache
+from pathlib import Path
 
 from shared.logs import log_fields
 from shared.ports import Embedder
@@ -14,26 +16,30 @@ logger = logging.getLogger(__name__)
 
 def make_embedder(settings: Settings | None = None) -> Embedder | None:
     """None when embeddings are off. Raises `EmbeddingsConfigError` (saying what to install or
-    set) when the chosen backend cannot load. Backends are imported only when chosen."""
+    set) when the chosen backend cannot load. Backends are imported only when chosen, and each
+    configuration is loaded once per process (a model is read-only once loaded)."""
     settings = settings or get_settings()
-    started = time.perf_counter()
-    embedder: Embedder
     if settings.embeddings == "off":
         return None
-    if settings.embeddings == "wordllama":
+    return _load(settings.embeddings, settings.embeddings_model, settings.embeddings_path, settings.embeddings_cache)
+
+
+@lru_cache(maxsize=4)
+def _load(backend: str, model: str | None, path: Path | None, cache: Path | None) -> Embedder:
+    started = time.perf_counter()
+    embedder: Embedder
+    if backend == "wordllama":
         from shared.embeddings.wordllama_backend import WordLlamaEmbedder
 
         embedder = WordLlamaEmbedder()
-    elif settings.embeddings == "fastembed":
+    elif backend == "fastembed":
         from shared.embeddings.fastembed_backend import FastEmbedEmbedder
 
-        embedder = FastEmbedEmbedder(settings.embeddings_model, settings.embeddings_path, settings.embeddings_cache)
+        embedder = FastEmbedEmbedder(model, path, cache)
     else:
         from shared.embeddings.sentence_transformers_backend import SentenceTransformerEmbedder
 
-        embedder = SentenceTransformerEmbedder(
-            settings.embeddings_model, settings.embeddings_path, settings.embeddings_cache
-        )
+        embedder = SentenceTransformerEmbedder(model, path, cache)
     logger.info("embedder loaded", extra=log_fields(model=embedder.name, dimension=embedder.dimension,
                                                    seconds=round(time.perf_counter() - started, 3)))
     return embedder

@@ -53,10 +53,11 @@ class FastEmbedEmbedder:
             if not folder.is_dir():
                 raise EmbeddingsConfigError(f"TREERAG_EMBEDDINGS_PATH={folder} is not a folder")
             model_name = f"local/{folder.resolve().name}"
+            model_file, dimension = _model_file(folder), _hidden_size(folder)
             if not any(m["model"].lower() == model_name.lower() for m in TextEmbedding.list_supported_models()):
                 TextEmbedding.add_custom_model(
                     model=model_name, pooling=PoolingType.MEAN, normalization=True,
-                    sources=ModelSource(hf=model_name), dim=_hidden_size(folder), model_file=_model_file(folder),
+                    sources=ModelSource(hf=model_name), dim=dimension, model_file=model_file,
                 )
             options["specific_model_path"] = str(folder)
             options["local_files_only"] = True
