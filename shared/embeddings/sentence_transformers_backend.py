@@ -36,7 +36,7 @@ class SentenceTransformerEmbedder:
             )
         except (OSError, ValueError) as exc:
             raise EmbeddingsConfigError(f"sentence-transformers cannot load {source!r}: {exc}") from exc
-        dimension = self._model.get_sentence_embedding_dimension()
+        dimension = self._model.get_embedding_dimension()
         if dimension is None:
             raise EmbeddingsConfigError(f"{source!r} does not declare its embedding dimension")
         self.dimension = int(dimension)

@@ -66,7 +66,7 @@ def onnx_model_folder(folder: Path, table: np.ndarray) -> Path:
 def sentence_transformers_folder(folder: Path, table: np.ndarray) -> Path:
     """A sentence-transformers model (static token embeddings, mean-pooled) saved to `folder`."""
     from sentence_transformers import SentenceTransformer
-    from sentence_transformers.models import StaticEmbedding
+    from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 
     module = StaticEmbedding(word_tokenizer(), embedding_weights=table)
     SentenceTransformer(modules=[module], device="cpu").save(str(folder))
