@@ -7,11 +7,12 @@ STORE  ?= data
 PDFS   ?=
 export TREERAG_CACHE ?= $(HOME)/.cache/treerag
 
-.PHONY: help venv samples demo test test-unit infra up down bench clean
+.PHONY: help venv samples demo test test-unit lint-imports infra up down bench clean
 
 help:
 	@echo "make demo   - set up, index the sample PDFs (and PDFS=...), print trees, answer questions"
-	@echo "make test   - set up venv, Kafka and FerretDB, run the whole suite"
+	@echo "make test   - set up venv, Kafka and FerretDB, check the import contracts, run the whole suite"
+	@echo "make test-unit - the import contracts and every test that needs no Kafka or FerretDB (no Java, no Go)"
 	@echo "make up     - run Kafka, FerretDB and every service as local processes; make down stops them"
 	@echo "make bench  - run the benchmarks (needs ../shared/data)"
 
@@ -34,10 +35,13 @@ infra: $(STAMP)
 	PYTHON=$(abspath $(BIN)/python) scripts/infra/kafka.sh fetch
 	PYTHON=$(abspath $(BIN)/python) scripts/infra/ferretdb.sh build
 
-test: infra
+lint-imports: $(STAMP)
+	$(BIN)/lint-imports --no-cache
+
+test: infra lint-imports
 	$(BIN)/python -m pytest -q -ra
 
-test-unit: $(STAMP)
+test-unit: lint-imports
 	$(BIN)/python -m pytest -q -ra -m "not integration"
 
 up: infra

@@ -15,8 +15,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import configure_bench_logging, run_in_store, shared_data, write_result
-from shared.store.embedded import EmbeddedRepository
+from bench.common import (
+    configure_bench_logging,
+    run_in_store,
+    shared_data,
+    write_result,
+)
+from shared.adapters.embedded.store import EmbeddedRepository
 from treerag.evaluation.abstention import off_topic_abstention
 from treerag.evaluation.dataset import load_dataset
 from treerag.evaluation.runner import ensure_indexed

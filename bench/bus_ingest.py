@@ -23,7 +23,13 @@ from typing import Any
 import httpx
 import pypdfium2
 
-from bench.common import REPO, MachineCpu, configure_bench_logging, shared_data, write_result
+from bench.common import (
+    REPO,
+    MachineCpu,
+    configure_bench_logging,
+    shared_data,
+    write_result,
+)
 from bench.stack import BusStack, cpu_delta
 
 logger = logging.getLogger("bench.ingest")

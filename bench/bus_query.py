@@ -21,7 +21,13 @@ from typing import Any
 
 import httpx
 
-from bench.common import MachineCpu, configure_bench_logging, latency_summary, shared_data, write_result
+from bench.common import (
+    MachineCpu,
+    configure_bench_logging,
+    latency_summary,
+    shared_data,
+    write_result,
+)
 from bench.stack import BusStack, cpu_delta
 
 logger = logging.getLogger("bench.query")
@@ -58,9 +64,9 @@ class Distinct:
 async def one_process_floor(store: Path, items: list[dict[str, Any]], passes: int = 2) -> dict[str, Any]:
     """The same questions through `QueryEngine.ask` in this process: one warm-up pass (index
     loading), then `passes` timed passes."""
-    from shared.query import QuerySettings
-    from shared.store.embedded import EmbeddedRepository
-    from treerag.pipeline import QueryEngine
+    from shared.adapters.embedded.store import EmbeddedRepository
+    from shared.model.query import QuerySettings
+    from treerag.engine import QueryEngine
 
     engine = QueryEngine(EmbeddedRepository(store))
     seconds: list[float] = []

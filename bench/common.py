@@ -129,7 +129,7 @@ def write_result(name: str, result: dict[str, Any]) -> dict[str, Any]:
 
 
 def configure_bench_logging() -> None:
-    from shared.logs import configure_logging
+    from shared.adapters.logs import configure_logging
 
     configure_logging(os.environ.get("TREERAG_BENCH_LOG_LEVEL", "INFO"))
     # One line per HTTP request of the load generator would bury the results.

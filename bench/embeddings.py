@@ -31,8 +31,8 @@ import numpy as np
 
 from bench.common import configure_bench_logging, shared_data, write_result
 from services.indexer.extract import extract_content, open_document
-from services.navigator.lexical import BM25Index, terms
-from shared.ports import Embedder
+from shared.text.lexical import BM25Index, terms
+from shared.ports.model_roles import Embedder
 
 SETS = ("r-manuals-dev", "mmlongbench-dev", "financebench-dev")
 MINILM_MAX_PAGES = 1500

@@ -29,11 +29,16 @@ from services.navigator import navigate as navigate_module
 from services.navigator import question as question_module
 from services.navigator.index import DocumentIndex
 from services.navigator.navigate import navigate
-from shared.query import QuerySettings
-from shared.store.embedded import EmbeddedRepository
+from shared.adapters.embedded.store import EmbeddedRepository
+from shared.model.query import QuerySettings
+from treerag.engine import QueryEngine
 from treerag.evaluation.dataset import QAItem, load_dataset
-from treerag.evaluation.runner import DocumentBundle, ensure_indexed, evaluate, markdown_table
-from treerag.pipeline import QueryEngine
+from treerag.evaluation.runner import (
+    DocumentBundle,
+    ensure_indexed,
+    evaluate,
+    markdown_table,
+)
 
 logger = logging.getLogger("bench.eval_qa")
 

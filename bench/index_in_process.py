@@ -13,7 +13,7 @@ from pathlib import Path
 
 async def index_files(store: Path, files: list[Path]) -> None:
     from services.indexer.pipeline import index_pdf
-    from shared.store.embedded import EmbeddedRepository
+    from shared.adapters.embedded.store import EmbeddedRepository
 
     repository = EmbeddedRepository(store)
     for path in files:

@@ -1,5 +1,5 @@
 """Peer test: TreeRAG's own benchmarks (medical, Korean, 42 questions; govreport, 40) on TreeRAG's
-own trees, imported through shared.interop. There are no PDFs, so no page text: nodes are
+own trees, imported through shared.model.interop. There are no PDFs, so no page text: nodes are
 scored on their titles and summaries only. BM25 over the same nodes runs in the same pass.
 
     python -m bench.peer
@@ -19,16 +19,22 @@ from typing import Any
 
 import numpy as np
 
-from bench.common import RESULTS, configure_bench_logging, latency_summary, shared_data, write_result
+from bench.common import (
+    RESULTS,
+    configure_bench_logging,
+    latency_summary,
+    shared_data,
+    write_result,
+)
 from services.compressor.compress import compress
 from services.navigator.index import DocumentIndex
-from services.navigator.lexical import BM25Index, query_terms, terms
 from services.navigator.navigate import navigate
 from services.verifier.answer import answer_question
 from services.verifier.citations import strip_citations
-from shared.documents import DocumentRecord, DocumentStatus
-from shared.interop import import_treerag_index
-from shared.query import CompressedContext, Passage, QuerySettings
+from shared.model.documents import DocumentRecord, DocumentStatus
+from shared.model.interop import import_treerag_index
+from shared.model.query import CompressedContext, Passage, QuerySettings
+from shared.text.lexical import BM25Index, query_terms, terms
 from treerag.evaluation.metrics import rouge_l
 
 BENCHMARKS = ("medical_benchmark.json", "govreport_benchmark.json")

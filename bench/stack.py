@@ -137,8 +137,6 @@ class BusStack:
         if stage == "gateway" and (package / "main.py").exists():
             return [self.python, "-m", "uvicorn", "services.gateway.main:app", "--host", "127.0.0.1",
                     "--port", str(self.ports.gateway), "--log-level", "warning"]
-        if (package / "main.py").exists():
-            return [self.python, "-m", "faststream", "run", f"services.{stage}.main:app"]
         raise StackError(f"services/{stage} has neither __main__.py nor main.py: the bus services are not built yet")
 
     def _spawn(self, stage: str, replica: int) -> ServiceProcess:

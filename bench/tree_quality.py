@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import configure_bench_logging, shared_data, write_result
-from services.indexer.extract import open_document, read_outline, extract_content
+from services.indexer.extract import extract_content, open_document, read_outline
 from services.indexer.pipeline import IndexOptions, index_pdf
-from shared.textnorm import title_key
-from shared.tree import walk_tree
+from shared.model.tree import walk_tree
+from shared.text.normalize import title_key
 
 TARGET_F1 = 0.80
 TARGET_START_ACCURACY = 0.95

@@ -7,8 +7,8 @@ Each generator returns the PDF bytes (and, where useful, what a correct tree mus
 from __future__ import annotations
 
 import io
-from datetime import UTC, datetime
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from fpdf import FPDF

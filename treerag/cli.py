@@ -7,7 +7,7 @@ import importlib
 import logging
 import sys
 
-from shared.logs import configure_logging
+from shared.adapters.logs import configure_logging
 
 # Subcommand modules; each exposes `register(subparsers) -> None` and sets `func` on its parser.
 COMMANDS = ("index", "tree", "ask", "eval", "export", "import_tree")

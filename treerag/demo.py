@@ -10,13 +10,14 @@ import asyncio
 import sys
 from pathlib import Path
 
-from shared.documents import DocumentStatus
-from shared.query import QuerySettings
+from services.navigator.index_cache import NoDocumentsError
+from shared.adapters.embedded.store import EmbeddedRepository
+from shared.model.documents import DocumentStatus
+from shared.model.query import QuerySettings
+from shared.model.tree import TreeNode, count_nodes
 from shared.settings import get_settings
-from shared.store.embedded import EmbeddedRepository
-from shared.tree import TreeNode, count_nodes
 from treerag.commands.ask import render
-from treerag.pipeline import NoDocumentsError, QueryEngine
+from treerag.engine import QueryEngine
 
 QUESTIONS = (
     "How do I run the test suite?",

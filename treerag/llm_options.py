@@ -6,9 +6,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from shared.llm.call_cache import DirectoryCallStore
-from shared.llm.client import BaseLLMClient
-from shared.llm.factory import make_llm
+from shared.adapters.llm.call_cache import DirectoryCallStore
+from shared.adapters.llm.client import BaseLLMClient
+from shared.adapters.llm.factory import make_llm
 from shared.settings import Settings, get_settings
 
 PROVIDERS = ("gemini", "openai", "off")
@@ -43,7 +43,7 @@ def call_store_for(store_dir: Path) -> DirectoryCallStore:
 
 
 def make_cli_llm(args: argparse.Namespace, store_dir: Path, *, persist_replies: bool = True) -> BaseLLMClient | None:
-    """The configured client or None (offline). Raises `shared.llm.LLMConfigError` when a
+    """The configured client or None (offline). Raises `shared.adapters.llm.LLMConfigError` when a
     provider is chosen but incomplete (the message names the missing variable).
     `persist_replies=False` keeps model replies for this process only."""
     store = call_store_for(store_dir) if persist_replies else None

@@ -13,9 +13,9 @@ from collections import Counter
 import numpy as np
 
 from services.compressor.tokens import count_tokens
-from services.navigator.lexical import query_terms, sentences_of, terms
-from shared.logs import log_fields
-from shared.query import CompressedContext, Passage, QuerySettings
+from shared.adapters.logs import log_fields
+from shared.model.query import CompressedContext, Passage, QuerySettings
+from shared.text.lexical import query_terms, sentences_of, terms
 
 logger = logging.getLogger(__name__)
 

@@ -6,14 +6,13 @@ import asyncio
 import logging
 
 from services.compressor.compress import compress
-from services.navigator.handlers import report_query_failure
-from shared.bus.broker import Bus
-from shared.bus.delivery import Delivery
-from shared.bus.ledger import RecentKeys
-from shared.events import ContextCompressed, NodesSelected
-from shared.logs import log_fields
-from shared.metrics import TOKENS
-from shared.store.queries import MongoQueryRepository
+from shared.adapters.logs import log_fields
+from shared.adapters.metrics import TOKENS
+from shared.app.query_failures import report_query_failure
+from shared.model.delivery import Delivery, RecentKeys
+from shared.model.events import ContextCompressed, NodesSelected
+from shared.ports.bus import Publisher
+from shared.ports.queries import QueryStore
 
 logger = logging.getLogger(__name__)
 
@@ -21,7 +20,7 @@ STAGE = "compressor"
 
 
 class CompressorHandlers:
-    def __init__(self, bus: Bus, queries: MongoQueryRepository) -> None:
+    def __init__(self, bus: Publisher, queries: QueryStore) -> None:
         self.bus = bus
         self.queries = queries
         self.done = RecentKeys()

@@ -1,31 +1,16 @@
-"""Compressor service wiring: `python -m services.compressor` or `faststream run services.compressor.main:app`."""
+"""The compressor stage: `nodes.selected` -> `context.compressed`."""
 
 from __future__ import annotations
 
-from services.compressor.handlers import STAGE, CompressorHandlers
-from shared.bus.delivery import Delivery
-from shared.bus.runtime import StageRuntime
-from shared.events import NodesSelected
-
-runtime = StageRuntime(STAGE)
-handlers: CompressorHandlers | None = None
+from services.compressor.bootstrap import build
+from services.compressor.handlers import STAGE as NAME
+from services.compressor.handlers import CompressorHandlers
+from shared.model.events import ContextCompressed, NodesSelected, QueryFailed
+from shared.stage import Route, Stage
 
 
-async def wire() -> None:
-    global handlers
-    handlers = CompressorHandlers(runtime.bus, runtime.queries)
+def routes(handlers: CompressorHandlers) -> list[Route]:
+    return [Route(NodesSelected, handlers.on_nodes_selected, give_up=handlers.give_up)]
 
 
-async def on_nodes_selected(event: NodesSelected, delivery: Delivery) -> None:
-    assert handlers is not None
-    await handlers.on_nodes_selected(event, delivery)
-
-
-async def give_up(event: NodesSelected, error_type: str, reason: str) -> None:
-    assert handlers is not None
-    await handlers.give_up(event, error_type, reason)
-
-
-runtime.on_startup(wire)
-runtime.subscribe(NodesSelected, on_nodes_selected, give_up=give_up)
-app = runtime.app
+STAGE = Stage(name=NAME, build=build, routes=routes, produces=(ContextCompressed, QueryFailed))

@@ -8,7 +8,7 @@ import os
 
 import uvicorn
 
-from shared.logs import configure_logging
+from shared.adapters.logs import configure_logging
 from shared.settings import get_settings
 
 

@@ -13,8 +13,8 @@ import asyncio
 import logging
 import time
 
-from shared.events import AnswerVerified, QueryFailed
-from shared.store.queries import MongoQueryRepository, QueryRecord, QueryStatus
+from shared.adapters.mongo.queries import MongoQueryRepository, QueryRecord, QueryStatus
+from shared.model.events import AnswerVerified, QueryFailed
 
 logger = logging.getLogger(__name__)
 

@@ -31,17 +31,28 @@ from services.gateway.schemas import (
     QueryResponse,
     UploadAccepted,
 )
-from services.indexer.pipeline import BuilderChoice, content_id
-from shared.bus.broker import Bus, make_broker
-from shared.bus.topics import ensure_topics
-from shared.documents import DocumentRecord, DocumentStatus
-from shared.events import AnswerVerified, DocumentUploaded, QueryFailed, QueryReceived
-from shared.logs import correlated, log_fields
-from shared.metrics import HTTP_SECONDS, INFLIGHT_QUERIES, MESSAGES_CONSUMED, render_metrics
-from shared.query import QuerySettings
+from shared.adapters.kafka.broker import Bus, make_broker
+from shared.adapters.kafka.topics import ensure_topics
+from shared.adapters.logs import correlated, log_fields
+from shared.adapters.metrics import (
+    HTTP_SECONDS,
+    INFLIGHT_QUERIES,
+    MESSAGES_CONSUMED,
+    render_metrics,
+)
+from shared.adapters.mongo.queries import MongoQueryRepository, QueryRecord, QueryStatus
+from shared.adapters.mongo.store import MongoRepository, connect
+from shared.app.indexing import decide_indexing
+from shared.model.documents import DocumentRecord, DocumentStatus
+from shared.model.events import (
+    AnswerVerified,
+    DocumentUploaded,
+    QueryFailed,
+    QueryReceived,
+)
+from shared.model.ids import BuilderChoice, content_id
+from shared.model.query import QuerySettings
 from shared.settings import Settings, get_settings
-from shared.store.mongo import MongoRepository, connect
-from shared.store.queries import MongoQueryRepository, QueryRecord, QueryStatus
 
 logger = logging.getLogger(__name__)
 
@@ -189,16 +200,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         live = b()
         with correlated(doc_id=doc_id):
             existing = await live.repo.get_document(doc_id)
-            # Asking for another builder than the one that built the tree is asking for a rebuild,
-            # as with `treerag index --builder`.
-            other_builder = (
-                builder != "auto" and existing is not None and existing.builder is not None
-                and existing.builder.value != builder
-            )
-            rebuild = rebuild or other_builder
-            if existing and existing.status != DocumentStatus.FAILED and not rebuild:
+            decision = decide_indexing(existing, builder, force=rebuild)
+            if existing is not None and not decision.index:
                 return UploadAccepted(doc_id=doc_id, status=existing.status, file_name=existing.file_name,
                                       duplicate=True)
+            rebuild = decision.rebuild
             await live.repo.put_pdf(doc_id, data)
             record = (existing or DocumentRecord(doc_id=doc_id, file_name=file_name, tenant=settings.tenant))
             await live.repo.put_document(record.model_copy(update={"status": DocumentStatus.UPLOADED, "reason": None}))

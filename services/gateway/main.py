@@ -6,7 +6,7 @@ import logging
 import os
 
 from services.gateway.app import create_app
-from shared.logs import configure_logging
+from shared.adapters.logs import configure_logging
 
 # uvicorn worker processes import this module afresh: give them the same JSON logs.
 if not logging.getLogger().handlers:

@@ -7,10 +7,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from shared.documents import BuilderName, DocumentRecord, DocumentStatus
-from shared.events import QueryOutcome, StageTiming
-from shared.query import Citation, NavigationMode, TraversalStats
-from shared.store.queries import QueryRecord, QueryStatus
+from shared.adapters.mongo.queries import QueryRecord, QueryStatus
+from shared.model.documents import BuilderName, DocumentRecord, DocumentStatus
+from shared.model.events import QueryOutcome, StageTiming
+from shared.model.query import Citation, NavigationMode, TraversalStats
 
 
 class UploadAccepted(BaseModel):

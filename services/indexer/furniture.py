@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
-from shared.textnorm import normalize
+from shared.text.normalize import normalize
 
 # Counters (page numbers) only: "1.2" in a numbered heading is part of its identity.
 _DIGITS = re.compile(r"(?<![\d.])\d+(?![\d.])")

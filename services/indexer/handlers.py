@@ -13,16 +13,18 @@ from collections.abc import Callable
 
 from services.indexer.errors import PdfError
 from services.indexer.pipeline import IndexOptions, index_pdf
-from shared.bus.broker import Bus
-from shared.bus.delivery import Delivery, PermanentError
-from shared.bus.ledger import DeliveryLedger
-from shared.documents import DocumentRecord, DocumentStatus, IndexedDocument
-from shared.events import DocumentFailed, DocumentUploaded, TreeBuilt
-from shared.logs import log_fields
-from shared.metrics import DOCUMENTS, PAGES_INDEXED, TREE_BUILD_SECONDS
-from shared.ports import Embedder
-from shared.store.mongo import MongoRepository
-from shared.tree import count_nodes
+from shared.adapters.llm.client import LLMClient
+from shared.adapters.logs import log_fields
+from shared.adapters.metrics import DOCUMENTS, PAGES_INDEXED, TREE_BUILD_SECONDS
+from shared.app.indexing import next_version
+from shared.model.delivery import Delivery, PermanentError
+from shared.model.documents import DocumentRecord, DocumentStatus, IndexedDocument
+from shared.model.events import DocumentFailed, DocumentUploaded, TreeBuilt
+from shared.model.tree import count_nodes
+from shared.ports.bus import Publisher
+from shared.ports.ledger import DoneLedger
+from shared.ports.model_roles import Embedder
+from shared.ports.repository import Repository
 
 logger = logging.getLogger(__name__)
 
@@ -46,14 +48,15 @@ def tree_built(record: DocumentRecord, node_count: int, tenant: str) -> TreeBuil
 class IndexerHandlers:
     def __init__(
         self,
-        repo: MongoRepository,
-        bus: Bus,
-        ledger: DeliveryLedger,
+        repo: Repository,
+        bus: Publisher,
+        ledger: DoneLedger,
         *,
         max_pages: int,
-        llm: object | None = None,
+        llm: LLMClient | None = None,
         page_delay_s: float = 0.0,
         embedder: Embedder | None = None,
+        max_poll_interval_s: float = 1800.0,
     ) -> None:
         self.repo = repo
         self.bus = bus
@@ -62,6 +65,7 @@ class IndexerHandlers:
         self.llm = llm
         self.page_delay_s = page_delay_s
         self.embedder = embedder
+        self.max_poll_interval_s = max_poll_interval_s
 
     def _progress(self) -> Callable[[int], None] | None:
         if self.page_delay_s <= 0:
@@ -100,7 +104,7 @@ class IndexerHandlers:
             await self._fail(event, str(exc), type(exc).__name__)
             await self.ledger.mark_done(STAGE, event.event_id)
             return
-        record = self._finish_record(indexed, event, previous, had_tree=tree is not None)
+        record = self._finish_record(indexed, event, previous)
         await self.repo.put_indexed(indexed.model_copy(update={"record": record}))
         builder = record.builder.value if record.builder else "unknown"
         PAGES_INDEXED.labels(builder=builder).inc(record.page_count)
@@ -122,14 +126,13 @@ class IndexerHandlers:
 
     @staticmethod
     def _finish_record(
-        indexed: IndexedDocument, event: DocumentUploaded, previous: DocumentRecord | None, had_tree: bool
+        indexed: IndexedDocument, event: DocumentUploaded, previous: DocumentRecord | None
     ) -> DocumentRecord:
         update: dict[str, object] = {"tenant": event.tenant, "status": DocumentStatus.READY, "reason": None}
         if previous is not None:
             update["created_at"] = previous.created_at
             update["file_name"] = previous.file_name or indexed.record.file_name
-            # A new tree version lets query caches and navigator indexes drop the old one.
-            update["version"] = previous.version + 1 if had_tree else previous.version
+        update["version"] = next_version(previous, indexed.record)
         return indexed.record.model_copy(update=update)
 
     async def _fail(self, event: DocumentUploaded, reason: str, error_type: str) -> None:

@@ -17,8 +17,8 @@ from services.indexer.extract import Line, PageLayout
 from services.indexer.furniture import EDGE_LINES as _EDGE_LINES
 from services.indexer.furniture import is_furniture
 from services.indexer.nesting import Heading, nest
-from shared.textnorm import normalize
-from shared.tree import TreeNode
+from shared.model.tree import TreeNode
+from shared.text.normalize import normalize
 
 _BIGGER = 1.15  # a heading's size relative to body text
 _MAX_TITLE_CHARS = 120

@@ -20,11 +20,11 @@ from pydantic import BaseModel, Field
 from services.indexer.furniture import content_lines, find_furniture
 from services.indexer.nesting import Heading, assign_ids, cover_children, nest
 from services.indexer.outline import opens_page
-from shared.llm.client import LLMClient
-from shared.llm.errors import LLMError
-from shared.logs import log_fields
-from shared.textnorm import compact, title_key
-from shared.tree import TreeNode, walk_tree
+from shared.adapters.llm.client import LLMClient
+from shared.adapters.llm.errors import LLMError
+from shared.adapters.logs import log_fields
+from shared.model.tree import TreeNode, walk_tree
+from shared.text.normalize import compact, title_key
 
 logger = logging.getLogger(__name__)
 

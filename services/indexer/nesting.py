@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from shared.tree import TreeNode, walk_tree
+from shared.model.tree import TreeNode, walk_tree
 
 
 @dataclass(slots=True)

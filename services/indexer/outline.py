@@ -5,8 +5,8 @@ from __future__ import annotations
 from services.indexer.extract import OutlineEntry
 from services.indexer.furniture import content_lines
 from services.indexer.nesting import Heading, nest
-from shared.textnorm import title_key
-from shared.tree import TreeNode
+from shared.model.tree import TreeNode
+from shared.text.normalize import title_key
 
 # A bookmark target this close to the top edge (fraction of the page height) opens the page.
 _TOP_FRACTION = 0.2

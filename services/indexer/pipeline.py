@@ -5,17 +5,20 @@ Pure: no storage, no transport. The CLI and the indexer service both call `index
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import re
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from services.indexer.extract import PdfContent, extract_content, has_outline, open_document
+from services.indexer.extract import (
+    PdfContent,
+    extract_content,
+    has_outline,
+    open_document,
+)
 from services.indexer.furniture import content_lines, find_furniture
 from services.indexer.layout import build_layout_tree
 from services.indexer.nesting import assign_ids, relevel
@@ -23,15 +26,20 @@ from services.indexer.outline import build_outline_tree, usable_outline
 from services.indexer.summaries import summarise_tree
 from services.indexer.verify import verify_tree
 from services.indexer.windows import build_windows, split_long_leaves
-from shared.documents import BuilderName, DocumentRecord, DocumentStatus, DocumentTree, IndexedDocument
+from shared.adapters.logs import log_fields
 from shared.embeddings.document import embed_document
-from shared.logs import log_fields
-from shared.ports import Embedder
-from shared.tree import TreeNode, count_nodes
+from shared.model.documents import (
+    BuilderName,
+    DocumentRecord,
+    DocumentStatus,
+    DocumentTree,
+    IndexedDocument,
+)
+from shared.model.ids import BuilderChoice, content_id
+from shared.model.tree import TreeNode, count_nodes
+from shared.ports.model_roles import Embedder
 
 logger = logging.getLogger(__name__)
-
-BuilderChoice = Literal["auto", "outline", "layout", "windows", "llm"]
 
 # A page with fewer characters than this has no usable text layer.
 _MIN_PAGE_CHARS = 20
@@ -49,11 +57,6 @@ class IndexOptions(BaseModel):
     max_leaf_pages: int = Field(default=10, ge=1, description="Longer leaves are split further.")
     summary_sentences: int = Field(default=3, ge=0, le=10)
     domain: str = Field(default="general", description="Template hint for the LLM builder.")
-
-
-def content_id(data: bytes) -> str:
-    """Document id: the content hash, so the same bytes always get the same id."""
-    return hashlib.sha256(data).hexdigest()[:16]
 
 
 def _text_warning(pages: list[str]) -> tuple[bool, str | None]:
@@ -74,7 +77,10 @@ def _text_warning(pages: list[str]) -> tuple[bool, str | None]:
 
 
 def _llm_tree(pages: list[str], llm: object, domain: str, warnings: list[str]) -> list[TreeNode]:
-    from services.indexer.llm_tree import TreeOptions, build_llm_tree  # loaded only when used
+    from services.indexer.llm_tree import (  # loaded only when used
+        TreeOptions,
+        build_llm_tree,
+    )
 
     # Summaries come later, once the tree is verified and split, so split leaves get them too.
     nodes = build_llm_tree(pages, llm, domain, options=TreeOptions(summaries=False), warnings=warnings)
@@ -88,7 +94,7 @@ def _llm_summaries(
 ) -> None:
     """Replace extractive summaries with the model's, in batches; keep them when it fails."""
     from services.indexer.llm_tree import summarize_nodes
-    from shared.llm.errors import LLMError
+    from shared.adapters.llm.errors import LLMError
 
     try:
         summarize_nodes(nodes, pages, llm, domain)

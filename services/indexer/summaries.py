@@ -14,8 +14,8 @@ import re
 from collections import Counter
 
 from services.indexer.furniture import content_lines
-from shared.textnorm import compact, split_sentences, tokenize
-from shared.tree import TreeNode, walk_tree
+from shared.model.tree import TreeNode, walk_tree
+from shared.text.normalize import compact, split_sentences, tokenize
 
 _MAX_SOURCE_CHARS = 2000  # of a node's own text: its key sentences are near the start
 _MAX_CANDIDATES = 8

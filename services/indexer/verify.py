@@ -13,8 +13,8 @@ import re
 from collections import Counter
 
 from services.indexer.nesting import cover_children
-from shared.textnorm import compact, tokenize
-from shared.tree import TreeNode, walk_tree
+from shared.model.tree import TreeNode, walk_tree
+from shared.text.normalize import compact, tokenize
 
 _LEADING_NUMBER = re.compile(
     r"^\s*(?:(?:chapter|section|part|appendix|article|item)\s+)?[\dIVXivx]+(?:\.[\dA-Za-z]+)*[.):]?\s+",

@@ -6,7 +6,7 @@ from services.indexer.extract import PageLayout
 from services.indexer.furniture import content_lines
 from services.indexer.layout import detect_headings
 from services.indexer.nesting import nest, relevel
-from shared.tree import TreeNode
+from shared.model.tree import TreeNode
 
 _TITLE_CHARS = 80
 

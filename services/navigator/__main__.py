@@ -1,8 +1,6 @@
-"""`python -m services.navigator`: run the navigator stage until SIGTERM."""
+"""`python -m services.navigator`: run the stage until SIGTERM."""
 
-from shared.bus.runtime import run_stage
+from shared.adapters.kafka.runner import run_stage_package
 
 if __name__ == "__main__":
-    from services.navigator.main import runtime
-
-    run_stage(runtime)
+    run_stage_package(__package__)

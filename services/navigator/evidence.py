@@ -27,9 +27,9 @@ import numpy as np
 
 if TYPE_CHECKING:
     from services.navigator.index import DocumentIndex
-from services.navigator.lexical import sentences_of, terms
-from services.navigator.question import literal_share
 from services.navigator.resolver import Reference, find_text_references
+from shared.text.lexical import sentences_of, terms
+from shared.text.question import literal_share
 
 # Weights of the proximity and section fields beside the scaled page BM25 (weight 1).
 PROXIMITY_WEIGHT = 1.0
@@ -227,10 +227,15 @@ class PageFields:
 
 def page_fields(index: DocumentIndex) -> PageFields:
     """The index's cached page fields (created on first use)."""
-    cached = index.derived.get("page_fields")
-    if cached is None:
-        cached = index.derived["page_fields"] = PageFields(index)
-    return cached
+    if index.page_fields is None:
+        index.page_fields = PageFields(index)
+    return index.page_fields
+
+
+def prepare(index: DocumentIndex) -> DocumentIndex:
+    """Derive everything a query reads from the index now, not during the first query."""
+    page_fields(index).warm()
+    return index
 
 
 def term_weights(index: DocumentIndex, qterms: Sequence[str], idf: dict[str, float] | None) -> dict[str, float]:

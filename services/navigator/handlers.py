@@ -1,4 +1,5 @@
-"""Navigator stage: `query.received` -> `nodes.selected` (or `query.failed`)."""
+"""Navigator stage: `query.received` -> `nodes.selected` (or `query.failed`); `tree.built`
+warms its index cache and `document.deleted` / rebuilds invalidate it."""
 
 from __future__ import annotations
 
@@ -6,18 +7,24 @@ import asyncio
 import logging
 import time
 
+from services.navigator.index_cache import IndexCache, NoDocumentsError
 from services.navigator.navigate import navigate
-from services.verifier.cache_key import query_answer_key
-from shared.bus.broker import Bus
-from shared.bus.delivery import Delivery
-from shared.bus.ledger import RecentKeys
-from shared.cache import AnswerCache
-from shared.events import AnswerVerified, NodesSelected, QueryEvent, QueryFailed, QueryOutcome, QueryReceived
-from shared.logs import log_fields
-from shared.metrics import NODES_VISITED
-from shared.ports import NodeScorer
-from shared.store.queries import MongoQueryRepository, QueryRecord
-from treerag.pipeline import NoDocumentsError, QueryEngine
+from shared.adapters.cache import AnswerCache
+from shared.adapters.logs import log_fields
+from shared.adapters.metrics import NODES_VISITED
+from shared.app.answer_key import EXTRACTIVE, query_answer_key
+from shared.app.query_failures import query_seed, report_query_failure
+from shared.model.delivery import Delivery, RecentKeys
+from shared.model.events import (
+    AnswerVerified,
+    NodesSelected,
+    QueryOutcome,
+    QueryReceived,
+    TreeBuilt,
+)
+from shared.ports.bus import Publisher
+from shared.ports.model_roles import NodeScorer
+from shared.ports.queries import QueryStore
 
 logger = logging.getLogger(__name__)
 
@@ -28,37 +35,28 @@ def _ms(seconds: float) -> float:
     return round(seconds * 1000, 2)
 
 
-async def report_query_failure(
-    bus: Bus, queries: MongoQueryRepository, event: QueryEvent, stage: str, error_type: str, reason: str
-) -> None:
-    """Tell the client: store the failure (unless answered already) and publish `query.failed`."""
-    seed = QueryRecord(
-        query_id=event.query_id, question=event.question, doc_ids=event.doc_ids,
-        settings=event.settings, tenant=event.tenant,
-    )
-    await queries.mark_failed(event.query_id, stage, reason, event.timings, seed)
-    await bus.publish(
-        QueryFailed(**event.carry(), producer=stage, stage=stage, reason=reason, error_type=error_type)
-    )
-
-
 class NavigatorHandlers:
     def __init__(
         self,
-        engine: QueryEngine,
-        bus: Bus,
-        queries: MongoQueryRepository,
+        indexes: IndexCache,
+        bus: Publisher,
+        queries: QueryStore,
         scorer: NodeScorer | None = None,
         cache: AnswerCache | None = None,
-        generator: str = "extractive",
+        answered_by: str = EXTRACTIVE,
     ) -> None:
-        self.engine = engine
+        self.indexes = indexes
         self.bus = bus
         self.queries = queries
         self.done = RecentKeys()
         self.scorer = scorer
         self.cache = cache
-        self.generator = generator
+        self.answered_by = answered_by  # the answer-cache key names what answers
+
+    async def on_tree_built(self, event: TreeBuilt, delivery: Delivery) -> None:
+        """A new or rebuilt tree: build its index now, before a query waits for it."""
+        self.indexes.forget(event.doc_id)
+        await self.indexes.warm(event.doc_id)
 
     async def on_query_received(self, event: QueryReceived, delivery: Delivery) -> None:
         if event.query_id in self.done:
@@ -66,7 +64,7 @@ class NavigatorHandlers:
             return
         started = time.perf_counter()
         try:
-            indexes = await self.engine.indexes(event.doc_ids or None)
+            indexes = await self.indexes.indexes(event.doc_ids or None)
         except NoDocumentsError as exc:
             await report_query_failure(self.bus, self.queries, event, STAGE, type(exc).__name__, str(exc))
             self.done.add(event.query_id)
@@ -100,15 +98,13 @@ class NavigatorHandlers:
         from the cache: straight to `answer.verified`, skipping the other stages."""
         if self.cache is None:
             return False
-        key = query_answer_key(event.question, documents, event.settings, self.generator)
+        key = query_answer_key(event.question, documents, event.settings, self.answered_by)
         cached = await self.cache.get(key)
         if cached is None:
             return False
         outcome = QueryOutcome.model_validate(cached)
         timings = [*event.timings, delivery.timing()]
-        seed = QueryRecord(query_id=event.query_id, question=event.question, doc_ids=event.doc_ids,
-                           settings=event.settings, tenant=event.tenant)
-        await self.queries.mark_answered(event.query_id, outcome, timings, seed)
+        await self.queries.mark_answered(event.query_id, outcome, timings, query_seed(event))
         carried = {**event.carry(), "timings": timings, "documents": documents}
         await self.bus.publish(AnswerVerified(**carried, outcome=outcome, producer=STAGE))
         self.done.add(event.query_id)

@@ -8,15 +8,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from services.navigator.dense import DenseVectors
-from services.navigator.lexical import BM25Index, terms
-from services.navigator.names import WordGroup
-from shared.documents import DocumentEmbeddings, DocumentRecord, DocumentTree
-from shared.textnorm import normalize, title_key
-from shared.tree import TreeNode
+from shared.model.documents import DocumentEmbeddings, DocumentRecord, DocumentTree
+from shared.model.tree import TreeNode
+from shared.text.lexical import BM25Index, terms
+from shared.text.names import WordGroup
+from shared.text.normalize import normalize, title_key
+
+if TYPE_CHECKING:
+    from services.navigator.evidence import PageFields
 
 
 @dataclass(frozen=True)
@@ -95,8 +99,10 @@ class DocumentIndex:
     dense: DenseVectors | None = None
     # Resolved cross-references by reference; a tree never changes under its index.
     reference_cache: dict = field(default_factory=dict, repr=False)
-    # Structures other query modules derive from this index once (e.g. per-page term sets).
-    derived: dict = field(default_factory=dict, repr=False)
+    # Memoised look-ups of question words against this vocabulary (spelling, names), by kind.
+    memo: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
+    # Per-page sentence windows and term sets, derived once by `evidence.page_fields`.
+    page_fields: PageFields | None = field(default=None, repr=False)
     _idf_by_entry: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
 
     @property
@@ -240,8 +246,9 @@ class DocumentIndex:
         precompute: bool = True,
         embeddings: DocumentEmbeddings | None = None,
     ) -> DocumentIndex:
-        """Index one tree version. `precompute` also splits every page into sentence windows
-        now, so that queries never pay for it (a cached index answers in milliseconds).
+        """Index one tree version. `precompute` also builds the merged postings and spelling
+        groups now (`evidence.prepare` adds the sentence windows), so that queries never pay
+        for them (a cached index answers in milliseconds).
         `embeddings`: the document's stored vectors, exposed as `dense`."""
         nodes: list[FlatNode] = []
         roots: list[int] = []
@@ -286,9 +293,6 @@ class DocumentIndex:
             dense=DenseVectors.aligned(embeddings, [f.node.id for f in nodes], len(pages)) if embeddings else None,
         )
         if precompute:
-            from services.navigator.evidence import page_fields  # evidence builds on this module
-
-            page_fields(index).warm()
             index._field_postings  # noqa: B018 - build the merged postings now, not in a query
             for group in index.vocabulary_by_initial.values():
                 group.warm()  # type: ignore[attr-defined]

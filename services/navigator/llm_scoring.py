@@ -6,9 +6,9 @@ import logging
 
 from pydantic import BaseModel, Field
 
-from shared.llm.client import LLMClient
-from shared.llm.errors import LLMError
-from shared.logs import log_fields
+from shared.adapters.llm.client import LLMClient
+from shared.adapters.llm.errors import LLMError
+from shared.adapters.logs import log_fields
 
 logger = logging.getLogger(__name__)
 
@@ -40,7 +40,7 @@ def _prompt(question: str, candidates: list[tuple[str, str]], summary_chars: int
 
 
 class LLMNodeScorer:
-    """`shared.ports.NodeScorer` backed by a model. Returns None on any failure, so the
+    """`shared.ports.model_roles.NodeScorer` backed by a model. Returns None on any failure, so the
     navigator falls back to lexical scores (and counts the fallback)."""
 
     def __init__(self, llm: LLMClient, *, summary_chars: int = 300, max_candidates: int = 60) -> None:

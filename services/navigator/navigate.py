@@ -17,14 +17,19 @@ from services.navigator.evidence import (
     term_weights,
 )
 from services.navigator.index import DocumentIndex
-from services.navigator.lexical import query_terms, shared_idf
-from services.navigator.names import closest_spelling, unmentioned_names
-from services.navigator.question import literals
-from services.navigator.resolver import Reference, find_references, find_text_references, resolve
+from services.navigator.resolver import (
+    Reference,
+    find_references,
+    find_text_references,
+    resolve,
+)
 from services.navigator.scoring import DocumentScores, Normaliser
-from shared.logs import log_fields
-from shared.ports import NodeScorer
-from shared.query import NavigationResult, Passage, QuerySettings, TraversalStats
+from shared.adapters.logs import log_fields
+from shared.model.query import NavigationResult, Passage, QuerySettings, TraversalStats
+from shared.ports.model_roles import NodeScorer
+from shared.text.lexical import query_terms, shared_idf
+from shared.text.names import closest_spelling, unmentioned_names
+from shared.text.question import literals
 
 logger = logging.getLogger(__name__)
 
@@ -333,7 +338,7 @@ def _spelling_corrected(qterms: list[str], indexes: list[DocumentIndex]) -> tupl
         if any(term in ix.vocabulary for ix in indexes):
             continue
         for ix in indexes:
-            cache = ix.derived.setdefault("spelling", {})
+            cache = ix.memo.setdefault("spelling", {})
             if len(cache) >= _SPELLING_CACHE_SIZE:
                 cache.clear()  # bounded: a long-running navigator sees unbounded new words
             if term not in cache:
@@ -384,7 +389,7 @@ def navigate(
     passages: list[Passage] = []
     question_refs = find_references(question)
     unmentioned = unmentioned_names(
-        question, [(s.index.vocabulary, s.index.vocabulary_by_initial, s.index.derived) for s in shortlist]
+        question, [(s.index.vocabulary, s.index.vocabulary_by_initial, s.index.memo) for s in shortlist]
     )
     if unmentioned:
         # The question is about something these documents never name: no passage can answer it.

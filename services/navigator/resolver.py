@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from services.navigator.index import DocumentIndex
-from shared.textnorm import normalize
+from shared.text.normalize import normalize
 
 _NUM = r"(\d+(?:\.\d+)*)"
 _ALNUM = r"([a-z]|\d+[a-z]?|[ivxlc]+)"

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from services.navigator.index import DocumentIndex
-from shared.query import QuerySettings
+from shared.model.query import QuerySettings
 
 # Share of the semantic score given to each field, when the field exists.
 PAGE_WEIGHT = 0.6

@@ -13,15 +13,38 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from services.navigator.lexical import query_terms, sentences_of, terms
-from services.navigator.question import literal_share, literals
-from services.verifier.citations import format_citation, parse_citations, strip_citations
-from services.verifier.detector import ABSTENTION, check_sentence, overall, source_windows
-from services.verifier.fragments import Seam, is_heading_only, is_symbolic, page_seams, shorten, split_at_seams
-from shared.logs import log_fields
-from shared.ports import AnswerGenerator
-from shared.query import Citation, CompressedContext, Passage, QuerySettings, SentenceCheck, VerifiedAnswer
-from shared.textnorm import normalize
+from services.verifier.citations import (
+    format_citation,
+    parse_citations,
+    strip_citations,
+)
+from services.verifier.detector import (
+    ABSTENTION,
+    check_sentence,
+    overall,
+    source_windows,
+)
+from services.verifier.fragments import (
+    Seam,
+    is_heading_only,
+    is_symbolic,
+    page_seams,
+    shorten,
+    split_at_seams,
+)
+from shared.adapters.logs import log_fields
+from shared.model.query import (
+    Citation,
+    CompressedContext,
+    Passage,
+    QuerySettings,
+    SentenceCheck,
+    VerifiedAnswer,
+)
+from shared.ports.model_roles import AnswerGenerator
+from shared.text.lexical import query_terms, sentences_of, terms
+from shared.text.normalize import normalize
+from shared.text.question import literal_share, literals
 
 logger = logging.getLogger(__name__)
 

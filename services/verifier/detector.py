@@ -14,9 +14,9 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
-from services.navigator.lexical import sentences_of, terms
-from shared.query import SentenceCheck
-from shared.textnorm import normalize
+from shared.model.query import SentenceCheck
+from shared.text.lexical import sentences_of, terms
+from shared.text.normalize import normalize
 
 SIGNAL_WEIGHTS = {
     "citation": 0.10,

@@ -6,19 +6,18 @@ import asyncio
 import logging
 from collections import OrderedDict
 
-from services.navigator.handlers import report_query_failure
 from services.verifier.answer import answer_question
-from services.verifier.cache_key import generator_name, query_answer_key
-from shared.bus.broker import Bus
-from shared.bus.delivery import Delivery
-from shared.bus.ledger import RecentKeys
-from shared.cache import AnswerCache
-from shared.events import AnswerVerified, ContextCompressed, QueryOutcome
-from shared.logs import log_fields
-from shared.metrics import ABSTENTIONS, ANSWER_CONFIDENCE
-from shared.ports import AnswerGenerator
-from shared.store.mongo import MongoRepository
-from shared.store.queries import MongoQueryRepository, QueryRecord
+from shared.adapters.cache import AnswerCache
+from shared.adapters.logs import log_fields
+from shared.adapters.metrics import ABSTENTIONS, ANSWER_CONFIDENCE
+from shared.app.answer_key import EXTRACTIVE, query_answer_key
+from shared.app.query_failures import query_seed, report_query_failure
+from shared.model.delivery import Delivery, RecentKeys
+from shared.model.events import AnswerVerified, ContextCompressed, QueryOutcome
+from shared.ports.bus import Publisher
+from shared.ports.model_roles import AnswerGenerator
+from shared.ports.queries import QueryStore
+from shared.ports.repository import Repository
 
 logger = logging.getLogger(__name__)
 
@@ -31,7 +30,7 @@ class PageTexts:
     A version is written once (a rebuild gets a new version), so the verifier reads a document's
     pages from MongoDB once instead of on every query that cites it."""
 
-    def __init__(self, repo: MongoRepository, max_chars: int = 64_000_000) -> None:
+    def __init__(self, repo: Repository, max_chars: int = 64_000_000) -> None:
         self.repo = repo
         self.max_chars = max_chars
         self._pages: OrderedDict[tuple[str, int], list[str]] = OrderedDict()
@@ -60,12 +59,12 @@ class PageTexts:
 class VerifierHandlers:
     def __init__(
         self,
-        repo: MongoRepository,
-        bus: Bus,
-        queries: MongoQueryRepository,
+        repo: Repository,
+        bus: Publisher,
+        queries: QueryStore,
         generator: AnswerGenerator | None = None,
         cache: AnswerCache | None = None,
-        llm: object | None = None,
+        answered_by: str = EXTRACTIVE,
     ) -> None:
         self.repo = repo
         self.bus = bus
@@ -74,7 +73,7 @@ class VerifierHandlers:
         self.pages = PageTexts(repo)
         self.generator = generator
         self.cache = cache
-        self.generator_name = generator_name(llm)
+        self.answered_by = answered_by  # the answer-cache key names what answers
 
     async def _page_texts(self, event: ContextCompressed) -> dict[tuple[str, int], str]:
         """Full text of every page the context cites, so sentences are checked against the page."""
@@ -109,10 +108,7 @@ class VerifierHandlers:
             warnings=navigation.warnings + answer.warnings,
         )
         timings = [*event.timings, delivery.timing()]
-        seed = QueryRecord(
-            query_id=event.query_id, question=event.question, doc_ids=event.doc_ids,
-            settings=event.settings, tenant=event.tenant,
-        )
+        seed = query_seed(event)
         # Stored before it is published: a gateway that misses the event finds it here.
         first = await self.queries.mark_answered(event.query_id, outcome, timings, seed)
         cache_put = None
@@ -120,8 +116,10 @@ class VerifierHandlers:
             ANSWER_CONFIDENCE.observe(answer.confidence)
             if answer.abstained:
                 ABSTENTIONS.inc()
-            if self.cache is not None and event.documents:
-                key = query_answer_key(event.question, event.documents, event.settings, self.generator_name)
+            # An answer navigated with lexical fallbacks (the model failed) is not kept: the
+            # next ask should get the model's ranking.
+            if self.cache is not None and event.documents and not navigation.stats.scorer_fallbacks:
+                key = query_answer_key(event.question, event.documents, event.settings, self.answered_by)
                 cache_put = self.cache.put(key, outcome.model_dump(mode="json"))
         else:
             # An earlier delivery stored an answer but died before publishing: publish that one.

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from shared.llm.client import LLMClient
-from shared.query import Passage
+from shared.adapters.llm.client import LLMClient
+from shared.model.query import Passage
 
 PROMPT_VERSION = "judge-v1"
 
@@ -45,6 +45,6 @@ def judge_prompt(question: str, answer: str, passages: list[Passage], reference:
 def judge_answer(
     llm: LLMClient, question: str, answer: str, passages: list[Passage], reference: str | None = None
 ) -> JudgeScores:
-    """Scores in 0..1; raises `shared.llm.LLMError` when the model fails."""
+    """Scores in 0..1; raises `shared.adapters.llm.LLMError` when the model fails."""
     scores = llm.generate_json(judge_prompt(question, answer, passages, reference), JudgeScores, purpose="judge")
     return scores.clamped()

@@ -11,13 +11,13 @@ import re
 
 from services.verifier.citations import format_citation, parse_citations
 from services.verifier.detector import ABSTENTION
-from shared.llm.client import LLMClient
-from shared.llm.language import LANGUAGE_NAMES, detect_language
-from shared.query import Passage
+from shared.adapters.llm.client import LLMClient
+from shared.text.language import LANGUAGE_NAMES, detect_language
+from shared.app.answer_key import ANSWER_PROMPT_VERSION
+from shared.model.query import Passage
 
 logger = logging.getLogger(__name__)
 
-PROMPT_VERSION = "answer-v1"
 _FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
 # Models asked to abstain in English sometimes do it in the question's language.
 _LOCAL_ABSTENTIONS = ("찾을 수 없", "見つかりません", "記載されていません", "not found in the documents")
@@ -52,9 +52,9 @@ def answer_prompt(question: str, passages: list[Passage], *, max_sentences: int,
 
 
 class LLMAnswerGenerator:
-    """`shared.ports.AnswerGenerator` backed by a model."""
+    """`shared.ports.model_roles.AnswerGenerator` backed by a model."""
 
-    prompt_version = PROMPT_VERSION
+    prompt_version = ANSWER_PROMPT_VERSION
 
     def __init__(self, llm: LLMClient, *, max_sentences: int = 5, max_chars_per_source: int = 6000) -> None:
         self.llm = llm
@@ -64,7 +64,7 @@ class LLMAnswerGenerator:
 
     def generate(self, question: str, passages: list[Passage]) -> str:
         """The model's answer text; `ABSTENTION` when it finds no answer in the passages.
-        Raises `shared.llm.LLMError` when the model cannot be reached."""
+        Raises `shared.adapters.llm.LLMError` when the model cannot be reached."""
         if not passages:
             return ABSTENTION
         prompt = answer_prompt(

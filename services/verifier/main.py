@@ -1,41 +1,16 @@
-"""Verifier service wiring: `python -m services.verifier` or `faststream run services.verifier.main:app`."""
+"""The verifier stage: `context.compressed` -> answer stored -> `answer.verified`."""
 
 from __future__ import annotations
 
-from services.verifier.handlers import STAGE, VerifierHandlers
-from shared.bus.delivery import Delivery
-from shared.bus.runtime import StageRuntime
-from shared.cache import AnswerCache
-from shared.events import ContextCompressed
-from shared.llm import make_llm
-
-runtime = StageRuntime(STAGE)
-handlers: VerifierHandlers | None = None
+from services.verifier.bootstrap import build
+from services.verifier.handlers import STAGE as NAME
+from services.verifier.handlers import VerifierHandlers
+from shared.model.events import AnswerVerified, ContextCompressed, QueryFailed
+from shared.stage import Route, Stage
 
 
-async def wire() -> None:
-    global handlers
-    from services.verifier.llm_answer import LLMAnswerGenerator
-
-    llm = make_llm(runtime.settings)
-    handlers = VerifierHandlers(
-        runtime.repo, runtime.bus, runtime.queries,
-        generator=LLMAnswerGenerator(llm) if llm else None,
-        cache=AnswerCache(runtime.repo),
-        llm=llm,
-    )
+def routes(handlers: VerifierHandlers) -> list[Route]:
+    return [Route(ContextCompressed, handlers.on_context_compressed, give_up=handlers.give_up)]
 
 
-async def on_context_compressed(event: ContextCompressed, delivery: Delivery) -> None:
-    assert handlers is not None
-    await handlers.on_context_compressed(event, delivery)
-
-
-async def give_up(event: ContextCompressed, error_type: str, reason: str) -> None:
-    assert handlers is not None
-    await handlers.give_up(event, error_type, reason)
-
-
-runtime.on_startup(wire)
-runtime.subscribe(ContextCompressed, on_context_compressed, give_up=give_up)
-app = runtime.app
+STAGE = Stage(name=NAME, build=build, routes=routes, produces=(AnswerVerified, QueryFailed))

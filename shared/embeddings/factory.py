@@ -7,8 +7,8 @@ import time
 from functools import lru_cache
 from pathlib import Path
 
-from shared.logs import log_fields
-from shared.ports import Embedder
+from shared.adapters.logs import log_fields
+from shared.ports.model_roles import Embedder
 from shared.settings import Settings, get_settings
 
 logger = logging.getLogger(__name__)

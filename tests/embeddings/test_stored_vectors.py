@@ -10,16 +10,16 @@ import pytest
 
 from services.indexer.pipeline import index_pdf
 from services.navigator.index import DocumentIndex
-from shared.documents import DocumentEmbeddings, DocumentRecord, DocumentStatus, DocumentTree, IndexedDocument
+from shared.model.documents import DocumentEmbeddings, DocumentRecord, DocumentStatus, DocumentTree, IndexedDocument
 from shared.embeddings import embed_document, make_embedder
-from shared.ports import Embedder
-from shared.query import QuerySettings
+from shared.ports.model_roles import Embedder
+from shared.model.query import QuerySettings
 from shared.settings import Settings
-from shared.store.embedded import EmbeddedRepository
-from shared.tree import TreeNode, walk_tree
+from shared.adapters.embedded.store import EmbeddedRepository
+from shared.model.tree import TreeNode, walk_tree
 from tests import pdfs
 from treerag.cli import main
-from treerag.pipeline import QueryEngine
+from treerag.engine import QueryEngine
 
 PAGES = [
     "Installing packages: install.packages() fetches a package from a repository and installs it.",

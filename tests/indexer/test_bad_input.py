@@ -13,8 +13,8 @@ from services.indexer.errors import (
     TooManyPagesError,
 )
 from services.indexer.pipeline import IndexOptions, index_pdf
-from shared.documents import BuilderName
-from shared.tree import walk_tree
+from shared.model.documents import BuilderName
+from shared.model.tree import walk_tree
 from tests import pdfs
 
 CASES = [

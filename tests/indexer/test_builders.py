@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from services.indexer.pipeline import IndexOptions, content_id, index_pdf
-from shared.documents import BuilderName
-from shared.tree import TreeNode, walk_tree
+from services.indexer.pipeline import IndexOptions, index_pdf
+from shared.model.documents import BuilderName
+from shared.model.ids import content_id
+from shared.model.tree import TreeNode, walk_tree
 from tests import pdfs
 
 
@@ -129,7 +130,7 @@ class UnreachableModel:
         return self.generate_text(prompt, purpose=purpose)
 
     def generate_text(self, prompt, *, purpose):  # type: ignore[no-untyped-def]
-        from shared.llm.errors import LLMUnavailableError
+        from shared.adapters.llm.errors import LLMUnavailableError
 
         raise LLMUnavailableError("model timed out")
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from treerag.cli import main
 from tests import pdfs
+from treerag.cli import main
 
 
 @pytest.fixture()

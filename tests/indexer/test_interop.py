@@ -7,14 +7,14 @@ import json
 import pytest
 
 from services.indexer.pipeline import index_pdf
-from shared.interop import (
+from shared.model.interop import (
     TreeFormatError,
     export_pageindex,
     export_treerag_index,
     import_pageindex,
     import_treerag_index,
 )
-from shared.tree import find_node, walk_tree
+from shared.model.tree import find_node, walk_tree
 from tests import pdfs
 
 PAGEINDEX = {

@@ -7,8 +7,8 @@ import pytest
 from bench.tree_quality import comparable, match
 from services.indexer.extract import extract_content, open_document, read_outline
 from services.indexer.pipeline import IndexOptions, index_pdf
-from shared.documents import BuilderName
-from shared.tree import walk_tree
+from shared.model.documents import BuilderName
+from shared.model.tree import walk_tree
 
 pytestmark = pytest.mark.shared_data
 

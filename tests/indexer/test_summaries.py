@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from services.indexer.pipeline import index_pdf
 from services.indexer.summaries import summarise_tree
-from shared.textnorm import split_sentences
-from shared.tree import TreeNode, walk_tree
+from shared.model.tree import TreeNode, walk_tree
+from shared.text.normalize import split_sentences
 from tests import pdfs
 
 

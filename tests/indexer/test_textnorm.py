@@ -1,4 +1,10 @@
-from shared.textnorm import compact, normalize, split_sentences, title_key, tokenize
+from shared.text.normalize import (
+    compact,
+    normalize,
+    split_sentences,
+    title_key,
+    tokenize,
+)
 
 
 def test_normalize_folds_case_space_ligatures_and_line_end_hyphens() -> None:

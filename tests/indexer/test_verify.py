@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from services.indexer.verify import verify_tree
-from shared.tree import TreeNode, walk_tree
+from shared.model.tree import TreeNode, walk_tree
 
 FILLER = "Routine text about valves and pumps that appears on every page of the report."
 

@@ -7,7 +7,7 @@ import time
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord, TopicPartition
 
-from shared.events import Event
+from shared.model.events import Event
 
 
 async def publish(bootstrap: str, topic: str, payload: bytes, key: str) -> None:

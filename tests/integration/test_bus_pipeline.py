@@ -10,9 +10,9 @@ import httpx
 import pytest
 
 from services.indexer.pipeline import index_pdf
-from shared.query import QuerySettings
-from shared.store.embedded import EmbeddedRepository
-from treerag.pipeline import QueryEngine
+from shared.adapters.embedded.store import EmbeddedRepository
+from shared.model.query import QuerySettings
+from treerag.engine import QueryEngine
 
 from .conftest import upload, upload_ready, wait_document
 from .pdfs import TOPICS, corrupt_pdf, manual_pdf
@@ -204,3 +204,25 @@ async def test_same_bytes_are_indexed_once_unless_another_builder_is_asked_for(
     pdf = httpx.get(f"{gateway.url}/v1/documents/{document['doc_id']}/pdf", timeout=10)
     assert pdf.status_code == 200 and pdf.content == data
     assert "filename*=UTF-8''%EB%B3%B4%EA%B3%A0%EC%84%9C-303.pdf" in pdf.headers["content-disposition"]
+
+
+async def test_navigator_indexes_a_new_tree_before_any_query_asks_for_it(
+    stack: Stack, gateway: Gateway, indexer: ServiceProcess, query_stages: list[ServiceProcess]
+) -> None:
+    navigator = next(p for p in query_stages if p.name.startswith("navigator"))
+    data = manual_pdf(unit=404)
+    document = upload_ready(gateway, data, "unit-404.pdf")
+
+    def warmed(version: int) -> bool | None:
+        return any(r.get("msg") == "index warmed" and r.get("doc_id") == document["doc_id"]
+                   and r.get("version") == version for r in navigator.log_records()) or None
+
+    # From `tree.built`, not from a query: nobody has asked about this document yet.
+    wait_until(lambda: warmed(1), 60, "the navigator to index the new tree", interval_s=0.25)
+
+    rebuilt = upload(gateway, data, "unit-404.pdf", builder="windows")
+    assert rebuilt.status_code == 202
+    wait_until(lambda: warmed(2), 120, "the navigator to index the rebuilt tree", interval_s=0.25)
+    response = ask(gateway, "At what pressure does the safety valve of unit 404 open?",
+                   doc_ids=[document["doc_id"]])
+    assert response.status_code == 200 and "414 bar" in response.json()["answer"], response.text

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from shared.metrics import STAGE_METRICS_PORTS
+from shared.adapters.metrics import STAGE_METRICS_PORTS
 
 REPO = Path(__file__).resolve().parents[2]
 COMPOSE = REPO / "docker-compose.yml"
@@ -28,6 +28,7 @@ def test_compose_runs_every_service_on_the_official_images() -> None:
     for name in (*STAGES, "gateway"):
         service = services[name]
         assert service["build"]["dockerfile"] == "deploy/docker/Dockerfile"
+        assert service["build"]["args"]["STAGE"] == name  # each stage's image holds only its own code
         assert (REPO / service["build"]["dockerfile"]).is_file()
         module = service["command"][service["command"].index("-m") + 1]
         assert module == f"services.{name}"

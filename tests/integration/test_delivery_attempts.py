@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime, timedelta
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
-from shared.bus.delivery import Delivery, PermanentError, RawMessage, ReliableConsumer
-from shared.bus.ledger import DeliveryLedger
-from shared.events import DeadLetter, QueryReceived
-from shared.store.mongo import connect
+from shared.adapters.kafka.delivery import (
+    Delivery,
+    PermanentError,
+    RawMessage,
+    ReliableConsumer,
+)
+from shared.adapters.mongo.ledger import DeliveryLedger
+from shared.adapters.mongo.store import connect
+from shared.model.events import DeadLetter, QueryReceived
 
 pytestmark = pytest.mark.integration
 
@@ -59,7 +64,7 @@ def consumer(ledger: DeliveryLedger, bus: RecordingBus, handler: Any, gave_up: l
 
 async def test_a_failing_handler_is_retried_then_dead_lettered(ledger: DeliveryLedger,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("shared.bus.delivery._backoff_seconds", lambda attempt: 0.0)
+    monkeypatch.setattr("shared.adapters.kafka.delivery._backoff_seconds", lambda attempt: 0.0)
     attempts: list[int] = []
 
     async def handler(event: QueryReceived, delivery: Delivery) -> None:
@@ -144,7 +149,7 @@ async def test_counting_only_failures_writes_nothing_on_success(ledger: Delivery
 
 async def test_failures_are_counted_across_replicas_then_dead_lettered(ledger: DeliveryLedger,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("shared.bus.delivery._backoff_seconds", lambda attempt: 0.0)
+    monkeypatch.setattr("shared.adapters.kafka.delivery._backoff_seconds", lambda attempt: 0.0)
 
     async def handler(event: QueryReceived, delivery: Delivery) -> None:
         raise RuntimeError("the page store is down")
@@ -166,7 +171,7 @@ async def test_failures_are_counted_across_replicas_then_dead_lettered(ledger: D
 
 async def test_a_retry_that_succeeds_clears_the_failure_count(ledger: DeliveryLedger,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("shared.bus.delivery._backoff_seconds", lambda attempt: 0.0)
+    monkeypatch.setattr("shared.adapters.kafka.delivery._backoff_seconds", lambda attempt: 0.0)
     attempts: list[int] = []
 
     async def handler(event: QueryReceived, delivery: Delivery) -> None:

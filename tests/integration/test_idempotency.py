@@ -9,11 +9,16 @@ from typing import Any
 import httpx
 import pytest
 
-from services.indexer.pipeline import content_id
-from shared.documents import DocumentRecord
-from shared.events import AnswerVerified, DeadLetter, DocumentUploaded, QueryReceived
-from shared.query import QuerySettings
-from shared.store.mongo import MongoRepository
+from shared.adapters.mongo.store import MongoRepository
+from shared.model.documents import DocumentRecord
+from shared.model.events import (
+    AnswerVerified,
+    DeadLetter,
+    DocumentUploaded,
+    QueryReceived,
+)
+from shared.model.ids import content_id
+from shared.model.query import QuerySettings
 
 from .conftest import upload_ready, wait_document
 from .kafka_tools import publish, publish_event, read_topic, wait_for_key

@@ -8,7 +8,7 @@ import httpx
 import pytest
 from aiokafka.partitioner import DefaultPartitioner
 
-from services.indexer.pipeline import content_id
+from shared.model.ids import content_id
 
 from .conftest import upload, wait_document
 from .pdfs import manual_pdf

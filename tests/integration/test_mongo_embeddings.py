@@ -10,12 +10,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from shared.documents import DocumentEmbeddings, DocumentRecord, DocumentStatus, DocumentTree, IndexedDocument
+from shared.model.documents import DocumentEmbeddings, DocumentRecord, DocumentStatus, DocumentTree, IndexedDocument
 from shared.embeddings import embed_document, make_embedder
 from shared.settings import Settings
-from shared.store import mongo as mongo_store
-from shared.store.mongo import MongoRepository, connect
-from shared.tree import TreeNode
+from shared.adapters.mongo import store as mongo_store
+from shared.adapters.mongo.store import MongoRepository, connect
+from shared.model.tree import TreeNode
 
 pytestmark = pytest.mark.integration
 

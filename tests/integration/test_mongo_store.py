@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import uuid
-from datetime import timedelta
 from collections.abc import AsyncIterator
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from gridfs import AsyncGridFSBucket
 
-from shared.documents import DocumentRecord, DocumentStatus
-from shared.events import QueryOutcome
-from shared.query import VerifiedAnswer
-from shared.store import mongo as mongo_store
-from shared.store.mongo import MongoRepository, connect
-from shared.store.queries import MongoQueryRepository, QueryRecord, QueryStatus
+from shared.adapters.mongo import store as mongo_store
+from shared.adapters.mongo.queries import MongoQueryRepository, QueryRecord, QueryStatus
+from shared.adapters.mongo.store import MongoRepository, connect
+from shared.model.documents import DocumentRecord, DocumentStatus
+from shared.model.events import QueryOutcome
+from shared.model.query import VerifiedAnswer
 
 pytestmark = pytest.mark.integration
 

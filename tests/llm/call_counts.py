@@ -17,19 +17,19 @@ from services.indexer.pipeline import IndexOptions, index_pdf
 from services.navigator.index import DocumentIndex
 from services.navigator.llm_scoring import LLMNodeScorer
 from services.verifier.llm_answer import LLMAnswerGenerator
-from shared.cache import AnswerCache
-from shared.documents import IndexedDocument
-from shared.llm.client import BaseLLMClient
-from shared.query import QuerySettings
-from shared.store.embedded import EmbeddedRepository
-from shared.tree import count_nodes
-from treerag.pipeline import QueryEngine, answer_from_indexes
+from shared.adapters.cache import AnswerCache
+from shared.adapters.embedded.store import EmbeddedRepository
+from shared.adapters.llm.client import BaseLLMClient
+from shared.model.documents import IndexedDocument
+from shared.model.query import QuerySettings
+from shared.model.tree import count_nodes
+from treerag.engine import QueryEngine
+from treerag.pipeline import answer_from_indexes
 
 from .conftest import make_client
 from .fake_provider import FakeProvider
 from .pdfs import ASPECTS, SUBJECTS, handbook_pdf
 from .scripted_model import ScriptedModel
-
 
 # (name, navigation mode, model scoring): every query also has its answer written by the model.
 QUERY_KINDS = [("beam", "beam", True), ("dfs", "dfs", True), ("auto", "auto", True), ("lexical", "auto", False)]

@@ -6,10 +6,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from shared.llm.call_cache import CallCache
-from shared.llm.client import BaseLLMClient, RetryPolicy
-from shared.llm.gemini import GeminiClient
-from shared.llm.openai_compat import OpenAICompatibleClient
+from shared.adapters.llm.call_cache import CallCache
+from shared.adapters.llm.client import BaseLLMClient, RetryPolicy
+from shared.adapters.llm.gemini import GeminiClient
+from shared.adapters.llm.openai_compat import OpenAICompatibleClient
 
 from .fake_provider import FakeProvider
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from shared.textnorm import tokenize
+from shared.text.normalize import tokenize
 
 from .fake_provider import Call, Reply
 

@@ -8,9 +8,10 @@ from typing import Any
 import pytest
 from prometheus_client import REGISTRY
 
-from shared.cache import AnswerCache, answer_cache_key
-from shared.query import QuerySettings
-from shared.store.embedded import EmbeddedRepository
+from shared.adapters.cache import AnswerCache
+from shared.adapters.embedded.store import EmbeddedRepository
+from shared.app.answer_key import answer_cache_key
+from shared.model.query import QuerySettings
 
 DOCS = [("a1b2c3d4e5f60718", 1), ("ffeeddccbbaa0099", 3)]
 BASE = {"model": "gemini-2.5-flash", "language": "en", "prompt_version": "answer-v1"}

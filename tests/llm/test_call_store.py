@@ -8,8 +8,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from shared.llm.call_cache import CallCache, DirectoryCallStore, RepositoryCallStore, call_cache_key
-from shared.store.embedded import EmbeddedRepository
+from shared.adapters.embedded.store import EmbeddedRepository
+from shared.adapters.llm.call_cache import (
+    CallCache,
+    DirectoryCallStore,
+    RepositoryCallStore,
+    call_cache_key,
+)
 
 
 @pytest.fixture

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from services.verifier.detector import ABSTENTION
-from shared.documents import BuilderName
-from shared.store.embedded import EmbeddedRepository
+from shared.adapters.embedded.store import EmbeddedRepository
+from shared.model.documents import BuilderName
 from treerag.cli import main
 
 from .fake_provider import FakeProvider, Reply

@@ -8,9 +8,9 @@ import pytest
 from prometheus_client import REGISTRY
 from pydantic import BaseModel
 
-from shared.llm.call_cache import CallCache, DirectoryCallStore
-from shared.llm.client import RetryPolicy
-from shared.llm.errors import (
+from shared.adapters.llm.call_cache import CallCache, DirectoryCallStore
+from shared.adapters.llm.client import RetryPolicy
+from shared.adapters.llm.errors import (
     LLMMalformedOutputError,
     LLMRequestError,
     LLMUnavailableError,

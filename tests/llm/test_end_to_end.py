@@ -10,10 +10,10 @@ from services.navigator.index import DocumentIndex
 from services.navigator.llm_scoring import LLMNodeScorer
 from services.verifier.judge import judge_answer
 from services.verifier.llm_answer import LLMAnswerGenerator
-from shared.documents import BuilderName
-from shared.llm.client import BaseLLMClient
-from shared.query import QuerySettings
-from shared.tree import walk_tree
+from shared.adapters.llm.client import BaseLLMClient
+from shared.model.documents import BuilderName
+from shared.model.query import QuerySettings
+from shared.model.tree import walk_tree
 from treerag.pipeline import answer_from_indexes
 
 from .fake_provider import FakeProvider, Reply
@@ -127,7 +127,7 @@ def test_answer_language_follows_the_question(
 
 
 def _passages(index: DocumentIndex):
-    from shared.query import Passage
+    from shared.model.query import Passage
 
     return [Passage(doc_id=index.doc_id, file_name="handbook.pdf", node_id="0001", title="Cooling towers",
                     pages=[11], text=index.page_text(11) or "")]

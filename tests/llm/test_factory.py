@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from shared.llm import LLMConfigError, make_llm
-from shared.llm.gemini import GeminiClient
-from shared.llm.openai_compat import OpenAICompatibleClient
+from shared.adapters.llm import LLMConfigError, make_llm
+from shared.adapters.llm.gemini import GeminiClient
+from shared.adapters.llm.openai_compat import OpenAICompatibleClient
 from shared.settings import Settings
 
 from .fake_provider import FakeProvider, Reply

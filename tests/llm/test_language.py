@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from shared.llm.language import detect_language
+from shared.text.language import detect_language
 
 
 @pytest.mark.parametrize(

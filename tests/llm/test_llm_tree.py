@@ -13,8 +13,8 @@ from services.indexer.llm_tree import (
     build_llm_tree,
     page_chunks,
 )
-from shared.llm.client import BaseLLMClient
-from shared.tree import walk_tree
+from shared.adapters.llm.client import BaseLLMClient
+from shared.model.tree import walk_tree
 
 from .fake_provider import FakeProvider, Reply
 from .scripted_model import ScriptedHeading, ScriptedModel

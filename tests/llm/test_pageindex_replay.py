@@ -10,8 +10,8 @@ import pytest
 
 from services.indexer.extract import extract_content, open_document
 from services.indexer.llm_tree import TreeOptions, build_llm_tree
-from shared.textnorm import compact
-from shared.tree import walk_tree
+from shared.model.tree import walk_tree
+from shared.text.normalize import compact
 
 from .conftest import make_client
 from .fake_provider import FakeProvider

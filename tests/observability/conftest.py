@@ -6,11 +6,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-
 from prometheus_client import REGISTRY, CollectorRegistry
 from prometheus_client.metrics import MetricWrapperBase
 
-import shared.metrics as treerag_metrics
+import shared.adapters.metrics as treerag_metrics
 
 # Labels Prometheus attaches to every scraped series, and the series it synthesizes per target.
 TARGET_LABELS = frozenset({"job", "instance"})
@@ -85,7 +84,7 @@ def services_use_faststream_middleware() -> bool:
 
 @pytest.fixture(scope="session")
 def exported() -> Exported:
-    """Series a dashboard may query: shared/metrics.py's, the client's default collectors', and
+    """Series a dashboard may query: shared/adapters/metrics.py's, the client's default collectors', and
     FastStream's middleware's when a service installs it."""
     allowed = treerag_exports()
     if services_use_faststream_middleware():

@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 
-from shared.metrics import CONSUMER_LAG, record_consumer_lag
+from shared.adapters.metrics import CONSUMER_LAG, record_consumer_lag
 
 pytestmark = pytest.mark.integration
 

@@ -11,7 +11,6 @@ from typing import Any
 import promql_parser
 import pytest
 
-
 REPO = Path(__file__).resolve().parents[2]
 DASHBOARDS = REPO / "deploy" / "grafana" / "dashboards"
 DATASOURCES = REPO / "deploy" / "grafana" / "provisioning" / "datasources"

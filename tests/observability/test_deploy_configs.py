@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from shared.metrics import STAGE_METRICS_PORTS
+from shared.adapters.metrics import STAGE_METRICS_PORTS
 
 REPO = Path(__file__).resolve().parents[2]
 PROMETHEUS = REPO / "deploy" / "prometheus"

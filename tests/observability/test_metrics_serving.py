@@ -10,7 +10,6 @@ import textwrap
 from pathlib import Path
 
 import httpx
-import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 REPO = Path(__file__).resolve().parents[2]
@@ -39,7 +38,7 @@ def run_python(code: str, env: dict[str, str]) -> subprocess.Popen[str]:
 
 WORKER = """
     import sys
-    from shared.metrics import PAGES_INDEXED, CONSUMER_LAG, INFLIGHT_QUERIES, start_metrics_server
+    from shared.adapters.metrics import PAGES_INDEXED, CONSUMER_LAG, INFLIGHT_QUERIES, start_metrics_server
     serving = start_metrics_server({port}, addr="127.0.0.1")
     PAGES_INDEXED.labels(builder="outline").inc({pages})
     INFLIGHT_QUERIES.inc(2)
@@ -91,7 +90,7 @@ def test_one_process_serves_its_own_registry_and_refuses_a_taken_port() -> None:
 def test_a_multiprocess_dir_not_created_yet_is_created(tmp_path: Path) -> None:
     folder = tmp_path / "not-yet"
     env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(folder)}
-    proc = run_python("from shared.metrics import PAGES_INDEXED; PAGES_INDEXED.labels(builder='x').inc()", env)
+    proc = run_python("from shared.adapters.metrics import PAGES_INDEXED; PAGES_INDEXED.labels(builder='x').inc()", env)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err
     assert list(folder.glob("counter_*.db")), "the worker's values were not written to the folder"

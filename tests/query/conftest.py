@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from services.navigator.index import DocumentIndex
-from shared.documents import IndexedDocument
-from shared.store.embedded import EmbeddedRepository
+from shared.adapters.embedded.store import EmbeddedRepository
+from shared.model.documents import IndexedDocument
 from tests.query.documents import kitchen_guide, plant_manual, software_guide_pdf
 
 SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 from fpdf import FPDF
 
-from shared.documents import DocumentRecord, DocumentStatus, DocumentTree, IndexedDocument
-from shared.tree import TreeNode
+from shared.model.documents import (
+    DocumentRecord,
+    DocumentStatus,
+    DocumentTree,
+    IndexedDocument,
+)
+from shared.model.tree import TreeNode
 
 FILLER = (
     "This paragraph describes general operating practice. Staff read it before work begins and "

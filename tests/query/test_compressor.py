@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from services.compressor.compress import compress
 from services.compressor.tokens import count_tokens
-from shared.query import Passage, QuerySettings
+from shared.model.query import Passage, QuerySettings
 
 Q = "At what pressure does the safety valve open?"
 
@@ -74,7 +74,7 @@ def test_tfidf_matches_scikit_learn() -> None:
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     from services.compressor.compress import tfidf_matrix
-    from services.navigator.lexical import terms
+    from shared.text.lexical import terms
 
     texts = ["The safety valve opens at 12 bar.", "Valve tests happen every quarter.", "Bread bakes at 220 degrees."]
     ours, query = tfidf_matrix(texts, Q)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from shared.query import Citation, VerifiedAnswer
+from shared.model.query import Citation, VerifiedAnswer
 from tests.query.conftest import build
 from tests.query.documents import plant_manual
 from treerag.evaluation.baselines import chunk_index, chunk_pages, page_index

@@ -4,10 +4,10 @@ relevance-evidence floor that makes off-topic questions abstain."""
 from __future__ import annotations
 
 from services.navigator.index import DocumentIndex
-from services.navigator.lexical import query_terms
 from services.navigator.navigate import MIN_SUPPORT, navigate
-from services.navigator.question import literal_share, literals
-from shared.query import QuerySettings
+from shared.model.query import QuerySettings
+from shared.text.lexical import query_terms
+from shared.text.question import literal_share, literals
 from tests.query.conftest import build
 from tests.query.documents import FILLER, indexed, node
 from treerag.pipeline import answer_from_indexes

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 
 from services.navigator.evidence import coverage, page_fields, proximity, term_weights
-from services.navigator.lexical import query_terms
-from services.navigator.names import NAME_SIMILARITY, SPELLING_SIMILARITY, WordGroup
 from services.navigator.navigate import _candidate_pages, navigate
 from services.navigator.scoring import DocumentScores, Normaliser, structural_prior
-from shared.query import QuerySettings
+from shared.model.query import QuerySettings
+from shared.text.lexical import query_terms
+from shared.text.names import NAME_SIMILARITY, SPELLING_SIMILARITY, WordGroup
 from tests.query.conftest import build
 from tests.query.documents import FILLER, indexed, node
 

@@ -8,7 +8,7 @@ import pytest
 
 from services.navigator.index import DocumentIndex
 from services.navigator.navigate import navigate
-from shared.query import QuerySettings
+from shared.model.query import QuerySettings
 from tests.query.conftest import build
 from tests.query.documents import indexed, node
 

@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from shared.query import QuerySettings
-from shared.store.embedded import EmbeddedRepository
+from services.navigator.index_cache import NoDocumentsError
+from shared.adapters.embedded.store import EmbeddedRepository
+from shared.model.query import QuerySettings
 from tests.query.documents import software_guide_pdf
 from treerag.cli import main
-from treerag.pipeline import NoDocumentsError, QueryEngine
+from treerag.engine import QueryEngine
 
 
 async def test_engine_answers_with_page_citation(guide_store: EmbeddedRepository) -> None:
@@ -31,7 +32,8 @@ async def test_engine_is_deterministic_and_caches_indexes(guide_store: EmbeddedR
     second = await engine.ask("Which variable configures a proxy server?", ["guide.pdf"], QuerySettings(mode="beam"))
     assert first.answer == second.answer
     assert first.mode == "beam"
-    assert len(engine._indexes) == 1
+    (record,) = await engine.records(["guide.pdf"])
+    assert record.doc_id in engine.index_cache
 
 
 async def test_engine_abstains_on_unanswerable(guide_store: EmbeddedRepository) -> None:

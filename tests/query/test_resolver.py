@@ -7,9 +7,9 @@ import pytest
 from services.navigator.index import DocumentIndex
 from services.navigator.navigate import navigate
 from services.navigator.resolver import Reference, find_references, resolve
-from shared.documents import IndexedDocument
-from shared.query import QuerySettings
-from shared.store.embedded import EmbeddedRepository
+from shared.adapters.embedded.store import EmbeddedRepository
+from shared.model.documents import IndexedDocument
+from shared.model.query import QuerySettings
 from tests.query.conftest import build
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from shared.query import QuerySettings
+from shared.model.query import QuerySettings
 
 
 def test_misspelt_setting_is_refused_not_ignored() -> None:

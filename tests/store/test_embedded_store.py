@@ -4,9 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from shared.documents import DocumentRecord, DocumentStatus, DocumentTree, IndexedDocument
-from shared.store.embedded import EmbeddedRepository
-from shared.tree import TreeNode
+from shared.adapters.embedded.store import EmbeddedRepository
+from shared.model.documents import (
+    DocumentRecord,
+    DocumentStatus,
+    DocumentTree,
+    IndexedDocument,
+)
+from shared.model.tree import TreeNode
 
 
 def _indexed(doc_id: str, file_name: str) -> IndexedDocument:

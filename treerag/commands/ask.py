@@ -7,13 +7,15 @@ import asyncio
 import sys
 from pathlib import Path
 
-from shared.cache import AnswerCache
-from shared.llm.errors import LLMConfigError, LLMError
-from shared.query import QuerySettings
+from services.navigator.index_cache import NoDocumentsError
+from shared.adapters.cache import AnswerCache
+from shared.adapters.embedded.store import EmbeddedRepository
+from shared.adapters.llm.errors import LLMConfigError, LLMError
+from shared.model.query import QuerySettings
 from shared.settings import get_settings
-from shared.store.embedded import EmbeddedRepository
+from treerag.engine import QueryEngine, QueryFailedError
 from treerag.llm_options import HOW_TO_CONFIGURE, add_llm_arguments, make_cli_llm
-from treerag.pipeline import AskResult, NoDocumentsError, QueryEngine
+from treerag.pipeline import AskResult
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -85,7 +87,7 @@ async def _ask(args: argparse.Namespace) -> AskResult:
 def run(args: argparse.Namespace) -> int:
     try:
         result = asyncio.run(_ask(args))
-    except (NoDocumentsError, LLMConfigError, ValueError) as exc:
+    except (NoDocumentsError, QueryFailedError, LLMConfigError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except RuntimeError as exc:

@@ -16,12 +16,12 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from services.verifier.judge import JudgeScores, judge_answer
-from shared.llm.client import BaseLLMClient
-from shared.llm.errors import LLMConfigError, LLMError
-from shared.logs import log_fields
-from shared.query import Passage, VerifiedAnswer
+from shared.adapters.embedded.store import EmbeddedRepository
+from shared.adapters.llm.client import BaseLLMClient
+from shared.adapters.llm.errors import LLMConfigError, LLMError
+from shared.adapters.logs import log_fields
+from shared.model.query import Passage, VerifiedAnswer
 from shared.settings import get_settings
-from shared.store.embedded import EmbeddedRepository
 from treerag.evaluation.dataset import DatasetError, QAItem, load_dataset
 from treerag.evaluation.runner import (
     SYSTEMS,
@@ -32,7 +32,12 @@ from treerag.evaluation.runner import (
     evaluate,
     markdown_table,
 )
-from treerag.llm_options import HOW_TO_CONFIGURE, add_llm_arguments, make_cli_llm, usage_line
+from treerag.llm_options import (
+    HOW_TO_CONFIGURE,
+    add_llm_arguments,
+    make_cli_llm,
+    usage_line,
+)
 
 logger = logging.getLogger("treerag.eval")
 

@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from shared.interop import TreeFormatError, export_pageindex, export_treerag_index
+from shared.model.interop import TreeFormatError, export_pageindex, export_treerag_index
 from shared.settings import get_settings
 from treerag.commands.tree import load_document
 

@@ -14,11 +14,11 @@ import sys
 from pathlib import Path
 
 from services.indexer.verify import verify_tree
-from shared.documents import DocumentRecord, DocumentStatus
-from shared.interop import TreeFormatError, import_pageindex, import_treerag_index
+from shared.adapters.embedded.store import EmbeddedRepository
+from shared.model.documents import DocumentRecord, DocumentStatus
+from shared.model.interop import TreeFormatError, import_pageindex, import_treerag_index
+from shared.model.tree import walk_tree
 from shared.settings import get_settings
-from shared.store.embedded import EmbeddedRepository
-from shared.tree import walk_tree
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -11,14 +11,21 @@ from pathlib import Path
 from tqdm import tqdm
 
 from services.indexer.errors import PdfError
-from services.indexer.pipeline import IndexOptions, content_id, index_pdf
+from services.indexer.pipeline import IndexOptions, index_pdf
+from shared.adapters.embedded.store import EmbeddedRepository
 from shared.embeddings import EmbeddingsConfigError, make_embedder
-from shared.llm.client import BaseLLMClient
-from shared.llm.errors import LLMConfigError
+from shared.adapters.llm.client import BaseLLMClient
+from shared.adapters.llm.errors import LLMConfigError
+from shared.app.indexing import decide_indexing, next_version
+from shared.model.ids import content_id
+from shared.model.tree import walk_tree
 from shared.settings import get_settings
-from shared.store.embedded import EmbeddedRepository
-from shared.tree import walk_tree
-from treerag.llm_options import HOW_TO_CONFIGURE, add_llm_arguments, make_cli_llm, usage_line
+from treerag.llm_options import (
+    HOW_TO_CONFIGURE,
+    add_llm_arguments,
+    make_cli_llm,
+    usage_line,
+)
 
 logger = logging.getLogger("treerag.index")
 
@@ -96,12 +103,7 @@ async def _index_all(args: argparse.Namespace) -> int:
             continue
         doc_id = content_id(data)
         existing = await repo.get_document(doc_id)
-        if (
-            existing is not None
-            and not args.force
-            and existing.status == "ready"
-            and args.builder in ("auto", existing.builder)
-        ):
+        if existing is not None and not decide_indexing(existing, args.builder, force=args.force).index:
             print(f"{name}: already indexed as {doc_id} ({existing.page_count} pages, {existing.builder})")
             continue
         pages_bar = tqdm(desc=name[:30], unit="page", file=sys.stderr, disable=quiet, leave=False, position=1)
@@ -113,9 +115,9 @@ async def _index_all(args: argparse.Namespace) -> int:
             failed += 1
             continue
         pages_bar.close()
+        indexed.record.version = next_version(existing, indexed.record)
         if existing is not None:
             indexed.record.created_at = existing.created_at
-            indexed.record.version = existing.version + 1
         await repo.put_pdf(doc_id, data)
         await repo.put_indexed(indexed)
         record = indexed.record

@@ -7,10 +7,10 @@ import asyncio
 import sys
 from pathlib import Path
 
-from shared.documents import DocumentRecord, DocumentTree
+from shared.adapters.embedded.store import EmbeddedRepository
+from shared.model.documents import DocumentRecord, DocumentTree
+from shared.model.tree import TreeNode
 from shared.settings import get_settings
-from shared.store.embedded import EmbeddedRepository
-from shared.tree import TreeNode
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

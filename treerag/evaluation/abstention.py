@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from pydantic import BaseModel
 
 from services.navigator.index import DocumentIndex
-from shared.query import QuerySettings
+from shared.model.query import QuerySettings
 from treerag.evaluation.dataset import QAItem
 from treerag.pipeline import answer_from_indexes
 

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from services.compressor.tokens import count_tokens
-from services.navigator.lexical import BM25Index, query_terms, terms
-from shared.documents import DocumentRecord
-from shared.query import Passage
+from shared.model.documents import DocumentRecord
+from shared.model.query import Passage
+from shared.text.lexical import BM25Index, query_terms, terms
 
 CHUNK_TOKENS = 512
 TOP_K = 5

@@ -7,8 +7,8 @@ import statistics
 from pydantic import BaseModel
 
 from services.verifier.citations import strip_citations
-from shared.query import VerifiedAnswer
-from shared.textnorm import tokenize
+from shared.model.query import VerifiedAnswer
+from shared.text.normalize import tokenize
 from treerag.evaluation.dataset import QAItem
 
 

@@ -15,9 +15,9 @@ from pydantic import BaseModel
 from services.compressor.tokens import count_tokens
 from services.navigator.index import DocumentIndex
 from services.verifier.answer import answer_question
-from shared.documents import DocumentStatus
-from shared.query import CompressedContext, QuerySettings, VerifiedAnswer
-from shared.store.base import Repository
+from shared.model.documents import DocumentStatus
+from shared.model.query import CompressedContext, QuerySettings, VerifiedAnswer
+from shared.ports.repository import Repository
 from treerag.evaluation.baselines import FlatIndex, chunk_index, page_index
 from treerag.evaluation.dataset import QAItem
 from treerag.evaluation.metrics import ItemScore, SystemScores, aggregate, score_item
@@ -64,7 +64,10 @@ async def ensure_indexed(repository: Repository, file_names: list[str], pdf_dir:
                 raise MissingDocumentError(
                     f"{name} is neither in the store nor in {pdf_dir}; pass --pdfs with the folder holding it"
                 )
-            from services.indexer.pipeline import IndexOptions, index_pdf  # the indexer is optional here
+            from services.indexer.pipeline import (  # the indexer is optional here
+                IndexOptions,
+                index_pdf,
+            )
 
             logger.info("indexing %s", name)
             indexed = index_pdf(path.read_bytes(), name, IndexOptions())

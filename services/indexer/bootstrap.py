@@ -1,0 +1,21 @@
+"""The indexer's composition root: its handlers from the stage's ports and settings."""
+
+from __future__ import annotations
+
+from services.indexer.handlers import IndexerHandlers
+from services.indexer.settings import IndexerSettings
+from shared.adapters.llm import make_llm
+from shared.embeddings import make_embedder
+from shared.stage import StagePorts
+
+
+async def build(ports: StagePorts) -> IndexerHandlers:
+    own = IndexerSettings()
+    return IndexerHandlers(
+        ports.repository, ports.bus, ports.ledger,
+        max_pages=ports.settings.max_pages,
+        llm=make_llm(ports.settings),
+        page_delay_s=own.page_delay_ms / 1000,
+        max_poll_interval_s=own.max_poll_interval_s,
+        embedder=make_embedder(ports.settings),
+    )

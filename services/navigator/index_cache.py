@@ -1,0 +1,106 @@
+"""The navigator's per-document indexes, kept in memory per tree version.
+
+Building a `DocumentIndex` reads a document's tree and every page: seconds for a large corpus.
+The cache is warmed and invalidated from `tree.built` (and document deletions), so a query only
+pays for an index that no event announced (a cold start, or a document indexed elsewhere).
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from services.navigator.evidence import prepare
+from services.navigator.index import DocumentIndex
+from shared.adapters.logs import log_fields
+from shared.model.documents import DocumentEmbeddings, DocumentRecord, DocumentStatus
+from shared.ports.model_roles import Embedder
+from shared.ports.repository import Repository
+
+logger = logging.getLogger(__name__)
+
+
+class NoDocumentsError(LookupError):
+    """Raised when there is nothing to ask over."""
+
+
+class IndexCache:
+    """`embedder`: the model the documents' vectors were computed with; each index then carries
+    them (`DocumentIndex.dense`) and `question_vector` embeds questions for them."""
+
+    def __init__(self, repository: Repository, embedder: Embedder | None = None) -> None:
+        self.repository = repository
+        self.embedder = embedder
+        self._indexes: dict[str, DocumentIndex] = {}
+
+    def question_vector(self, question: str) -> np.ndarray | None:
+        """The question's unit vector for `DocumentIndex.dense_*_scores`; None without an embedder."""
+        return self.embedder.embed([question])[0] if self.embedder is not None else None
+
+    async def _embeddings(self, record: DocumentRecord) -> DocumentEmbeddings | None:
+        """The document's stored vectors when they come from the configured model."""
+        if self.embedder is None:
+            return None
+        embeddings = await self.repository.get_embeddings(record.doc_id)
+        if embeddings is not None and embeddings.model != self.embedder.name:
+            logger.warning(
+                "stored vectors come from another model; ignored (re-index to use them)",
+                extra=log_fields(doc_id=record.doc_id, stored=embeddings.model, configured=self.embedder.name),
+            )
+            return None
+        return embeddings
+
+    def __contains__(self, doc_id: str) -> bool:
+        return doc_id in self._indexes
+
+    async def index(self, record: DocumentRecord) -> DocumentIndex:
+        """The record's index at its version, built from the store when not cached."""
+        cached = self._indexes.get(record.doc_id)
+        if cached is not None and cached.record.version == record.version:
+            return cached
+        tree = await self.repository.get_tree(record.doc_id)
+        if tree is None:
+            raise NoDocumentsError(f"document {record.doc_id} ({record.file_name}) has no tree; re-index it")
+        pages = await self.repository.get_pages(record.doc_id)
+        index = prepare(DocumentIndex.build(record, tree, pages, embeddings=await self._embeddings(record)))
+        current = self._indexes.get(record.doc_id)
+        # An older version is stale once a newer tree is indexed; a late build of an older
+        # version never replaces a newer one.
+        if current is None or current.record.version <= record.version:
+            self._indexes[record.doc_id] = index
+        return index
+
+    async def warm(self, doc_id: str) -> None:
+        """Build the index of a document that was just indexed (from `tree.built`)."""
+        record = await self.repository.get_document(doc_id)
+        if record is None or record.status != DocumentStatus.READY:
+            return
+        await self.index(record)
+        logger.info("index warmed", extra=log_fields(doc_id=doc_id, version=record.version))
+
+    def forget(self, doc_id: str) -> None:
+        """Drop a deleted or rebuilt document's index."""
+        self._indexes.pop(doc_id, None)
+
+    async def records(self, doc_ids: list[str] | None) -> list[DocumentRecord]:
+        """The ready documents named by `doc_ids` (ids, unique id prefixes or file names), or all."""
+        if doc_ids:
+            records = []
+            for key in doc_ids:
+                record = await self.repository.find_document(key)
+                if record is None:
+                    raise NoDocumentsError(
+                        f"no document matches {key!r}; use a doc id, a unique id prefix or a file name "
+                        "(`treerag tree` with no argument lists them)"
+                    )
+                records.append(record)
+        else:
+            records = await self.repository.list_documents()
+        ready = [r for r in records if r.status == DocumentStatus.READY]
+        if not ready:
+            raise NoDocumentsError("no indexed document to ask over; run `treerag index FILE.pdf` first")
+        return sorted(ready, key=lambda r: r.doc_id)
+
+    async def indexes(self, doc_ids: list[str] | None) -> list[DocumentIndex]:
+        return [await self.index(record) for record in await self.records(doc_ids)]

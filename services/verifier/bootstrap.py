@@ -1,0 +1,21 @@
+"""The verifier's composition root: its handlers from the stage's ports and settings."""
+
+from __future__ import annotations
+
+from services.verifier.handlers import VerifierHandlers
+from services.verifier.llm_answer import LLMAnswerGenerator
+from shared.adapters.cache import AnswerCache
+from shared.adapters.llm import make_llm
+from shared.app.answer_key import generator_name
+from shared.stage import StagePorts
+
+
+async def build(ports: StagePorts) -> VerifierHandlers:
+    llm = make_llm(ports.settings)
+    # The navigator scores with the same model: the key names it once.
+    return VerifierHandlers(
+        ports.repository, ports.bus, ports.queries,
+        generator=LLMAnswerGenerator(llm) if llm else None,
+        cache=AnswerCache(ports.repository),
+        answered_by=generator_name(llm),
+    )

@@ -1,0 +1,67 @@
+"""The answer cache: an LRU in front of the repository (embedded store in one process, MongoDB in the services)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections import OrderedDict
+from typing import Any
+
+from shared.adapters.logs import log_fields
+from shared.adapters.metrics import CACHE_HITS, CACHE_MISSES
+from shared.ports.repository import Repository
+
+logger = logging.getLogger(__name__)
+
+CACHE_NAME = "answer"
+
+
+class AnswerCache:
+    """Async get/put of JSON-able answers by key; hits and misses are counted (metrics too)."""
+
+    namespace = "answers"
+
+    def __init__(self, repository: Repository | None = None, *, max_entries: int = 1024) -> None:
+        self.repository = repository
+        self.max_entries = max_entries
+        self.hits = 0
+        self.misses = 0
+        self._entries: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._lock = asyncio.Lock()
+
+    async def get(self, key: str) -> dict[str, Any] | None:
+        async with self._lock:
+            value = self._entries.get(key)
+            if value is not None:
+                self._entries.move_to_end(key)
+        if value is None and self.repository is not None:
+            try:
+                value = await self.repository.get_cached(self.namespace, key)
+            except Exception:  # an unreachable store costs a recomputation, not the query
+                logger.warning("answer cache read failed", exc_info=True, extra=log_fields(key=key[:16]))
+                value = None
+            if value is not None:
+                await self._remember(key, value)
+        if value is None:
+            self.misses += 1
+            CACHE_MISSES.labels(cache=CACHE_NAME).inc()
+            return None
+        self.hits += 1
+        CACHE_HITS.labels(cache=CACHE_NAME).inc()
+        return json.loads(json.dumps(value))  # callers may mutate their copy
+
+    async def put(self, key: str, value: dict[str, Any]) -> None:
+        await self._remember(key, value)
+        if self.repository is not None:
+            try:
+                await self.repository.put_cached(self.namespace, key, value)
+            except Exception:
+                logger.warning("answer cache write failed", exc_info=True, extra=log_fields(key=key[:16]))
+
+    async def _remember(self, key: str, value: dict[str, Any]) -> None:
+        async with self._lock:
+            self._entries[key] = json.loads(json.dumps(value))
+            self._entries.move_to_end(key)
+            while len(self._entries) > self.max_entries:
+                self._entries.popitem(last=False)

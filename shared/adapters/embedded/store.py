@@ -1,0 +1,146 @@
+"""A repository in a plain folder: JSON files, written atomically. For one process."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from shared.model.documents import (
+    DocumentEmbeddings,
+    DocumentRecord,
+    DocumentStatus,
+    DocumentTree,
+    IndexedDocument,
+)
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + f".{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+class EmbeddedRepository:
+    """Layout: documents/<id>.json, pages/<id>.json, trees/<id>.json, pdfs/<id>.pdf, cache/,
+    embeddings/<id>.vec (a JSON header line, then the packed float16 page and node vectors)."""
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+        self._pages: dict[str, list[str]] = {}
+
+    def _path(self, kind: str, name: str, suffix: str = ".json") -> Path:
+        return self.root / kind / f"{name}{suffix}"
+
+    async def put_document(self, record: DocumentRecord) -> None:
+        _write_atomic(self._path("documents", record.doc_id), record.model_dump_json().encode())
+
+    async def get_document(self, doc_id: str) -> DocumentRecord | None:
+        path = self._path("documents", doc_id)
+        if not path.is_file():
+            return None
+        return DocumentRecord.model_validate_json(path.read_bytes())
+
+    async def list_documents(self) -> list[DocumentRecord]:
+        folder = self.root / "documents"
+        if not folder.is_dir():
+            return []
+        records = [DocumentRecord.model_validate_json(p.read_bytes()) for p in folder.glob("*.json")]
+        return sorted(records, key=lambda r: (r.file_name, r.doc_id))
+
+    async def find_document(self, key: str) -> DocumentRecord | None:
+        exact = await self.get_document(key) if "/" not in key else None
+        if exact:
+            return exact
+        records = await self.list_documents()
+        matches = [r for r in records if r.doc_id.startswith(key)] or [
+            r for r in records if r.file_name == key or Path(r.file_name).stem == key
+        ]
+        return matches[0] if len(matches) == 1 else None
+
+    async def set_status(self, doc_id: str, status: DocumentStatus, reason: str | None = None) -> bool:
+        record = await self.get_document(doc_id)
+        if record is None:
+            return False
+        await self.put_document(record.model_copy(update={"status": status, "reason": reason}))
+        return True
+
+    async def put_pages(self, doc_id: str, pages: list[str]) -> None:
+        _write_atomic(self._path("pages", doc_id), json.dumps(pages, ensure_ascii=False).encode())
+        self._pages[doc_id] = pages
+
+    async def get_pages(self, doc_id: str) -> list[str]:
+        if doc_id not in self._pages:
+            path = self._path("pages", doc_id)
+            self._pages[doc_id] = json.loads(path.read_bytes()) if path.is_file() else []
+        return self._pages[doc_id]
+
+    async def get_page(self, doc_id: str, number: int) -> str | None:
+        pages = await self.get_pages(doc_id)
+        return pages[number - 1] if 1 <= number <= len(pages) else None
+
+    async def get_page_texts(self, doc_id: str, numbers: list[int]) -> dict[int, str]:
+        pages = await self.get_pages(doc_id)
+        return {n: pages[n - 1] for n in numbers if 1 <= n <= len(pages)}
+
+    async def put_tree(self, tree: DocumentTree) -> None:
+        _write_atomic(self._path("trees", tree.doc_id), tree.model_dump_json().encode())
+
+    async def get_tree(self, doc_id: str) -> DocumentTree | None:
+        path = self._path("trees", doc_id)
+        if not path.is_file():
+            return None
+        return DocumentTree.model_validate_json(path.read_bytes())
+
+    async def put_pdf(self, doc_id: str, data: bytes) -> None:
+        _write_atomic(self._path("pdfs", doc_id, ".pdf"), data)
+
+    async def get_pdf(self, doc_id: str) -> bytes | None:
+        path = self._path("pdfs", doc_id, ".pdf")
+        return path.read_bytes() if path.is_file() else None
+
+    async def put_embeddings(self, embeddings: DocumentEmbeddings) -> None:
+        header = embeddings.model_dump(mode="json", exclude={"page_vectors", "node_vectors"})
+        header["page_bytes"] = len(embeddings.page_vectors)
+        data = json.dumps(header).encode() + b"\n" + embeddings.page_vectors + embeddings.node_vectors
+        _write_atomic(self._path("embeddings", embeddings.doc_id, ".vec"), data)
+
+    async def get_embeddings(self, doc_id: str) -> DocumentEmbeddings | None:
+        path = self._path("embeddings", doc_id, ".vec")
+        if not path.is_file():
+            return None
+        data = path.read_bytes()
+        split = data.index(b"\n")
+        header = json.loads(data[:split])
+        vectors = data[split + 1 :]
+        page_bytes = int(header.pop("page_bytes"))
+        return DocumentEmbeddings(**header, page_vectors=vectors[:page_bytes], node_vectors=vectors[page_bytes:])
+
+    async def delete_embeddings(self, doc_id: str) -> None:
+        self._path("embeddings", doc_id, ".vec").unlink(missing_ok=True)
+
+    async def put_indexed(self, indexed: IndexedDocument) -> None:
+        await self.put_pages(indexed.record.doc_id, indexed.pages)
+        await self.put_tree(indexed.tree)
+        if indexed.embeddings is not None:
+            await self.put_embeddings(indexed.embeddings)
+        else:
+            await self.delete_embeddings(indexed.record.doc_id)
+        await self.put_document(indexed.record)
+
+    def _cache_path(self, namespace: str, key: str) -> Path:
+        digest = hashlib.sha256(key.encode()).hexdigest()
+        return self._path(f"cache/{namespace}", digest)
+
+    async def get_cached(self, namespace: str, key: str) -> dict[str, Any] | None:
+        path = self._cache_path(namespace, key)
+        return json.loads(path.read_bytes()) if path.is_file() else None
+
+    async def put_cached(self, namespace: str, key: str, value: dict[str, Any]) -> None:
+        _write_atomic(self._cache_path(namespace, key), json.dumps(value, ensure_ascii=False).encode())
+
+    async def close(self) -> None:
+        self._pages.clear()

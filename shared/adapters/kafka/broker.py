@@ -1,0 +1,69 @@
+"""The FastStream Kafka broker every service uses, and the one way events are published."""
+
+from __future__ import annotations
+
+import logging
+
+from faststream.kafka import KafkaBroker
+from faststream.kafka.prometheus import KafkaPrometheusMiddleware
+from prometheus_client import REGISTRY
+
+from shared.adapters.kafka.topics import REPLICATION_FACTOR
+from shared.adapters.metrics import MESSAGES_PUBLISHED
+from shared.model.events import Event
+from shared.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+
+def make_broker(settings: Settings, stage: str) -> KafkaBroker:
+    """A broker for one stage process. Topics are created by `ensure_topics` (subscribers
+    declare theirs with `declare=False`), so every topic gets `settings.topic_partitions`."""
+    return KafkaBroker(
+        settings.kafka_bootstrap,
+        client_id=f"treerag-{stage}",
+        # With one replica per partition the leader's write is the only copy: waiting for "all"
+        # in-sync replicas waits for the same broker, so acks=1 keeps durability and saves a step.
+        acks=1 if REPLICATION_FACTOR == 1 else "all",
+        # Send at once: events are single small messages on a latency path, not batches.
+        linger_ms=0,
+        # FastStream's per-message "Received/Processed" lines go to DEBUG; ours carry the ids.
+        logger=logging.getLogger(f"treerag.{stage}.broker"),
+        log_level=logging.DEBUG,
+        graceful_timeout=30.0,
+        # FastStream's own per-handler series (faststream_*), beside the treerag_* metrics.
+        middlewares=(KafkaPrometheusMiddleware(registry=REGISTRY, app_name=f"treerag-{stage}"),),
+    )
+
+
+class Bus:
+    """Publishes events with the correlation id as key, and counts them.
+
+    `publish` returns once the broker acknowledged the write, so a handler that publishes
+    before returning never lets its input offset be committed ahead of its output.
+    """
+
+    def __init__(self, broker: KafkaBroker, stage: str, prefix: str = "") -> None:
+        self.broker = broker
+        self.stage = stage
+        self.prefix = prefix
+
+    def topic(self, name: str) -> str:
+        return f"{self.prefix}{name}"
+
+    async def publish(self, event: Event) -> None:
+        if not event.producer:
+            event.producer = self.stage
+        topic = self.topic(event.TOPIC)
+        await self.broker.publish(
+            event.model_dump_json().encode(),
+            topic=topic,
+            key=event.key.encode(),
+            headers={"event_type": event.TOPIC, "schema_version": str(event.schema_version)},
+            correlation_id=event.key,
+        )
+        MESSAGES_PUBLISHED.labels(self.stage, topic).inc()
+
+    async def publish_raw(self, topic: str, payload: bytes, key: str | None) -> None:
+        await self.broker.publish(payload, topic=topic, key=key.encode() if key else None)
+        MESSAGES_PUBLISHED.labels(self.stage, topic).inc()

@@ -1,0 +1,61 @@
+"""The one way a declared `Stage` runs on Kafka and MongoDB: `python -m services.<stage>`."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import logging
+import os
+from typing import Any
+
+from shared.adapters.kafka.runtime import StageRuntime
+from shared.adapters.logs import configure_logging, log_fields
+from shared.stage import Stage, StagePorts
+
+logger = logging.getLogger(__name__)
+
+
+def attach(stage: Stage[Any], runtime: StageRuntime | None = None) -> StageRuntime:
+    """A runtime whose startup builds the stage's handlers from its ports and subscribes each
+    route (before the broker starts consuming)."""
+    runtime = runtime or StageRuntime(stage.name)
+
+    async def build_and_subscribe() -> None:
+        ports = StagePorts(
+            settings=runtime.settings, repository=runtime.repo, queries=runtime.queries,
+            ledger=runtime.ledger, bus=runtime.bus,
+        )
+        handlers = await stage.build(ports)
+        for route in stage.routes(handlers):
+            if route.broadcast:
+                runtime.subscribe_broadcast(route.consumes, route.handle)
+            else:
+                runtime.subscribe(
+                    route.consumes, route.handle, give_up=route.give_up,
+                    max_poll_interval_ms=route.max_poll_interval_ms, durable_attempts=route.durable_attempts,
+                )
+        logger.info("stage built", extra=log_fields(stage=stage.name,
+                                                    consumes=[r.consumes.TOPIC for r in stage.routes(handlers)]))
+
+    runtime.on_startup(build_and_subscribe)
+    return runtime
+
+
+def run_stage(stage: Stage[Any]) -> None:
+    """JSON logs, run until SIGTERM/SIGINT, then stop gracefully."""
+    configure_logging(os.environ.get("TREERAG_LOG_LEVEL", "INFO"))
+    logging.getLogger("aiokafka").setLevel(logging.WARNING)
+    runtime = attach(stage)
+
+    async def main() -> None:
+        try:
+            await runtime.app.run()
+        finally:
+            await runtime.close()
+
+    asyncio.run(main())
+
+
+def run_stage_package(package: str) -> None:
+    """`python -m services.<stage>`: run the `STAGE` its `main` module declares."""
+    run_stage(importlib.import_module(f"{package}.main").STAGE)

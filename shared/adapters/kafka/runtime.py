@@ -1,0 +1,240 @@
+"""What every stage process shares: broker, MongoDB, delivery ledger, metrics, lifecycle.
+
+`shared.adapters.kafka.runner` creates one `StageRuntime` per stage process from the stage's
+declaration (`shared.stage.Stage`) and runs `runtime.app` (a FastStream app).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import uuid
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
+from typing import Any, TypeVar
+
+from aiokafka import ConsumerRebalanceListener, TopicPartition
+from faststream import FastStream
+from faststream.kafka import Topic
+from faststream.kafka.annotations import KafkaMessage
+from faststream.middlewares import AckPolicy
+from pymongo import AsyncMongoClient
+
+from shared.adapters.kafka.broker import Bus, make_broker
+from shared.adapters.kafka.delivery import GiveUp, Handler, RawMessage, ReliableConsumer
+from shared.adapters.kafka.topics import ensure_topics
+from shared.adapters.logs import log_fields
+from shared.adapters.metrics import (
+    STAGE_METRICS_PORTS,
+    run_lag_reporter,
+    start_metrics_server,
+)
+from shared.adapters.mongo.ledger import DeliveryLedger
+from shared.adapters.mongo.queries import MongoQueryRepository
+from shared.adapters.mongo.store import MongoRepository, connect
+from shared.model.delivery import Delivery
+from shared.model.events import Event
+from shared.settings import Settings, get_settings
+
+logger = logging.getLogger(__name__)
+
+E = TypeVar("E", bound=Event)
+
+LEDGER_RETENTION = timedelta(days=7)
+
+
+class NotStartedError(RuntimeError):
+    pass
+
+
+class AssignmentLogger(ConsumerRebalanceListener):  # type: ignore[misc]
+    """One structured line per rebalance: which partitions this process now owns."""
+
+    def __init__(self, stage: str, group: str) -> None:
+        self.stage = stage
+        self.group = group
+
+    async def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
+        return None
+
+    async def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
+        logger.info(
+            "partitions assigned",
+            extra=log_fields(
+                stage=self.stage, group=self.group, pid=os.getpid(),
+                partitions=sorted(f"{tp.topic}:{tp.partition}" for tp in assigned),
+            ),
+        )
+
+
+class StageRuntime:
+    def __init__(self, stage: str, settings: Settings | None = None) -> None:
+        self.stage = stage
+        self.settings = settings or get_settings()
+        self.broker = make_broker(self.settings, stage)
+        self.bus = Bus(self.broker, stage, self.settings.topic_prefix)
+        self.app = FastStream(
+            self.broker,
+            logger=logging.getLogger(f"treerag.{stage}"),
+            on_startup=[self._on_startup],
+            after_startup=[self._after_startup],
+            on_shutdown=[self._on_shutdown],
+        )
+        self._mongo: AsyncMongoClient[dict[str, Any]] | None = None
+        self._repo: MongoRepository | None = None
+        self._queries: MongoQueryRepository | None = None
+        self._ledger: DeliveryLedger | None = None
+        self._subscribers: list[Any] = []
+        self._tasks: list[asyncio.Task[None]] = []
+        self._startup_hooks: list[Callable[[], Awaitable[None]]] = []
+
+    # ------------------------------------------------------------ resources
+
+    @property
+    def repo(self) -> MongoRepository:
+        if self._repo is None:
+            raise NotStartedError(f"the {self.stage} runtime has not started (no MongoDB connection yet)")
+        return self._repo
+
+    @property
+    def queries(self) -> MongoQueryRepository:
+        if self._queries is None:
+            raise NotStartedError(f"the {self.stage} runtime has not started (no MongoDB connection yet)")
+        return self._queries
+
+    @property
+    def ledger(self) -> DeliveryLedger:
+        if self._ledger is None:
+            raise NotStartedError(f"the {self.stage} runtime has not started (no MongoDB connection yet)")
+        return self._ledger
+
+    def on_startup(self, hook: Callable[[], Awaitable[None]]) -> None:
+        """Run `hook` once MongoDB is connected, before consumption starts."""
+        self._startup_hooks.append(hook)
+
+    # ------------------------------------------------------------ subscriptions
+
+    def subscribe(
+        self,
+        event_type: type[E],
+        handler: Handler[E],
+        *,
+        give_up: GiveUp[E] | None = None,
+        group_id: str | None = None,
+        max_poll_interval_ms: int = 5 * 60 * 1000,
+        durable_attempts: bool = False,
+    ) -> None:
+        """Consume `event_type` at least once, in the stage's consumer group (shared by replicas).
+
+        `durable_attempts`: record every attempt in MongoDB before handling (for long messages,
+        so a process death counts); otherwise only failures are written (see delivery.py)."""
+        group = group_id or f"{self.settings.topic_prefix}treerag-{self.stage}"
+        consumer = ReliableConsumer(
+            stage=self.stage,
+            group_id=group,
+            event_type=event_type,
+            handler=handler,
+            bus=self.bus,
+            ledger_factory=lambda: self.ledger,
+            max_attempts=self.settings.max_attempts,
+            give_up=give_up,
+            durable_attempts=durable_attempts,
+        )
+        subscriber = self.broker.subscriber(
+            Topic(self.bus.topic(event_type.TOPIC), declare=False),
+            group_id=group,
+            ack_policy=AckPolicy.NACK_ON_ERROR,
+            # A new group starts from the oldest message, so nothing published before the
+            # stage first started is skipped.
+            auto_offset_reset="earliest",
+            max_poll_interval_ms=max_poll_interval_ms,
+            listener=AssignmentLogger(self.stage, group),
+            title=f"{self.stage}:{event_type.TOPIC}",
+        )
+
+        async def on_message(msg: KafkaMessage) -> None:
+            record = msg.raw_message
+            key = record.key.decode("utf-8", errors="replace") if record.key else None
+            await consumer(RawMessage(record.topic, record.partition, record.offset, key, msg.body))
+
+        subscriber(on_message)
+        self._subscribers.append(subscriber)
+
+    def subscribe_broadcast(self, event_type: type[E], handler: Handler[E]) -> None:
+        """Every replica reads every `event_type` message from the newest offset, at most once:
+        for in-memory caches, where a missed message only costs a later load from the store."""
+        group = f"{self.settings.topic_prefix}treerag-{self.stage}-{uuid.uuid4().hex[:12]}"
+        subscriber = self.broker.subscriber(
+            Topic(self.bus.topic(event_type.TOPIC), declare=False),
+            group_id=group,
+            ack_policy=AckPolicy.ACK_FIRST,
+            auto_offset_reset="latest",
+            title=f"{self.stage}:{event_type.TOPIC}:broadcast",
+        )
+
+        async def on_message(msg: KafkaMessage) -> None:
+            record = msg.raw_message
+            try:
+                event = event_type.model_validate_json(msg.body)
+                delivery = Delivery(stage=self.stage, topic=record.topic, partition=record.partition,
+                                    offset=record.offset, attempt=1, queued_ms=0.0)
+                await handler(event, delivery)
+            except Exception:
+                logger.warning("broadcast message skipped", exc_info=True,
+                               extra=log_fields(stage=self.stage, topic=record.topic, offset=record.offset))
+
+        subscriber(on_message)
+        self._subscribers.append(subscriber)
+
+    # ------------------------------------------------------------ lifecycle
+
+    def _metrics_port(self) -> int:
+        port = self.settings.metrics_port
+        return STAGE_METRICS_PORTS.get(self.stage, 9100) if port is None else port
+
+    async def _on_startup(self) -> None:
+        logger.info(
+            "starting",
+            extra=log_fields(
+                stage=self.stage, kafka=self.settings.kafka_bootstrap, mongo_db=self.settings.mongo_db, pid=os.getpid()
+            ),
+        )
+        start_metrics_server(self._metrics_port())
+        await ensure_topics(
+            self.settings.kafka_bootstrap, self.settings.topic_partitions, prefix=self.settings.topic_prefix
+        )
+        self._mongo = connect(self.settings.mongo_url)
+        self._repo = MongoRepository(self._mongo, self.settings.mongo_db, owns_client=False)
+        self._queries = MongoQueryRepository(self._mongo, self.settings.mongo_db)
+        self._ledger = DeliveryLedger(self._mongo[self.settings.mongo_db])
+        try:
+            await self._repo.ping()
+        except Exception as exc:
+            raise RuntimeError(
+                f"MongoDB at {self.settings.mongo_url} is not reachable ({exc}). "
+                "Start it (make up, or scripts/infra/ferretdb.sh start) or fix TREERAG_MONGO_URL."
+            ) from exc
+        await self._repo.ensure_indexes()
+        await self._queries.ensure_indexes()
+        await self._ledger.ensure_indexes()
+        await self._ledger.purge(LEDGER_RETENTION)
+        for hook in self._startup_hooks:
+            await hook()
+
+    async def _after_startup(self) -> None:
+        for subscriber in self._subscribers:
+            if subscriber.consumer is not None:
+                self._tasks.append(asyncio.create_task(run_lag_reporter(self.stage, subscriber.consumer)))
+        logger.info("consuming", extra=log_fields(stage=self.stage, topics=[s.topic_names for s in self._subscribers]))
+
+    async def _on_shutdown(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        self._tasks.clear()
+
+    async def close(self) -> None:
+        """Release MongoDB after the broker stopped (FastStream's after_shutdown)."""
+        if self._mongo is not None:
+            await self._mongo.close()
+            self._mongo = None

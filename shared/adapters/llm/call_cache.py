@@ -1,0 +1,155 @@
+"""Cache of model replies keyed by (provider, model, prompt, schema).
+
+An in-process LRU in front of an optional persistent store: a folder in one process, the
+repository (MongoDB) in the services. Replies are deterministic enough at temperature 0 that
+re-indexing the same PDF or re-asking the same question costs no model call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Coroutine
+from concurrent.futures import TimeoutError as FutureTimeout
+from pathlib import Path
+from typing import Any, Protocol
+
+from pydantic import BaseModel
+
+from shared.adapters.logs import log_fields
+from shared.adapters.metrics import CACHE_HITS, CACHE_MISSES
+from shared.ports.repository import Repository
+
+logger = logging.getLogger(__name__)
+
+CACHE_NAME = "llm"
+
+
+def call_cache_key(provider: str, model: str, prompt: str, schema: type[BaseModel] | None) -> str:
+    schema_json = json.dumps(schema.model_json_schema(), sort_keys=True) if schema else "text"
+    material = json.dumps([provider, model, prompt, schema_json], ensure_ascii=False)
+    return hashlib.sha256(material.encode()).hexdigest()
+
+
+class CallStore(Protocol):
+    """A synchronous persistent store of replies (`{"text": ...}`) by key."""
+
+    def get(self, key: str) -> dict[str, Any] | None: ...
+
+    def put(self, key: str, value: dict[str, Any]) -> None: ...
+
+
+class DirectoryCallStore:
+    """One JSON file per reply, for the one-process CLI."""
+
+    def __init__(self, folder: str | Path) -> None:
+        self.folder = Path(folder)
+
+    def _path(self, key: str) -> Path:
+        return self.folder / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        path = self._path(key)
+        try:
+            return json.loads(path.read_bytes())
+        except FileNotFoundError:
+            return None
+        except ValueError:
+            logger.warning("unreadable cached reply ignored", extra=log_fields(path=str(path)))
+            return None
+
+    def put(self, key: str, value: dict[str, Any]) -> None:
+        path = self._path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+        tmp.write_text(json.dumps(value, ensure_ascii=False))
+        os.replace(tmp, path)
+
+
+class RepositoryCallStore:
+    """Bridges the async repository to the synchronous clients running in worker threads.
+
+    `loop` is the event loop that owns the repository's connections; calls from that loop's
+    own thread would deadlock, so they are refused.
+    """
+
+    namespace = "llm_calls"
+
+    def __init__(self, repository: Repository, loop: asyncio.AbstractEventLoop, timeout_s: float = 10.0):
+        self.repository = repository
+        self.loop = loop
+        self.timeout_s = timeout_s
+
+    def _run(self, coro: Coroutine[Any, Any, Any]) -> Any:
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is self.loop:
+            coro.close()
+            raise RuntimeError("RepositoryCallStore used from the event loop thread: run the LLM call in a worker thread")
+        future = asyncio.run_coroutine_threadsafe(coro, self.loop)
+        try:
+            return future.result(self.timeout_s)
+        except FutureTimeout:
+            future.cancel()
+            raise
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        try:
+            return self._run(self.repository.get_cached(self.namespace, key))
+        except Exception:  # the cache is an optimisation: a store outage must not fail the call
+            logger.warning("LLM call cache read failed", exc_info=True)
+            return None
+
+    def put(self, key: str, value: dict[str, Any]) -> None:
+        try:
+            self._run(self.repository.put_cached(self.namespace, key, value))
+        except Exception:
+            logger.warning("LLM call cache write failed", exc_info=True)
+
+
+class CallCache:
+    """Thread-safe LRU of reply texts, optionally backed by a `CallStore`."""
+
+    def __init__(self, max_entries: int = 2048, store: CallStore | None = None) -> None:
+        self.max_entries = max_entries
+        self.store = store
+        self._entries: OrderedDict[str, str] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> str | None:
+        with self._lock:
+            text = self._entries.get(key)
+            if text is not None:
+                self._entries.move_to_end(key)
+        if text is None and self.store is not None:
+            stored = self.store.get(key)
+            text = stored.get("text") if stored else None
+            if isinstance(text, str):
+                self._remember(key, text)
+            else:
+                text = None
+        (CACHE_HITS if text is not None else CACHE_MISSES).labels(cache=CACHE_NAME).inc()
+        return text
+
+    def put(self, key: str, text: str) -> None:
+        self._remember(key, text)
+        if self.store is not None:
+            self.store.put(key, {"text": text})
+
+    def _remember(self, key: str, text: str) -> None:
+        with self._lock:
+            self._entries[key] = text
+            self._entries.move_to_end(key)
+            while len(self._entries) > self.max_entries:
+                self._entries.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()

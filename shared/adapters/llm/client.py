@@ -1,0 +1,213 @@
+"""The one LLM client interface, and the retry/cache/usage logic both providers share.
+
+Domain code is synchronous and runs in worker threads, so the interface is synchronous;
+concurrency across those threads is bounded by a semaphore per client.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from shared.adapters.llm.call_cache import CallCache, call_cache_key
+from shared.adapters.llm.errors import (
+    LLMMalformedOutputError,
+    LLMUnavailableError,
+    TransientLLMError,
+)
+from shared.adapters.llm.jsonparse import NoJSONFound, parse_model
+from shared.adapters.llm.usage import LLMUsage
+from shared.adapters.logs import log_fields
+from shared.adapters.metrics import LLM_CALLS, LLM_TOKENS
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T", bound=BaseModel)
+
+
+class LLMClient(Protocol):
+    """What the indexer, navigator and verifier call. Implementations: Gemini, OpenAI-compatible."""
+
+    provider: str
+    model: str
+    usage: LLMUsage
+
+    def generate_json(self, prompt: str, schema: type[T], *, purpose: str) -> T:
+        """A reply validated against `schema`; raises an `LLMError` subclass on failure."""
+        ...
+
+    def generate_text(self, prompt: str, *, purpose: str) -> str: ...
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Exponential backoff with full jitter; a server's Retry-After is honoured up to the cap."""
+
+    max_attempts: int = 4
+    base_delay_s: float = 1.0
+    max_delay_s: float = 30.0
+    malformed_attempts: int = 2
+
+    def delay(self, attempt: int, retry_after_s: float | None = None) -> float:
+        if retry_after_s is not None:
+            return min(max(retry_after_s, 0.0), self.max_delay_s)
+        ceiling = min(self.max_delay_s, self.base_delay_s * (2**attempt))
+        return random.uniform(ceiling / 2, ceiling)
+
+
+@dataclass(frozen=True)
+class RawReply:
+    text: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+class BaseLLMClient:
+    """Caching, retries, bounded concurrency, usage and metrics around one provider request.
+
+    Subclasses implement `_send`, which performs exactly one HTTP request and raises
+    `TransientLLMError` for conditions worth retrying.
+    """
+
+    provider = "base"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        timeout_s: float = 60.0,
+        max_concurrency: int = 4,
+        retry: RetryPolicy | None = None,
+        cache: CallCache | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.model = model
+        self.timeout_s = timeout_s
+        self.retry = retry or RetryPolicy()
+        self.cache = cache if cache is not None else CallCache()
+        self.usage = LLMUsage(model)
+        self._slots = threading.BoundedSemaphore(max(1, max_concurrency))
+        self._sleep = sleep
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(model={self.model!r})"
+
+    # -- provider hook ---------------------------------------------------------------------
+    def _send(self, prompt: str, schema: type[BaseModel] | None, timeout_s: float) -> RawReply:
+        raise NotImplementedError
+
+    # -- public interface ------------------------------------------------------------------
+    def generate_json(self, prompt: str, schema: type[T], *, purpose: str) -> T:
+        key = call_cache_key(self.provider, self.model, prompt, schema)
+        cached = self.cache.get(key)
+        if cached is not None:
+            try:
+                result = parse_model(cached, schema)
+            except (NoJSONFound, ValidationError):
+                pass  # an entry written by an older schema version: ask again
+            else:
+                self._count_cache_hit(purpose)
+                return result
+        problem = ""
+        for attempt in range(1, self.retry.malformed_attempts + 1):
+            reply = self._send_with_retries(prompt, schema, purpose)
+            try:
+                result = parse_model(reply.text, schema)
+            except (NoJSONFound, ValidationError) as exc:
+                problem = _first_line(str(exc))
+                self.usage.record(purpose, "malformed")
+                LLM_CALLS.labels(purpose=purpose, outcome="malformed").inc()
+                logger.warning(
+                    "model reply does not match the schema",
+                    extra=log_fields(purpose=purpose, model=self.model, attempt=attempt, problem=problem),
+                )
+                continue
+            self.cache.put(key, reply.text)
+            return result
+        self.usage.record(purpose, "failures")
+        raise LLMMalformedOutputError(
+            f"{self.provider} model {self.model!r} gave no valid {schema.__name__} JSON for {purpose!r} "
+            f"in {self.retry.malformed_attempts} attempts (last problem: {problem}). A larger model or "
+            "a provider with structured output support is more reliable."
+        )
+
+    def generate_text(self, prompt: str, *, purpose: str) -> str:
+        key = call_cache_key(self.provider, self.model, prompt, None)
+        cached = self.cache.get(key)
+        if cached is not None:
+            self._count_cache_hit(purpose)
+            return cached
+        for attempt in range(1, self.retry.malformed_attempts + 1):
+            reply = self._send_with_retries(prompt, None, purpose)
+            if reply.text.strip():
+                self.cache.put(key, reply.text)
+                return reply.text
+            self.usage.record(purpose, "malformed")
+            LLM_CALLS.labels(purpose=purpose, outcome="malformed").inc()
+            logger.warning("empty model reply", extra=log_fields(purpose=purpose, attempt=attempt))
+        self.usage.record(purpose, "failures")
+        raise LLMMalformedOutputError(
+            f"{self.provider} model {self.model!r} returned empty text for {purpose!r} "
+            f"{self.retry.malformed_attempts} times"
+        )
+
+    # -- internals -------------------------------------------------------------------------
+    def _count_cache_hit(self, purpose: str) -> None:
+        self.usage.record(purpose, "cache_hits")
+        LLM_CALLS.labels(purpose=purpose, outcome="cached").inc()
+
+    def _send_with_retries(self, prompt: str, schema: type[BaseModel] | None, purpose: str) -> RawReply:
+        last_error = ""
+        for attempt in range(self.retry.max_attempts):
+            retry_after: float | None = None
+            started = time.perf_counter()
+            with self._slots:
+                try:
+                    reply = self._send(prompt, schema, self.timeout_s)
+                except TransientLLMError as exc:
+                    last_error = str(exc)
+                    retry_after = exc.retry_after_s
+                    reply = None
+            elapsed = time.perf_counter() - started
+            if reply is not None:
+                self.usage.record_call(purpose, reply.input_tokens, reply.output_tokens)
+                LLM_CALLS.labels(purpose=purpose, outcome="ok").inc()
+                LLM_TOKENS.labels(direction="input").inc(reply.input_tokens)
+                LLM_TOKENS.labels(direction="output").inc(reply.output_tokens)
+                logger.info(
+                    "model call",
+                    extra=log_fields(
+                        purpose=purpose, model=self.model, attempt=attempt + 1, seconds=round(elapsed, 3),
+                        input_tokens=reply.input_tokens, output_tokens=reply.output_tokens,
+                    ),
+                )
+                return reply
+            self.usage.record_call(purpose, 0, 0)
+            self.usage.record(purpose, "retries")
+            LLM_CALLS.labels(purpose=purpose, outcome="retried").inc()
+            if attempt + 1 < self.retry.max_attempts:
+                delay = self.retry.delay(attempt, retry_after)
+                logger.warning(
+                    "model call failed, retrying",
+                    extra=log_fields(purpose=purpose, model=self.model, attempt=attempt + 1,
+                                     error=last_error, retry_in_s=round(delay, 3)),
+                )
+                self._sleep(delay)
+        self.usage.record(purpose, "failures")
+        LLM_CALLS.labels(purpose=purpose, outcome="failed").inc()
+        raise LLMUnavailableError(
+            f"{self.provider} model {self.model!r} failed {self.retry.max_attempts} times for {purpose!r} "
+            f"(last error: {last_error}). Check that the server is reachable, or raise "
+            "TREERAG_LLM_TIMEOUT_S if it is slow."
+        )
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0][:300] if text.strip() else ""

@@ -1,0 +1,80 @@
+"""Gemini through the google-genai SDK, with structured output and a pinned API version."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from google import genai
+from google.genai import errors as genai_errors
+from google.genai import types
+from pydantic import BaseModel
+
+from shared.adapters.llm.client import BaseLLMClient, RawReply
+from shared.adapters.llm.errors import LLMRequestError, TransientLLMError
+from shared.adapters.llm.transport_errors import (
+    NETWORK_ERRORS,
+    RETRYABLE_STATUS,
+    parse_retry_after,
+)
+
+# google-genai 3.x defaults to "v1"; structured output with response_schema is served on v1beta.
+API_VERSION = "v1beta"
+DEFAULT_MODEL = "gemini-2.5-flash"
+
+
+class GeminiClient(BaseLLMClient):
+    provider = "gemini"
+
+    def __init__(
+        self,
+        api_key: str,
+        model: str = DEFAULT_MODEL,
+        *,
+        base_url: str | None = None,
+        temperature: float = 0.0,
+        **options: Any,
+    ) -> None:
+        super().__init__(model, **options)
+        self.temperature = temperature
+        http_options = types.HttpOptions(
+            base_url=base_url,
+            api_version=API_VERSION,
+            timeout=int(self.timeout_s * 1000),  # milliseconds
+        )
+        self._client = genai.Client(api_key=api_key, http_options=http_options)
+
+    def _send(self, prompt: str, schema: type[BaseModel] | None, timeout_s: float) -> RawReply:
+        config = types.GenerateContentConfig(temperature=self.temperature)
+        if schema is not None:
+            config.response_mime_type = "application/json"
+            config.response_schema = schema
+        try:
+            response = self._client.models.generate_content(model=self.model, contents=prompt, config=config)
+        except genai_errors.APIError as exc:
+            if exc.code in RETRYABLE_STATUS:
+                headers = getattr(getattr(exc, "response", None), "headers", None) or {}
+                raise TransientLLMError(
+                    f"HTTP {exc.code} {exc.status or ''}: {exc.message or ''}".strip(),
+                    retry_after_s=parse_retry_after(headers.get("retry-after")),
+                ) from exc
+            raise LLMRequestError(
+                f"Gemini refused the request with HTTP {exc.code} {exc.status or ''}: {exc.message}. "
+                "Check GOOGLE_API_KEY and TREERAG_LLM_MODEL.",
+                status=exc.code,
+            ) from exc
+        except NETWORK_ERRORS as exc:
+            raise TransientLLMError(f"{type(exc).__name__}: {exc or 'no detail'}") from exc
+        usage = response.usage_metadata
+        input_tokens = (usage.prompt_token_count or 0) if usage else 0
+        output_tokens = ((usage.candidates_token_count or 0) + (usage.thoughts_token_count or 0)) if usage else 0
+        return RawReply(text=_reply_text(response), input_tokens=input_tokens, output_tokens=output_tokens)
+
+
+def _reply_text(response: types.GenerateContentResponse) -> str:
+    """Concatenated text parts of the first candidate ("" when blocked or empty)."""
+    if not response.candidates:
+        return ""
+    content = response.candidates[0].content
+    if content is None or not content.parts:
+        return ""
+    return "".join(part.text for part in content.parts if part.text and not part.thought)

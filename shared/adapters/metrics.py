@@ -1,0 +1,291 @@
+"""Prometheus metrics of every stage. One definition, imported by the services that emit them.
+
+Names are part of the dashboards' contract (deploy/grafana/dashboards/*.json); a test checks
+that every metric a dashboard queries is defined here.
+
+Several worker processes per stage: set PROMETHEUS_MULTIPROC_DIR (an empty folder, shared by
+the workers of one stage, wiped before they start) in the environment *before* Python starts.
+prometheus-client then keeps values in memory-mapped files and `metrics_registry()` aggregates
+them; the first worker that binds the stage's port serves /metrics for all of them.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, Protocol
+
+
+def multiprocess_dir() -> Path | None:
+    """The folder of multiprocess mode, or None when each process keeps its own metrics."""
+    value = os.environ.get("PROMETHEUS_MULTIPROC_DIR") or os.environ.get("prometheus_multiproc_dir")
+    return Path(value) if value else None
+
+
+# prometheus-client opens its value files as soon as a metric is defined (below), so the folder
+# must exist before then; a missing one would otherwise fail at import with a bare path error.
+if (_directory := multiprocess_dir()) is not None:
+    _directory.mkdir(parents=True, exist_ok=True)
+
+from prometheus_client import (  # noqa: E402
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+    start_http_server,
+)
+from prometheus_client.metrics_core import CounterMetricFamily, Metric  # noqa: E402
+
+from shared.adapters.logs import log_fields  # noqa: E402
+
+logger = logging.getLogger(__name__)
+
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
+
+# Default /metrics port of each stage (the gateway serves /metrics on its HTTP port).
+STAGE_METRICS_PORTS: dict[str, int] = {
+    "gateway": 8000,
+    "indexer": 9101,
+    "navigator": 9102,
+    "compressor": 9103,
+    "verifier": 9104,
+}
+
+MESSAGES_CONSUMED = Counter(
+    "treerag_messages_consumed_total", "Events consumed, by topic and stage.", ["stage", "topic"]
+)
+MESSAGES_PUBLISHED = Counter(
+    "treerag_messages_published_total", "Events published, by topic and stage.", ["stage", "topic"]
+)
+HANDLER_SECONDS = Histogram(
+    "treerag_handler_seconds", "Handler processing time per stage.", ["stage"], buckets=LATENCY_BUCKETS
+)
+QUEUE_SECONDS = Histogram(
+    "treerag_queue_seconds",
+    "Time an event waited between being produced and being handled.",
+    ["stage"],
+    buckets=LATENCY_BUCKETS,
+)
+FAILURES = Counter("treerag_failures_total", "Handler failures, by stage and reason class.", ["stage", "reason"])
+DLQ_MESSAGES = Counter("treerag_dlq_messages_total", "Messages sent to a dead-letter topic.", ["stage", "topic"])
+# A partition is owned by one consumer at a time: the latest reading of a live process wins.
+CONSUMER_LAG = Gauge(
+    "treerag_consumer_lag",
+    "Messages behind the partition end (end offset minus committed offset).",
+    ["stage", "topic", "partition"],
+    multiprocess_mode="livemostrecent",
+)
+PAGES_INDEXED = Counter("treerag_pages_indexed_total", "Pages extracted and stored.", ["builder"])
+DOCUMENTS = Counter("treerag_documents_total", "Documents finished, by outcome.", ["status"])
+TREE_BUILD_SECONDS = Histogram(
+    "treerag_tree_build_seconds", "Whole indexing time per document, by builder.", ["builder"],
+    buckets=(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300),
+)
+NODES_VISITED = Histogram(
+    "treerag_nodes_visited", "Tree nodes visited per query.", ["mode"],
+    buckets=(1, 5, 10, 25, 50, 100, 250, 500, 1000, 5000),
+)
+TOKENS = Histogram(
+    "treerag_context_tokens", "Context tokens per query before and after compression.", ["phase"],
+    buckets=(50, 100, 250, 500, 1000, 2000, 4000, 8000, 16000, 64000),
+)
+ANSWER_CONFIDENCE = Histogram(
+    "treerag_answer_confidence", "Verifier confidence per answer.",
+    buckets=(0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0),
+)
+ABSTENTIONS = Counter("treerag_abstentions_total", "Answers that abstained.")
+CACHE_HITS = Counter("treerag_cache_hits_total", "Cache hits, by cache.", ["cache"])
+CACHE_MISSES = Counter("treerag_cache_misses_total", "Cache misses, by cache.", ["cache"])
+LLM_CALLS = Counter("treerag_llm_calls_total", "LLM calls, by purpose and outcome.", ["purpose", "outcome"])
+LLM_TOKENS = Counter("treerag_llm_tokens_total", "LLM tokens, by direction.", ["direction"])
+SCORER_FALLBACKS = Counter("treerag_scorer_fallbacks_total", "LLM node scoring failures that fell back to lexical.")
+# Summed over the gateway's worker processes; a dead worker's queries no longer count.
+INFLIGHT_QUERIES = Gauge(
+    "treerag_gateway_inflight_queries",
+    "Queries waiting for an answer at the gateway.",
+    multiprocess_mode="livesum",
+)
+HTTP_SECONDS = Histogram(
+    "treerag_http_request_seconds", "Gateway HTTP latency.", ["method", "route", "status"],
+    buckets=LATENCY_BUCKETS,
+)
+QUERIES = Counter(
+    "treerag_queries_total",
+    "Queries finished at the gateway, by outcome (answered, abstained, failed, timeout, cached).",
+    ["outcome"],
+)
+QUERY_STAGE_SECONDS = Histogram(
+    "treerag_query_stage_seconds",
+    "Per-query time at each stage as reported in the query's timings (queued or processing).",
+    ["stage", "phase"],
+    buckets=LATENCY_BUCKETS,
+)
+
+
+_PID_IN_FILE = re.compile(r"_(\d+)\.db$")
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _process_cpu_seconds(pid: int) -> float | None:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    # utime and stime are fields 14 and 15 of /proc/<pid>/stat; index 0 here is field 3.
+    return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
+
+
+class WorkersCpuCollector:
+    """`process_cpu_seconds_total` summed over the live workers that write to the multiprocess dir.
+
+    The stock process collector only sees the serving process; this keeps the CPU-per-stage
+    panels and the benchmark right when a stage runs several workers. A worker that exits takes
+    its CPU time with it, which Prometheus' rate() treats as a counter reset.
+    """
+
+    def __init__(self, directory: Path) -> None:
+        self._directory = directory
+
+    def worker_pids(self) -> set[int]:
+        pids = {int(m.group(1)) for p in self._directory.glob("*.db") if (m := _PID_IN_FILE.search(p.name))}
+        return pids | {os.getpid()}
+
+    def collect(self) -> Iterable[Metric]:
+        total = sum(cpu for pid in self.worker_pids() if (cpu := _process_cpu_seconds(pid)) is not None)
+        family = CounterMetricFamily(
+            "process_cpu_seconds", "Total user and system CPU time of the stage's live workers in seconds."
+        )
+        family.add_metric([], total)
+        yield family
+
+
+def metrics_registry() -> CollectorRegistry:
+    """The registry to expose: the process' own, or the aggregate of all workers in multiprocess mode."""
+    directory = multiprocess_dir()
+    if directory is None:
+        return REGISTRY
+    from prometheus_client import multiprocess
+
+    registry = CollectorRegistry()
+    multiprocess.MultiProcessCollector(registry, path=str(directory))
+    registry.register(WorkersCpuCollector(directory))
+    return registry
+
+
+def render_metrics() -> tuple[bytes, str]:
+    """Body and content type of a /metrics response (for the gateway's own HTTP route)."""
+    return generate_latest(metrics_registry()), CONTENT_TYPE_LATEST
+
+
+def _mark_dead_at_exit() -> None:
+    directory = multiprocess_dir()
+    if directory is None:
+        return
+    from prometheus_client import multiprocess
+
+    pid = os.getpid()
+    # Live gauges (lag, in-flight) must stop counting once this worker is gone.
+    atexit.register(lambda: multiprocess.mark_process_dead(pid, str(directory)))
+
+
+_serving: dict[int, Any] = {}
+
+
+def start_metrics_server(port: int, addr: str = "0.0.0.0") -> bool:
+    """Serve /metrics for this stage process on `port` in a daemon thread.
+
+    Returns True when this process serves, False when the port is taken by another worker of the
+    same stage in multiprocess mode (that worker then serves the aggregate, so this one only
+    writes its values). Outside multiprocess mode a taken port is an error: two processes would
+    each expose a part of the stage's metrics.
+    """
+    _mark_dead_at_exit()
+    if port in _serving:
+        return True
+    directory = multiprocess_dir()
+    try:
+        _serving[port] = start_http_server(port, addr=addr, registry=metrics_registry())
+    except OSError as exc:
+        if directory is not None:
+            logger.info(
+                "metrics port taken by another worker of this stage; it serves the aggregate",
+                extra=log_fields(port=port, pid=os.getpid()),
+            )
+            return False
+        raise RuntimeError(
+            f"cannot serve metrics on {addr}:{port} ({exc}); set TREERAG_METRICS_PORT to a free port, "
+            "or set PROMETHEUS_MULTIPROC_DIR when several workers of one stage share a port"
+        ) from exc
+    logger.info("serving metrics", extra=log_fields(port=port, addr=addr, multiprocess=directory is not None))
+    return True
+
+
+class LagConsumer(Protocol):
+    """The part of `aiokafka.AIOKafkaConsumer` the lag collector uses."""
+
+    def assignment(self) -> set[Any]: ...
+
+    async def end_offsets(self, partitions: list[Any]) -> dict[Any, int]: ...
+
+    async def committed(self, partition: Any) -> int | None: ...
+
+    async def position(self, partition: Any) -> int: ...
+
+
+_recorded_partitions: dict[str, set[tuple[str, int]]] = {}
+
+
+async def record_consumer_lag(stage: str, consumer: LagConsumer, *, committed: bool = True) -> dict[tuple[str, int], int]:
+    """Set `treerag_consumer_lag` for every partition assigned to `consumer`; return the readings.
+
+    Lag is the partition's end offset minus the group's committed offset (messages not yet
+    processed, since offsets are committed after the output is stored), or minus the fetch
+    position with `committed=False` (messages not yet fetched, no coordinator round trip).
+    Partitions this process no longer owns after a rebalance are dropped from the gauge.
+    Call it every few seconds from the stage process (see `run_lag_reporter`).
+    """
+    partitions = list(consumer.assignment())
+    readings: dict[tuple[str, int], int] = {}
+    if partitions:
+        ends = await consumer.end_offsets(partitions)
+        for tp in partitions:
+            end = ends.get(tp)
+            if end is None:
+                continue
+            done = await consumer.committed(tp) if committed else await consumer.position(tp)
+            # No commit yet: everything up to the end is still to be processed.
+            readings[(tp.topic, tp.partition)] = max(0, end - (done or 0))
+    for (topic, partition), lag in readings.items():
+        CONSUMER_LAG.labels(stage=stage, topic=topic, partition=str(partition)).set(lag)
+    previous = _recorded_partitions.get(stage, set())
+    # In multiprocess mode removing a label does not reach the files; the new owner's readings
+    # are more recent and win, so stale partitions are simply no longer written.
+    if multiprocess_dir() is None:
+        for topic, partition in previous - readings.keys():
+            try:
+                CONSUMER_LAG.remove(stage, topic, str(partition))
+            except KeyError:
+                pass
+    _recorded_partitions[stage] = set(readings)
+    return readings
+
+
+async def run_lag_reporter(stage: str, consumer: LagConsumer, interval_s: float = 5.0) -> None:
+    """Record the consumer lag every `interval_s` until cancelled; errors are logged, not raised."""
+    import asyncio
+
+    while True:
+        try:
+            await record_consumer_lag(stage, consumer)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a broker hiccup must not stop the stage
+            logger.warning("consumer lag not recorded", extra=log_fields(stage=stage, error=repr(exc)))
+        await asyncio.sleep(interval_s)

@@ -1,0 +1,100 @@
+"""Queries and their answers: what `GET /v1/queries/{id}` reads.
+
+The gateway inserts the `queries` row (`pending`); the stage that finishes a query inserts its
+result into `query_results` (same `_id`) before it publishes `answer.verified` or
+`query.failed`, so a gateway that missed the event still finds the answer. A query is answered
+once: the result row's `_id` is the query id, so a redelivered message cannot insert a second
+answer. Results are inserted rather than updated in place because FerretDB 1.24 scans the whole
+collection for every update, while an insert or an `_id` lookup stays cheap as it grows.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from pymongo import ASCENDING, AsyncMongoClient
+from pymongo.errors import DuplicateKeyError
+
+from shared.model.events import QueryOutcome, StageTiming
+from shared.model.queries import QueryRecord, QueryStatus, utc_now
+
+
+class MongoQueryRepository:
+    def __init__(self, client: AsyncMongoClient[dict[str, Any]], db_name: str = "treerag") -> None:
+        self.queries = client[db_name]["queries"]
+        self.results = client[db_name]["query_results"]
+
+    async def ensure_indexes(self) -> None:
+        await self.queries.create_index([("status", ASCENDING), ("created_at", ASCENDING)])
+        await self.results.create_index([("created_at", ASCENDING)])
+
+    async def create(self, record: QueryRecord) -> bool:
+        """False when a query with this id already exists (the client retried)."""
+        doc = record.model_dump(mode="json")
+        doc["_id"] = record.query_id
+        doc["created_at"] = record.created_at
+        try:
+            await self.queries.insert_one(doc)
+        except DuplicateKeyError:
+            return False
+        return True
+
+    async def get(self, query_id: str) -> QueryRecord | None:
+        """The finished record when there is one, else the pending one."""
+        doc = await self.results.find_one({"_id": query_id})
+        if doc is None:
+            doc = await self.queries.find_one({"_id": query_id})
+        if not doc:
+            return None
+        doc.pop("_id", None)
+        return QueryRecord.model_validate(doc)
+
+    async def _insert_result(self, record: QueryRecord) -> bool:
+        doc = record.model_dump(mode="json")
+        doc["_id"] = record.query_id
+        doc["created_at"] = record.created_at
+        try:
+            await self.results.insert_one(doc)
+        except DuplicateKeyError:
+            return False
+        return True
+
+    async def mark_answered(
+        self, query_id: str, outcome: QueryOutcome, timings: list[StageTiming], seed: QueryRecord
+    ) -> bool:
+        """Store the answer unless one is stored already. True when this call stored it.
+
+        `seed` (question, documents, settings) makes the result row complete on its own, also
+        for a query published without going through the gateway. An answer replaces an earlier
+        failure (a redelivery that succeeded after a stage gave up).
+        """
+        answered = seed.model_copy(
+            update={"query_id": query_id, "status": QueryStatus.ANSWERED, "outcome": outcome, "timings": timings,
+                    "reason": None, "failed_stage": None, "finished_at": utc_now()}
+        )
+        if await self._insert_result(answered):
+            return True
+        stored = await self.results.find_one({"_id": query_id}, {"status": 1})
+        if stored is None or stored.get("status") != QueryStatus.FAILED.value:
+            return False
+        doc = answered.model_dump(mode="json")
+        doc["created_at"] = answered.created_at
+        result = await self.results.update_one({"_id": query_id, "status": QueryStatus.FAILED.value}, {"$set": doc})
+        return result.modified_count == 1
+
+    async def mark_failed(
+        self, query_id: str, stage: str, reason: str, timings: list[StageTiming], seed: QueryRecord
+    ) -> bool:
+        """Record a failure unless the query already has a result."""
+        failed = seed.model_copy(
+            update={"query_id": query_id, "status": QueryStatus.FAILED, "reason": reason, "failed_stage": stage,
+                    "timings": timings, "finished_at": utc_now()}
+        )
+        return await self._insert_result(failed)
+
+    async def purge(self, older_than: timedelta) -> int:
+        cutoff = utc_now() - older_than
+        removed = await self.queries.delete_many({"created_at": {"$lt": cutoff}})
+        finished = await self.results.delete_many({"created_at": {"$lt": cutoff}})
+        return removed.deleted_count + finished.deleted_count

@@ -1,0 +1,496 @@
+"""The repository on MongoDB (or FerretDB) through PyMongo's own async API.
+
+PyMongo's `AsyncMongoClient` is used rather than Motor, which MongoDB has deprecated.
+Everything here runs on MongoDB 7/8 and on FerretDB 1.24: no transactions, change streams,
+TTL indexes or `$lookup`; old rows are cleaned up by the application.
+
+Collections (database `settings.mongo_db`):
+- `documents`  one record per document, `_id` = doc_id
+- `page_chunks` the page texts in a few rows per document, `_id` = "<doc_id>:<chunk>" (at most
+               `PAGES_PER_CHUNK` pages and `CHUNK_BYTES` bytes each, far below the 16 MB BSON
+               limit however long the PDF is); chunk 0 also lists where every chunk starts
+- `trees`      one tree per document, `_id` = doc_id (so a rebuild replaces, never duplicates)
+- `documents_stamp` one row counting writes to `documents` (see `list_documents`)
+- `embeddings` one small row per document with vectors, `_id` = doc_id: model, dimension, node
+               ids and how many parts hold the vectors
+- `embedding_parts` the packed float16 vectors (pages, then nodes), `_id` = "<doc_id>:<part>",
+               at most `CHUNK_BYTES` each; kept apart from `embeddings` so that reading a head
+               never scans vector bytes on FerretDB
+- `cache.<h>`  `_id` = "<namespace>:<sha256(key)>", spread over CACHE_BUCKETS collections by the
+               first hex digit <h> of the hash (see below)
+- GridFS buckets `pdfs.<h>` for the PDF bytes (16 buckets by the first hex digit <h> of
+               sha256(doc_id)), file id = doc_id, chunk ids "<doc_id>:<n>"
+
+Every hot read and write is an `_id` lookup or an insert. FerretDB 1.24 on SQLite pushes only
+`_id` equality down to SQLite, and even that is a scan: the query compares
+`_ferretdb_sjson->'$._id'` while the unique index is on `_ferretdb_sjson->"_id"`, so SQLite's
+plan is `SCAN` (`explain` shows it) and the cost of any read grows with the bytes stored in the
+collection (3,000 rows of 3 KB: `find_one` by `_id` 40-160 ms; 100 rows: 6 ms). Inserts stay
+~3 ms (the unique index is used for the duplicate check). So: rows are written once with
+inserts where possible and updated only on rare paths (rebuilds); collections read on every
+query are kept small (the answer cache is spread over 16 collections); what is read per
+document (pages, trees) is read once per tree version and kept in memory by the stages.
+MongoDB serves the same `_id` lookups from its index.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import hashlib
+import itertools
+import logging
+import math
+import re
+import secrets
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import timedelta
+from typing import Any
+
+from gridfs import AsyncGridFSBucket
+from gridfs.errors import NoFile
+from pymongo import ASCENDING, AsyncMongoClient
+from pymongo.asynchronous.database import AsyncDatabase
+from pymongo.errors import BulkWriteError, DuplicateKeyError
+
+from shared.model.clock import utc_now
+from shared.model.documents import (
+    DocumentEmbeddings,
+    DocumentRecord,
+    DocumentStatus,
+    DocumentTree,
+    IndexedDocument,
+)
+
+logger = logging.getLogger(__name__)
+
+PAGES_PER_CHUNK = 200
+CHUNK_BYTES = 4 * 1024 * 1024
+PDF_CHUNK_BYTES = 4 * 1024 * 1024
+DUPLICATE_KEY = 11000
+# The navigator reads the answer cache on every query; on FerretDB a read scans its collection,
+# so the rows are spread over this many collections (a sixteenth of the scan each).
+CACHE_BUCKETS = 16
+# The same for PDF bytes: the indexer reads every PDF once, and on FerretDB that read scans all
+# the PDF bytes stored in its bucket.
+PDF_BUCKETS = 16
+STAMP_ID = "documents"
+
+
+def pdf_bucket_name(doc_id: str) -> str:
+    """The GridFS bucket holding a document's PDF (`<name>.files`, `<name>.chunks`)."""
+    return f"pdfs.{int(hashlib.sha256(doc_id.encode()).hexdigest()[0], 16) % PDF_BUCKETS:x}"
+
+
+def page_chunks(pages: list[str]) -> list[list[str]]:
+    """Consecutive pages grouped so that no group exceeds PAGES_PER_CHUNK pages or CHUNK_BYTES."""
+    chunks: list[list[str]] = [[]]
+    size = 0
+    for text in pages:
+        length = len(text.encode("utf-8"))
+        if chunks[-1] and (len(chunks[-1]) >= PAGES_PER_CHUNK or size + length > CHUNK_BYTES):
+            chunks.append([])
+            size = 0
+        chunks[-1].append(text)
+        size += length
+    return chunks if chunks[-1] else []
+
+
+def _only_duplicates(exc: BulkWriteError) -> bool:
+    errors = exc.details.get("writeErrors", [])
+    return bool(errors) and all(e.get("code") == DUPLICATE_KEY for e in errors)
+
+
+def connect(url: str, **options: Any) -> AsyncMongoClient[dict[str, Any]]:
+    """A client that returns timezone-aware datetimes and fails fast when the server is down."""
+    options.setdefault("serverSelectionTimeoutMS", 10_000)
+    options.setdefault("connectTimeoutMS", 5_000)
+    return AsyncMongoClient(url, tz_aware=True, **options)
+
+
+def _record_doc(record: DocumentRecord) -> dict[str, Any]:
+    doc = record.model_dump(mode="json")
+    doc["_id"] = record.doc_id
+    return doc
+
+
+def _record_from(doc: dict[str, Any]) -> DocumentRecord:
+    doc = {k: v for k, v in doc.items() if k != "_id"}
+    return DocumentRecord.model_validate(doc)
+
+
+class MongoRepository:
+    """The async `Repository` (shared/ports/repository.py) on a MongoDB-protocol server."""
+
+    def __init__(
+        self,
+        client: AsyncMongoClient[dict[str, Any]],
+        db_name: str = "treerag",
+        *,
+        owns_client: bool = True,
+    ) -> None:
+        self.client = client
+        self.db: AsyncDatabase[dict[str, Any]] = client[db_name]
+        self.documents = self.db["documents"]
+        self.page_chunks = self.db["page_chunks"]
+        self.trees = self.db["trees"]
+        self.documents_stamp = self.db["documents_stamp"]
+        self.embeddings = self.db["embeddings"]
+        self.embedding_parts = self.db["embedding_parts"]
+        # The last full listing and the write stamp it was read under (see `list_documents`).
+        self._listing: tuple[tuple[str, int, int], list[DocumentRecord]] | None = None
+        # Where PDFs were stored before they were spread over buckets: still read.
+        self.pdfs = AsyncGridFSBucket(self.db, bucket_name="pdfs")
+        self._owns_client = owns_client
+
+    @classmethod
+    def from_url(cls, url: str, db_name: str = "treerag") -> MongoRepository:
+        return cls(connect(url), db_name)
+
+    async def ensure_indexes(self) -> None:
+        """Idempotent; every service calls it at start."""
+        await self.documents.create_index([("file_name", ASCENDING)])
+        await self.documents.create_index([("status", ASCENDING)])
+        await self.documents.create_index([("tenant", ASCENDING), ("created_at", ASCENDING)])
+        await self.page_chunks.create_index([("doc_id", ASCENDING)])
+        for bucket in self._cache_buckets():
+            await bucket.create_index([("namespace", ASCENDING), ("at", ASCENDING)])
+
+    async def ping(self) -> None:
+        await self.client.admin.command("ping")
+
+    # ------------------------------------------------------------ documents
+
+    @asynccontextmanager
+    async def _changing_documents(self) -> AsyncIterator[None]:
+        """Bracket a write to `documents` with the stamp's `started`/`finished` counters.
+
+        `started` goes up before the write, so anyone who can see the write also sees a stamp
+        that differs from every stamp a listing without it was cached under."""
+        await self.documents_stamp.update_one(
+            {"_id": STAMP_ID},
+            {"$inc": {"started": 1}, "$setOnInsert": {"epoch": secrets.token_hex(8)}},
+            upsert=True,
+        )
+        try:
+            yield
+        finally:
+            await self.documents_stamp.update_one({"_id": STAMP_ID}, {"$inc": {"finished": 1}})
+
+    async def _settled_stamp(self) -> tuple[str, int, int] | None:
+        """The write stamp, or None while a write is in progress (or one died half-way)."""
+        doc = await self.documents_stamp.find_one({"_id": STAMP_ID})
+        if doc is None:
+            return ("", 0, 0)
+        started, finished = int(doc.get("started", 0)), int(doc.get("finished", 0))
+        return (str(doc.get("epoch", "")), started, finished) if started == finished else None
+
+    async def put_document(self, record: DocumentRecord) -> None:
+        record = record.model_copy(update={"updated_at": utc_now()})
+        async with self._changing_documents():
+            await self.documents.replace_one({"_id": record.doc_id}, _record_doc(record), upsert=True)
+
+    async def get_document(self, doc_id: str) -> DocumentRecord | None:
+        doc = await self.documents.find_one({"_id": doc_id})
+        return _record_from(doc) if doc else None
+
+    async def list_documents(self) -> list[DocumentRecord]:
+        """Every record, sorted by file name. The navigator lists on every query without doc ids
+        and on FerretDB that read scans the whole collection, so the listing is kept and reused
+        while the one-row write stamp is unchanged (a write by any process changes it first).
+        The records are shared with later calls: copy one before changing it."""
+        before = await self._settled_stamp()
+        if before is not None and self._listing is not None and self._listing[0] == before:
+            return list(self._listing[1])
+        docs = await self.documents.find({}).to_list()
+        records = sorted((_record_from(d) for d in docs), key=lambda r: (r.file_name, r.doc_id))
+        # Kept only if no write started or finished while reading.
+        if before is not None and before == await self._settled_stamp():
+            self._listing = (before, records)
+        return list(records)
+
+    async def find_document(self, key: str) -> DocumentRecord | None:
+        exact = await self.get_document(key)
+        if exact:
+            return exact
+        docs = await self.documents.find({"_id": {"$regex": "^" + re.escape(key)}}).to_list(2)
+        if not docs:
+            docs = await self.documents.find({"file_name": key}).to_list(2)
+        if not docs:
+            stem = key.rsplit("/", 1)[-1]
+            docs = await self.documents.find(
+                {"file_name": {"$regex": "^" + re.escape(stem) + r"\.pdf$", "$options": "i"}}
+            ).to_list(2)
+        return _record_from(docs[0]) if len(docs) == 1 else None
+
+    async def set_status(
+        self, doc_id: str, status: DocumentStatus, reason: str | None = None, **fields: Any
+    ) -> bool:
+        """Set the status (and reason) without rewriting the record; False when it is missing."""
+        update = {"status": status.value, "reason": reason, "updated_at": utc_now().isoformat(), **fields}
+        async with self._changing_documents():
+            result = await self.documents.update_one({"_id": doc_id}, {"$set": update})
+        return result.matched_count == 1
+
+    # ------------------------------------------------------------ pages
+
+    @staticmethod
+    def _chunk_id(doc_id: str, chunk: int) -> str:
+        return f"{doc_id}:{chunk}"
+
+    async def put_pages(self, doc_id: str, pages: list[str]) -> None:
+        """All pages of a document, replacing the earlier ones. Chunk 0 (the one listing the
+        others) is written last, so a reader never follows it to a chunk not yet stored."""
+        groups = page_chunks(pages)
+        starts = list(itertools.accumulate([1] + [len(g) for g in groups[:-1]])) if groups else []
+        rows = [
+            {"_id": self._chunk_id(doc_id, k), "doc_id": doc_id, "chunk": k, "first": starts[k], "texts": group}
+            for k, group in enumerate(groups)
+        ]
+        head = {"_id": self._chunk_id(doc_id, 0), "doc_id": doc_id, "chunk": 0, "first": 1,
+                "texts": groups[0] if groups else [], "chunks": len(groups), "page_count": len(pages),
+                "starts": starts}
+        # Inserts first: a new document (the usual case) costs no read, which on FerretDB would
+        # scan every stored page. A leftover of an attempt that died midway is replaced.
+        await self._insert_or_replace(self.page_chunks, rows[1:])
+        try:
+            await self.page_chunks.insert_one(head)
+            return
+        except DuplicateKeyError:
+            pass
+        # A rebuild (rare): replace the list of chunks, then drop chunks past the new end.
+        previous = await self.page_chunks.find_one({"_id": head["_id"]}, {"chunks": 1})
+        await self.page_chunks.replace_one({"_id": head["_id"]}, head, upsert=True)
+        old_count = int(previous.get("chunks", 0)) if previous else 0
+        stale = [self._chunk_id(doc_id, k) for k in range(max(len(groups), 1), old_count)]
+        if stale:
+            await self.page_chunks.delete_many({"_id": {"$in": stale}})
+
+    @staticmethod
+    async def _insert_or_replace(collection: Any, rows: list[dict[str, Any]]) -> None:
+        """Insert rows; a row already there (left by an attempt that died midway) is replaced."""
+        if not rows:
+            return
+        try:
+            await collection.insert_many(rows, ordered=False)
+        except BulkWriteError as exc:
+            if not _only_duplicates(exc):
+                raise
+            taken = {rows[e["index"]]["_id"] for e in exc.details["writeErrors"]}
+            for row in rows:
+                if row["_id"] in taken:
+                    await collection.replace_one({"_id": row["_id"]}, row, upsert=True)
+
+    async def _page_head(self, doc_id: str) -> dict[str, Any] | None:
+        return await self.page_chunks.find_one({"_id": self._chunk_id(doc_id, 0)})
+
+    async def _chunk_texts(self, doc_id: str, head: dict[str, Any], chunks: list[int]) -> dict[int, list[str]]:
+        """Texts of the given chunks, one `_id` lookup each (`$in` scans on FerretDB)."""
+        found: dict[int, list[str]] = {0: head["texts"]} if 0 in chunks else {}
+        others = [k for k in chunks if k != 0]
+        rows = await asyncio.gather(
+            *(self.page_chunks.find_one({"_id": self._chunk_id(doc_id, k)}, {"texts": 1}) for k in others)
+        )
+        for k, row in zip(others, rows, strict=True):
+            if row is None:
+                raise RuntimeError(
+                    f"page chunk {k} of document {doc_id} is missing; index the document again (upload with rebuild)"
+                )
+            found[k] = row["texts"]
+        return found
+
+    async def get_pages(self, doc_id: str) -> list[str]:
+        head = await self._page_head(doc_id)
+        if head is None:
+            return []
+        texts = await self._chunk_texts(doc_id, head, list(range(int(head["chunks"]))))
+        return [text for k in sorted(texts) for text in texts[k]]
+
+    async def get_page_texts(self, doc_id: str, numbers: list[int]) -> dict[int, str]:
+        """Texts of the given 1-based pages (missing numbers are left out), reading only the
+        chunks that hold them."""
+        head = await self._page_head(doc_id)
+        if head is None:
+            return {}
+        starts: list[int] = head["starts"]
+        wanted = sorted({n for n in numbers if 1 <= n <= int(head["page_count"])})
+        by_chunk = {n: bisect.bisect_right(starts, n) - 1 for n in wanted}
+        texts = await self._chunk_texts(doc_id, head, sorted(set(by_chunk.values())))
+        return {n: texts[k][n - starts[k]] for n, k in by_chunk.items()}
+
+    async def get_page(self, doc_id: str, number: int) -> str | None:
+        return (await self.get_page_texts(doc_id, [number])).get(number)
+
+    # ------------------------------------------------------------ trees
+
+    async def put_tree(self, tree: DocumentTree) -> None:
+        doc = tree.model_dump(mode="json")
+        doc["_id"] = tree.doc_id
+        try:
+            await self.trees.insert_one(doc)
+        except DuplicateKeyError:
+            # A rebuild (rare): replace the earlier tree, still one per document.
+            await self.trees.replace_one({"_id": tree.doc_id}, doc, upsert=True)
+
+    async def get_tree(self, doc_id: str) -> DocumentTree | None:
+        doc = await self.trees.find_one({"_id": doc_id})
+        if not doc:
+            return None
+        doc.pop("_id", None)
+        return DocumentTree.model_validate(doc)
+
+    async def count_trees(self, doc_id: str) -> int:
+        """Trees stored for a document (scans on FerretDB: for checks, not the hot path)."""
+        return await self.trees.count_documents({"doc_id": doc_id})
+
+    # ------------------------------------------------------------ PDF bytes
+
+    async def put_pdf(self, doc_id: str, data: bytes) -> None:
+        """Stored once per doc_id (the id is a hash of the bytes, so a second copy is the same).
+
+        Written in the GridFS layout (bucket `pdf_bucket_name(doc_id)`), so GridFS tools read
+        it, but with chunk ids "<doc_id>:<n>": reading them back is a few `_id` lookups, where
+        GridFS's own reader filters on `files_id`. The files row is written last and marks the
+        upload complete.
+        """
+        bucket = pdf_bucket_name(doc_id)
+        files = self.db[f"{bucket}.files"]
+        if await files.find_one({"_id": doc_id}, {"_id": 1}):
+            return
+        chunks = [
+            {"_id": f"{doc_id}:{n}", "files_id": doc_id, "n": n, "data": data[start : start + PDF_CHUNK_BYTES]}
+            for n, start in enumerate(range(0, len(data), PDF_CHUNK_BYTES))
+        ]
+        for chunk in chunks:  # one at a time: a few MB per insert
+            await self._insert_or_replace(self.db[f"{bucket}.chunks"], [chunk])
+        try:
+            await files.insert_one(
+                {"_id": doc_id, "length": len(data), "chunkSize": PDF_CHUNK_BYTES, "uploadDate": utc_now(),
+                 "filename": f"{doc_id}.pdf", "metadata": {}}
+            )
+        except DuplicateKeyError:
+            logger.info("pdf already stored by a concurrent upload", extra={"fields": {"doc_id": doc_id}})
+
+    async def get_pdf(self, doc_id: str) -> bytes | None:
+        bucket = pdf_bucket_name(doc_id)
+        files = await self.db[f"{bucket}.files"].find_one({"_id": doc_id})
+        if files is None:
+            return await self._read_gridfs(self.pdfs, doc_id)
+        count = math.ceil(int(files["length"]) / int(files["chunkSize"]))
+        rows = await asyncio.gather(
+            *(self.db[f"{bucket}.chunks"].find_one({"_id": f"{doc_id}:{n}"}, {"data": 1}) for n in range(count))
+        )
+        if any(row is None for row in rows):
+            # Written by a standard GridFS client (chunk ids of its own): read it the GridFS way.
+            return await self._read_gridfs(AsyncGridFSBucket(self.db, bucket_name=bucket), doc_id)
+        return b"".join(bytes(row["data"]) for row in rows if row is not None)
+
+    @staticmethod
+    async def _read_gridfs(bucket: AsyncGridFSBucket, doc_id: str) -> bytes | None:
+        try:
+            stream = await bucket.open_download_stream(doc_id)
+        except NoFile:
+            return None
+        return await stream.read()
+
+    # ------------------------------------------------------------ vectors
+
+    async def put_embeddings(self, embeddings: DocumentEmbeddings) -> None:
+        """Parts first, the head last (a reader never follows a head to a missing part); a
+        rebuild replaces the head and drops parts past the new end."""
+        doc_id = embeddings.doc_id
+        data = embeddings.page_vectors + embeddings.node_vectors
+        parts = [
+            {"_id": f"{doc_id}:{k}", "doc_id": doc_id, "data": data[start : start + CHUNK_BYTES]}
+            for k, start in enumerate(range(0, len(data), CHUNK_BYTES))
+        ]
+        head = embeddings.model_dump(mode="json", exclude={"page_vectors", "node_vectors"})
+        head.update({"_id": doc_id, "page_bytes": len(embeddings.page_vectors), "parts": len(parts)})
+        await self._insert_or_replace(self.embedding_parts, parts)
+        try:
+            await self.embeddings.insert_one(head)
+            return
+        except DuplicateKeyError:
+            pass
+        previous = await self.embeddings.find_one({"_id": doc_id}, {"parts": 1})
+        await self.embeddings.replace_one({"_id": doc_id}, head, upsert=True)
+        old_count = int(previous.get("parts", 0)) if previous else 0
+        stale = [f"{doc_id}:{k}" for k in range(len(parts), old_count)]
+        if stale:
+            await self.embedding_parts.delete_many({"_id": {"$in": stale}})
+
+    async def get_embeddings(self, doc_id: str) -> DocumentEmbeddings | None:
+        head = await self.embeddings.find_one({"_id": doc_id})
+        if head is None:
+            return None
+        rows = await asyncio.gather(
+            *(self.embedding_parts.find_one({"_id": f"{doc_id}:{k}"}, {"data": 1}) for k in range(int(head["parts"])))
+        )
+        if any(row is None for row in rows):
+            raise RuntimeError(
+                f"vectors of document {doc_id} are incomplete; index the document again (upload with rebuild)"
+            )
+        data = b"".join(bytes(row["data"]) for row in rows if row is not None)
+        page_bytes = int(head["page_bytes"])
+        fields = {k: v for k, v in head.items() if k not in ("_id", "page_bytes", "parts")}
+        return DocumentEmbeddings(**fields, page_vectors=data[:page_bytes], node_vectors=data[page_bytes:])
+
+    async def delete_embeddings(self, doc_id: str) -> None:
+        head = await self.embeddings.find_one({"_id": doc_id}, {"parts": 1})
+        if head is None:
+            return
+        await self.embeddings.delete_one({"_id": doc_id})
+        parts = [f"{doc_id}:{k}" for k in range(int(head.get("parts", 0)))]
+        if parts:
+            await self.embedding_parts.delete_many({"_id": {"$in": parts}})
+
+    # ------------------------------------------------------------ indexing result
+
+    async def put_indexed(self, indexed: IndexedDocument) -> None:
+        await self.put_pages(indexed.record.doc_id, indexed.pages)
+        await self.put_tree(indexed.tree)
+        if indexed.embeddings is not None:
+            await self.put_embeddings(indexed.embeddings)
+        else:
+            await self.delete_embeddings(indexed.record.doc_id)
+        await self.put_document(indexed.record)
+
+    # ------------------------------------------------------------ cache
+
+    @staticmethod
+    def _cache_id(namespace: str, key: str) -> str:
+        return f"{namespace}:{hashlib.sha256(key.encode()).hexdigest()}"
+
+    def _cache_buckets(self) -> list[Any]:
+        return [self.db[f"cache.{n:x}"] for n in range(CACHE_BUCKETS)]
+
+    def _cache_bucket(self, cache_id: str) -> Any:
+        digest = cache_id.rsplit(":", 1)[1]
+        return self.db[f"cache.{int(digest[0], 16) % CACHE_BUCKETS:x}"]
+
+    async def get_cached(self, namespace: str, key: str) -> dict[str, Any] | None:
+        cid = self._cache_id(namespace, key)
+        doc = await self._cache_bucket(cid).find_one({"_id": cid})
+        return doc["value"] if doc else None
+
+    async def put_cached(self, namespace: str, key: str, value: dict[str, Any]) -> None:
+        cid = self._cache_id(namespace, key)
+        bucket = self._cache_bucket(cid)
+        row = {"_id": cid, "namespace": namespace, "value": value, "at": utc_now()}
+        try:
+            await bucket.insert_one(row)
+        except DuplicateKeyError:
+            await bucket.replace_one({"_id": cid}, row, upsert=True)
+
+    async def purge_cache(self, older_than: timedelta) -> int:
+        """TTL indexes are not available on FerretDB: expired rows are deleted here."""
+        cutoff = utc_now() - older_than
+        removed = 0
+        for bucket in self._cache_buckets():
+            removed += (await bucket.delete_many({"at": {"$lt": cutoff}})).deleted_count
+        return removed
+
+    async def close(self) -> None:
+        if self._owns_client:
+            await self.client.close()

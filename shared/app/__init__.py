@@ -1,0 +1,1 @@
+"""Application rules several callers share (gateway, stages, CLI): each lives here once."""

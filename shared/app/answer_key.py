@@ -1,0 +1,97 @@
+"""The answer-cache key: one rule for the navigator (which looks answers up), the verifier
+(which stores them) and the one-process engine. Same question, document versions, settings,
+answering model and scorer give the same key; anything else that can change an answer changes it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import json
+
+from shared.text.language import detect_language
+from shared.model.query import QuerySettings
+from shared.ports.model_roles import AnswerGenerator, NodeScorer
+
+EXTRACTIVE = "extractive"
+# The answer prompt's version: bump it when the prompt changes, so cached model answers miss.
+ANSWER_PROMPT_VERSION = "answer-v1"
+# Bump when the key's material or the cached value's shape changes: old entries then miss.
+KEY_SCHEMA_VERSION = 1
+
+
+def _product_version() -> str:
+    # A new release may navigate or verify differently: its answers must not be served from
+    # entries an older release wrote.
+    try:
+        return importlib.metadata.version("treerag")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+PRODUCT_VERSION = _product_version()
+
+
+class _NamedModel:
+    model: str
+
+
+def generator_name(llm: _NamedModel | None) -> str:
+    """How answers are made: 'extractive' offline, else 'llm:<model>'."""
+    model = getattr(llm, "model", None)
+    return f"llm:{model}" if llm is not None and model else EXTRACTIVE
+
+
+def answer_cache_key(
+    question: str,
+    documents: list[tuple[str, int]],
+    settings: QuerySettings,
+    *,
+    model: str,
+    language: str,
+    prompt_version: str,
+) -> str:
+    """SHA-256 (hex) of a canonical JSON of the question, the (doc_id, version) pairs, every
+    QuerySettings field (read from the model, so a new setting is never forgotten), the
+    model ("extractive" offline), the answer language, the prompt version and the product
+    release."""
+    material = {
+        "key_schema": KEY_SCHEMA_VERSION,
+        "product": PRODUCT_VERSION,
+        "question": " ".join(question.split()),
+        "documents": sorted([str(doc_id), int(version)] for doc_id, version in documents),
+        "settings": settings.model_dump(mode="json"),
+        "model": model,
+        "language": language,
+        "prompt_version": prompt_version,
+    }
+    canonical = json.dumps(material, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def answering_name(generator: AnswerGenerator | str | None, scorer: NodeScorer | None = None) -> str:
+    """What made an answer: the generator's name, extended with the node scorer's when a
+    different model scored the nodes (its ranking changes the answer too)."""
+    name = generator if isinstance(generator, str) else (generator.name if generator is not None else EXTRACTIVE)
+    scorer_name = getattr(scorer, "name", type(scorer).__name__) if scorer is not None else None
+    if scorer_name is not None and scorer_name != name:
+        name = f"{name}|scoring:{scorer_name}"
+    return name
+
+
+def query_answer_key(
+    question: str,
+    documents: list[tuple[str, int]],
+    settings: QuerySettings,
+    generator: AnswerGenerator | str | None,
+    scorer: NodeScorer | None = None,
+) -> str:
+    name = answering_name(generator, scorer)
+    return answer_cache_key(
+        question,
+        documents,
+        settings,
+        model=name,
+        language=detect_language(question),
+        prompt_version=ANSWER_PROMPT_VERSION if name != EXTRACTIVE else EXTRACTIVE,
+    )

@@ -1,0 +1,44 @@
+"""When a document is (re)indexed and which tree version it gets: one rule for the gateway,
+the indexer stage and `treerag index`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from shared.model.documents import DocumentRecord, DocumentStatus
+from shared.model.ids import BuilderChoice
+
+
+@dataclass(frozen=True)
+class IndexDecision:
+    index: bool
+    rebuild: bool
+    reason: str
+
+
+def decide_indexing(existing: DocumentRecord | None, builder: BuilderChoice, force: bool = False) -> IndexDecision:
+    """Index a new, failed or unfinished document; rebuild a ready one only when asked to
+    (`force`) or when another builder than the one that built its tree is named."""
+    if existing is None:
+        return IndexDecision(index=True, rebuild=False, reason="new document")
+    other_builder = builder != "auto" and existing.builder is not None and existing.builder.value != builder
+    if force or other_builder:
+        why = "rebuild requested" if force else f"builder {builder} asked, tree built by {existing.builder}"
+        return IndexDecision(index=True, rebuild=True, reason=why)
+    if existing.status != DocumentStatus.READY:
+        # Failed, or uploaded and never finished (a lost publish, a crash): index it again.
+        return IndexDecision(index=True, rebuild=False, reason=f"document is {existing.status.value}")
+    return IndexDecision(index=False, rebuild=False, reason="already indexed")
+
+
+def has_tree(record: DocumentRecord | None) -> bool:
+    """A record gets its builder when its tree is stored."""
+    return record is not None and record.builder is not None
+
+
+def next_version(previous: DocumentRecord | None, built: DocumentRecord) -> int:
+    """A new tree replacing a stored one gets the next version, so answer caches and navigator
+    indexes drop the old one; a first tree keeps the record's version."""
+    if previous is None:
+        return built.version
+    return previous.version + 1 if has_tree(previous) else previous.version

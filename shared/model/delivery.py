@@ -1,0 +1,51 @@
+"""What a handler knows about the message it handles, and the redeliveries it has seen."""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from shared.model.events import StageTiming
+
+
+class PermanentError(Exception):
+    """Retrying cannot help (bad input, missing data): dead-letter at once."""
+
+
+@dataclass
+class Delivery:
+    """What a handler knows about the message it is handling."""
+
+    stage: str
+    topic: str
+    partition: int
+    offset: int
+    attempt: int
+    queued_ms: float
+    started: float = field(default_factory=time.perf_counter)
+
+    def timing(self) -> StageTiming:
+        """This stage's entry for the query's per-stage timings, measured up to now."""
+        return StageTiming(
+            stage=self.stage,
+            queued_ms=round(self.queued_ms, 3),
+            processing_ms=round((time.perf_counter() - self.started) * 1000, 3),
+        )
+
+
+class RecentKeys:
+    """The last `size` keys this process finished (an LRU set), for skipping redeliveries."""
+
+    def __init__(self, size: int = 10_000) -> None:
+        self.size = size
+        self._keys: OrderedDict[str, None] = OrderedDict()
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._keys
+
+    def add(self, key: str) -> None:
+        self._keys[key] = None
+        self._keys.move_to_end(key)
+        while len(self._keys) > self.size:
+            self._keys.popitem(last=False)

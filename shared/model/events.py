@@ -1,0 +1,222 @@
+"""The typed events the services exchange over Kafka.
+
+Every event names its topic (`TOPIC`), carries a correlation id (`doc_id` on document topics,
+`query_id` on query topics, which is also the Kafka message key), and the envelope fields
+`event_id`, `schema_version`, `tenant`, `produced_at`, `producer`.
+
+Large payloads travel by reference: the PDF bytes live in GridFS and pages/trees in their
+collections, so document events only name the document. Query events carry what the next stage
+needs inline (passages are small) plus the QuerySettings, so every setting the API accepted is
+applied by every stage, and the per-stage timings collected so far.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, Field
+
+from shared.model.clock import utc_now
+from shared.model.documents import BuilderName
+from shared.model.query import (
+    CompressedContext,
+    NavigationResult,
+    QuerySettings,
+    TraversalStats,
+    VerifiedAnswer,
+)
+
+SCHEMA_VERSION = 1
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex
+
+
+class Event(BaseModel):
+    """Envelope shared by every event."""
+
+    TOPIC: ClassVar[str] = ""
+
+    event_id: str = Field(default_factory=new_id)
+    schema_version: int = SCHEMA_VERSION
+    tenant: str = "default"
+    produced_at: datetime = Field(default_factory=utc_now)
+    producer: str = Field(default="", description="Stage that produced the event, e.g. 'indexer'.")
+
+    @property
+    def key(self) -> str:
+        """Kafka message key: the correlation id, so one document/query stays on one partition."""
+        raise NotImplementedError
+
+    def age_seconds(self, now: datetime | None = None) -> float:
+        return max(0.0, ((now or utc_now()) - self.produced_at).total_seconds())
+
+
+# ---------------------------------------------------------------- document topics
+
+
+class DocumentEvent(Event):
+    doc_id: str
+
+    @property
+    def key(self) -> str:
+        return self.doc_id
+
+
+class DocumentUploaded(DocumentEvent):
+    TOPIC: ClassVar[str] = "document.uploaded"
+
+    file_name: str
+    size_bytes: int
+    pdf_ref: str = Field(description="Where the bytes are: 'gridfs:<doc_id>'.")
+    index_options: dict[str, Any] = Field(
+        default_factory=dict, description="Fields of the indexer's IndexOptions (builder...)."
+    )
+    rebuild: bool = Field(default=False, description="Index again even when a tree exists.")
+
+
+class TreeBuilt(DocumentEvent):
+    TOPIC: ClassVar[str] = "tree.built"
+
+    file_name: str
+    version: int
+    page_count: int
+    node_count: int
+    builder: BuilderName | None = None
+    build_seconds: float = 0.0
+    warnings: list[str] = Field(default_factory=list)
+
+
+class DocumentFailed(DocumentEvent):
+    TOPIC: ClassVar[str] = "document.failed"
+
+    file_name: str = ""
+    stage: str
+    reason: str
+    error_type: str = ""
+
+
+# ---------------------------------------------------------------- query topics
+
+
+class StageTiming(BaseModel):
+    """How long one stage's input waited on the bus and how long the stage worked on it."""
+
+    stage: str
+    queued_ms: float
+    processing_ms: float
+
+
+class QueryEvent(Event):
+    query_id: str
+    question: str
+    doc_ids: list[str] = Field(default_factory=list, description="Empty: route over all documents.")
+    settings: QuerySettings = Field(default_factory=QuerySettings)
+    timings: list[StageTiming] = Field(default_factory=list)
+    documents: list[tuple[str, int]] = Field(
+        default_factory=list, description="(doc_id, tree version) asked over; set by the navigator."
+    )
+    deadline: datetime | None = Field(
+        default=None,
+        description="When the client stops waiting (set by the gateway); stages drop the query after it.",
+    )
+
+    @property
+    def key(self) -> str:
+        return self.query_id
+
+    def expired(self, now: datetime | None = None) -> bool:
+        return self.deadline is not None and (now or utc_now()) > self.deadline
+
+    def carry(self) -> dict[str, Any]:
+        """The fields every later event of the same query repeats."""
+        return {
+            "query_id": self.query_id,
+            "question": self.question,
+            "doc_ids": list(self.doc_ids),
+            "settings": self.settings,
+            "timings": list(self.timings),
+            "documents": list(self.documents),
+            "deadline": self.deadline,
+            "tenant": self.tenant,
+        }
+
+
+class QueryReceived(QueryEvent):
+    TOPIC: ClassVar[str] = "query.received"
+
+
+class NodesSelected(QueryEvent):
+    TOPIC: ClassVar[str] = "nodes.selected"
+
+    navigation: NavigationResult
+
+
+class ContextCompressed(QueryEvent):
+    TOPIC: ClassVar[str] = "context.compressed"
+
+    navigation: NavigationResult = Field(description="Kept for the mode and traversal stats.")
+    context: CompressedContext
+
+
+class QueryOutcome(BaseModel):
+    """What a client gets back for a query: the verified answer and how it was found."""
+
+    answer: VerifiedAnswer
+    mode: str = Field(description="Navigation strategy used (dfs/beam).")
+    mode_reason: str = ""
+    stats: TraversalStats = Field(default_factory=TraversalStats)
+    tokens_before: int = 0
+    tokens_after: int = 0
+    warnings: list[str] = Field(default_factory=list, description="Navigation and answer warnings.")
+
+
+class AnswerVerified(QueryEvent):
+    TOPIC: ClassVar[str] = "answer.verified"
+
+    outcome: QueryOutcome
+
+
+class QueryFailed(QueryEvent):
+    TOPIC: ClassVar[str] = "query.failed"
+
+    stage: str
+    reason: str
+    error_type: str = ""
+
+
+# ---------------------------------------------------------------- dead letters
+
+
+class DeadLetter(BaseModel):
+    """What `<topic>.dlq` holds: the original message and why it was given up on."""
+
+    event_id: str = Field(default_factory=new_id)
+    produced_at: datetime = Field(default_factory=utc_now)
+    stage: str
+    topic: str
+    partition: int
+    offset: int
+    key: str | None
+    payload: str = Field(description="The original message body, as received.")
+    attempts: int
+    error: str
+    error_type: str = ""
+
+
+DOCUMENT_EVENTS: tuple[type[DocumentEvent], ...] = (DocumentUploaded, TreeBuilt, DocumentFailed)
+QUERY_EVENTS: tuple[type[QueryEvent], ...] = (
+    QueryReceived,
+    NodesSelected,
+    ContextCompressed,
+    AnswerVerified,
+    QueryFailed,
+)
+ALL_TOPICS: tuple[str, ...] = tuple(e.TOPIC for e in (*DOCUMENT_EVENTS, *QUERY_EVENTS))
+
+
+def dlq_topic(topic: str) -> str:
+    return f"{topic}.dlq"

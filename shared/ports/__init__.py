@@ -1,0 +1,1 @@
+"""Interfaces the domain code accepts; adapters and in-memory fakes implement them."""

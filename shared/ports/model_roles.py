@@ -1,0 +1,43 @@
+"""Small interfaces the query stages accept for optional model-backed behaviour.
+
+Offline, none is given and the stages use their lexical implementations. The LLM adapters in
+`shared.adapters.llm` provide real implementations; the embedding adapters in `shared.embeddings`
+provide `Embedder`s.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+
+from shared.model.query import Passage
+
+
+class NodeScorer(Protocol):
+    """Scores one level's candidate nodes in one call."""
+
+    def score(self, question: str, candidates: list[tuple[str, str]]) -> list[float] | None:
+        """Relevance in 0..1 per (title, summary) candidate, or None when scoring failed
+        (the caller then falls back to lexical scores and counts the fallback)."""
+        ...
+
+
+class AnswerGenerator(Protocol):
+    """Writes an answer from the given passages only, citing them as `[doc, p. N]`."""
+
+    name: str  # e.g. "llm:gemini-2.5-flash"
+
+    def generate(self, question: str, passages: list[Passage]) -> str: ...
+
+
+class Embedder(Protocol):
+    """Maps texts to dense vectors: one row per text, L2-normalised float32, so that a dot
+    product is the cosine similarity. The same text always gets the same vector."""
+
+    name: str  # model identity, e.g. "wordllama:l2_supercat_256"; vectors of two names never mix
+    dimension: int
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Shape (len(texts), dimension), dtype float32; an empty text gets the zero vector."""
+        ...

@@ -1,0 +1,31 @@
+"""Where queries and their results are kept (`GET /v1/queries/{id}` reads them)."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from shared.model.events import QueryOutcome, StageTiming
+from shared.model.queries import QueryRecord
+
+
+class QueryStore(Protocol):
+    async def create(self, record: QueryRecord) -> bool:
+        """False when a query with this id already exists (the client retried)."""
+        ...
+
+    async def get(self, query_id: str) -> QueryRecord | None:
+        """The finished record when there is one, else the pending one."""
+        ...
+
+    async def mark_answered(
+        self, query_id: str, outcome: QueryOutcome, timings: list[StageTiming], seed: QueryRecord
+    ) -> bool:
+        """Store the answer unless one is stored already (an answer replaces a failure).
+        True when this call stored it."""
+        ...
+
+    async def mark_failed(
+        self, query_id: str, stage: str, reason: str, timings: list[StageTiming], seed: QueryRecord
+    ) -> bool:
+        """Record a failure unless the query already has a result."""
+        ...

@@ -1,0 +1,72 @@
+"""The repository interface every stage stores through.
+
+Two implementations: `EmbeddedRepository` (a folder, one process) and the MongoDB one
+(services). Domain code never sees either; the composition roots pick one.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from shared.model.documents import (
+    DocumentEmbeddings,
+    DocumentRecord,
+    DocumentStatus,
+    DocumentTree,
+    IndexedDocument,
+)
+
+
+class Repository(Protocol):
+    async def put_document(self, record: DocumentRecord) -> None: ...
+
+    async def get_document(self, doc_id: str) -> DocumentRecord | None: ...
+
+    async def list_documents(self) -> list[DocumentRecord]: ...
+
+    async def find_document(self, key: str) -> DocumentRecord | None:
+        """By doc id, unique doc id prefix, or file name."""
+        ...
+
+    async def set_status(self, doc_id: str, status: DocumentStatus, reason: str | None = None) -> bool:
+        """Set the status (and reason) without rewriting the record; False when it is missing."""
+        ...
+
+    async def put_pages(self, doc_id: str, pages: list[str]) -> None: ...
+
+    async def get_pages(self, doc_id: str) -> list[str]: ...
+
+    async def get_page(self, doc_id: str, number: int) -> str | None:
+        """Text of 1-based physical page `number`, or None when out of range."""
+        ...
+
+    async def get_page_texts(self, doc_id: str, numbers: list[int]) -> dict[int, str]:
+        """The texts of the given 1-based pages that exist, by number."""
+        ...
+
+    async def put_tree(self, tree: DocumentTree) -> None: ...
+
+    async def get_tree(self, doc_id: str) -> DocumentTree | None: ...
+
+    async def put_pdf(self, doc_id: str, data: bytes) -> None: ...
+
+    async def get_pdf(self, doc_id: str) -> bytes | None: ...
+
+    async def put_embeddings(self, embeddings: DocumentEmbeddings) -> None:
+        """Replaces the document's earlier vectors."""
+        ...
+
+    async def get_embeddings(self, doc_id: str) -> DocumentEmbeddings | None: ...
+
+    async def delete_embeddings(self, doc_id: str) -> None: ...
+
+    async def put_indexed(self, indexed: IndexedDocument) -> None:
+        """Pages, tree and vectors first, the record last: a record marked ready always has
+        them. Without vectors, earlier ones are deleted (they belong to another tree)."""
+        ...
+
+    async def get_cached(self, namespace: str, key: str) -> dict[str, Any] | None: ...
+
+    async def put_cached(self, namespace: str, key: str, value: dict[str, Any]) -> None: ...
+
+    async def close(self) -> None: ...

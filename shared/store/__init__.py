@@ -1,1 +1,0 @@
-"""Storage adapters behind one repository interface: embedded (files) and MongoDB."""

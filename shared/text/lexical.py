@@ -1,0 +1,145 @@
+"""Lexical relevance: query terms and a BM25 index whose IDF can be shared across documents.
+
+Scores are computed from precomputed postings (term -> rows, saturated term frequency), so a
+query costs one pass over the postings of its terms. IDF is applied at query time, which lets
+several documents' indexes be scored with one corpus-wide IDF when routing across documents.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+
+import numpy as np
+
+from shared.text.normalize import split_sentences, tokenize
+from shared.text.question import topic_text
+
+# Function words that carry no topic; kept short on purpose so that domain words survive.
+STOPWORDS = frozenset(
+    """a an and are as at be been being but by can could did do does doing for from had has have
+    having he her here hers him his how i if in into is it its itself me more most my no nor not
+    of off on once only or other our ours out over own same she should so some such than that the
+    their theirs them then there these they this those through to too under until up very was we
+    were what when where which while who whom why will with would you your yours about above after
+    again against all any because before below between both down during each few further just
+    may might must shall also via per within without whether i.e e.g etc use used using
+    의 를 을 이 가 은 는 에 에서 와 과 도 로 으로 및 무엇 무엇인가 인가 대한 대해 어떤 어떻게 핵심 내용""".split()
+)
+
+
+@lru_cache(maxsize=200_000)
+def stem(token: str) -> str:
+    """A light English suffix folding: possessive, plural and common verb endings."""
+    if token.endswith("'s"):
+        token = token[:-2]
+    if not token.isascii() or not token.isalpha() or len(token) <= 3:
+        return token
+    if token.endswith("ies") and len(token) > 4:
+        return token[:-3] + "y"
+    if token.endswith("sses"):
+        return token[:-2]
+    if token.endswith("s") and not token.endswith(("ss", "us", "is")):
+        token = token[:-1]
+    if token.endswith("ing") and len(token) > 5:
+        return token[:-3]
+    if token.endswith("ed") and len(token) > 4:
+        return token[:-2]
+    return token
+
+
+def terms(text: str) -> list[str]:
+    """Content terms of `text`: tokens without function words, lightly stemmed."""
+    return list(_cached_terms(text))
+
+
+@lru_cache(maxsize=65536)
+def _cached_terms(text: str) -> tuple[str, ...]:
+    # Pages and sentences recur across the queries of a session: tokenise each once.
+    return tuple(stem(t) for t in tokenize(text) if t not in STOPWORDS and not (len(t) == 1 and t.isascii()))
+
+
+def query_terms(text: str) -> list[str]:
+    """Distinct content terms of a question, in order of first appearance; answer-type words
+    ("many" in "how many") are not topic terms."""
+    return list(dict.fromkeys(terms(topic_text(text))))
+
+
+def bm25_idf(n_rows: int, df: int) -> float:
+    return math.log(1.0 + (n_rows - df + 0.5) / (df + 0.5))
+
+
+class BM25Index:
+    """Okapi BM25 over a list of tokenised rows (pages, titles, summaries, chunks)."""
+
+    def __init__(self, rows: Sequence[Sequence[str]], k1: float = 1.2, b: float = 0.75) -> None:
+        self.n_rows = len(rows)
+        lengths = np.array([len(r) for r in rows], dtype=np.float64)
+        avg = float(lengths.mean()) if self.n_rows and lengths.sum() else 1.0
+        norm = k1 * (1.0 - b + b * lengths / avg) if self.n_rows else lengths
+        postings: dict[str, tuple[list[int], list[float]]] = {}
+        for i, row in enumerate(rows):
+            for term, tf in Counter(row).items():
+                rows_, sat = postings.setdefault(term, ([], []))
+                rows_.append(i)
+                sat.append(tf * (k1 + 1.0) / (tf + norm[i]))
+        self._postings = {
+            t: (np.asarray(r, dtype=np.int64), np.asarray(s, dtype=np.float64)) for t, (r, s) in postings.items()
+        }
+        self._idf: dict[str, float] = {}
+
+    @property
+    def vocabulary(self) -> frozenset[str]:
+        return frozenset(self._postings)
+
+    @property
+    def postings(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """term -> (rows holding it, saturated term frequency in each); read-only."""
+        return self._postings
+
+    def df(self, term: str) -> int:
+        entry = self._postings.get(term)
+        return 0 if entry is None else len(entry[0])
+
+    def idf(self, term: str) -> float:
+        # Cached per vocabulary term only, so the cache never outgrows the index.
+        cached = self._idf.get(term)
+        if cached is None:
+            cached = bm25_idf(self.n_rows, self.df(term))
+            if term in self._postings:
+                self._idf[term] = cached
+        return cached
+
+    def scores(self, qterms: Iterable[str], idf: dict[str, float] | None = None) -> np.ndarray:
+        """BM25 of every row; `idf` overrides this index's own IDF (corpus-wide routing)."""
+        out = np.zeros(self.n_rows, dtype=np.float64)
+        for term in qterms:
+            entry = self._postings.get(term)
+            if entry is None:
+                continue
+            weight = idf[term] if idf is not None and term in idf else self.idf(term)
+            out[entry[0]] += weight * entry[1]
+        return out
+
+    def matched(self, qterms: Iterable[str], row: int) -> list[str]:
+        """Query terms present in one row."""
+        found = []
+        for term in qterms:
+            entry = self._postings.get(term)
+            if entry is not None and row in set(entry[0].tolist()):
+                found.append(term)
+        return found
+
+
+def shared_idf(indexes: Sequence[BM25Index], qterms: Iterable[str]) -> dict[str, float]:
+    """IDF of each query term over the union of the rows of several indexes."""
+    n_rows = sum(ix.n_rows for ix in indexes)
+    return {t: bm25_idf(n_rows, sum(ix.df(t) for ix in indexes)) for t in qterms}
+
+
+@lru_cache(maxsize=8192)
+def sentences_of(text: str) -> tuple[str, ...]:
+    """`split_sentences`, memoised: the same pages are split by several stages and queries."""
+    return tuple(split_sentences(text))
