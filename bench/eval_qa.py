@@ -24,13 +24,14 @@ from bench.common import (
     shared_data,
     write_result,
 )
-from services.navigator import lexical, resolver
 from services.navigator import navigate as navigate_module
-from services.navigator import question as question_module
+from services.navigator import resolver
 from services.navigator.index import DocumentIndex
 from services.navigator.navigate import navigate
 from shared.adapters.embedded.store import EmbeddedRepository
 from shared.model.query import QuerySettings
+from shared.text import lexical
+from shared.text import question as question_module
 from treerag.engine import QueryEngine
 from treerag.evaluation.dataset import QAItem, load_dataset
 from treerag.evaluation.runner import (
@@ -101,8 +102,7 @@ def _forget_questions(index: DocumentIndex) -> None:
     for cached in (lexical._cached_terms, question_module.topic_text, question_module.literals,
                    resolver._find_references):
         cached.cache_clear()
-    for key in ("spelling", "mentioned"):
-        index.derived.pop(key, None)
+    index.memo.clear()
     index.reference_cache.clear()
 
 
