@@ -8,6 +8,7 @@ first use into `TREERAG_EMBEDDINGS_CACHE`; later loads read the cache. A local f
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -52,19 +53,22 @@ class FastEmbedEmbedder:
             folder = Path(path)
             if not folder.is_dir():
                 raise EmbeddingsConfigError(f"TREERAG_EMBEDDINGS_PATH={folder} is not a folder")
-            model_name = f"local/{folder.resolve().name}"
+            resolved = folder.resolve()
+            model_name = f"local/{resolved.name}"
             model_file, dimension = _model_file(folder), _hidden_size(folder)
-            if not any(m["model"].lower() == model_name.lower() for m in TextEmbedding.list_supported_models()):
+            # fastembed's registry is process-wide: one entry per folder, whatever its name.
+            registered = f"{model_name}-{hashlib.sha256(str(resolved).encode()).hexdigest()[:12]}"
+            if not any(m["model"].lower() == registered.lower() for m in TextEmbedding.list_supported_models()):
                 TextEmbedding.add_custom_model(
-                    model=model_name, pooling=PoolingType.MEAN, normalization=True,
-                    sources=ModelSource(hf=model_name), dim=dimension, model_file=model_file,
+                    model=registered, pooling=PoolingType.MEAN, normalization=True,
+                    sources=ModelSource(hf=registered), dim=dimension, model_file=model_file,
                 )
             options["specific_model_path"] = str(folder)
             options["local_files_only"] = True
         else:
-            model_name = model or DEFAULT_MODEL
+            model_name = registered = model or DEFAULT_MODEL
         try:
-            self._model = TextEmbedding(model_name, **options)
+            self._model = TextEmbedding(registered, **options)
         except ValueError as exc:
             raise EmbeddingsConfigError(f"fastembed cannot load {model_name!r}: {exc}") from exc
         self.dimension = int(self._model.embedding_size)
