@@ -67,7 +67,8 @@ def test_wordllama_truncated_dimensions_are_unit_vectors() -> None:
         WordLlamaEmbedder(100)
 
 
-def test_off_loads_nothing_and_wordllama_is_the_default() -> None:
+def test_off_loads_nothing_and_wordllama_is_the_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TREERAG_EMBEDDINGS", raising=False)
     assert make_embedder(Settings(embeddings="off")) is None
     default = make_embedder(Settings())
     assert default is not None and default.name.startswith("wordllama:")
