@@ -41,7 +41,6 @@ from bson.errors import InvalidDocument
 from pydantic import ValidationError
 from pymongo.errors import DocumentTooLarge
 
-from shared.adapters.kafka.broker import Bus
 from shared.adapters.logs import correlated, log_fields
 from shared.adapters.metrics import (
     DLQ_MESSAGES,
@@ -50,7 +49,6 @@ from shared.adapters.metrics import (
     MESSAGES_CONSUMED,
     QUEUE_SECONDS,
 )
-from shared.adapters.mongo.ledger import DeliveryLedger
 from shared.model.delivery import Delivery, Failure, PermanentError
 from shared.model.events import (
     DeadLetter,
@@ -59,6 +57,8 @@ from shared.model.events import (
     QueryEvent,
     dlq_topic,
 )
+from shared.ports.bus import RawPublisher
+from shared.ports.ledger import AttemptLedger
 from shared.stage import GiveUp
 
 logger = logging.getLogger(__name__)
@@ -121,8 +121,8 @@ class ReliableConsumer(Generic[E]):
     group_id: str
     event_type: type[E]
     handler: Handler[E]
-    bus: Bus
-    ledger_factory: Callable[[], DeliveryLedger]
+    bus: RawPublisher
+    ledger_factory: Callable[[], AttemptLedger]
     max_attempts: int
     give_up: GiveUp | None = None
     durable_attempts: bool = True
@@ -229,7 +229,7 @@ class ReliableConsumer(Generic[E]):
         await asyncio.sleep(delay)
         return False
 
-    async def _forget(self, ledger: DeliveryLedger, message: tuple[str, int, int]) -> None:
+    async def _forget(self, ledger: AttemptLedger, message: tuple[str, int, int]) -> None:
         self._failures.pop(message, None)
         try:
             await ledger.end_attempts(self.group_id, *message)
