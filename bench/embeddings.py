@@ -31,8 +31,8 @@ import numpy as np
 
 from bench.common import configure_bench_logging, shared_data, write_result
 from services.indexer.extract import extract_content, open_document
-from shared.text.lexical import BM25Index, terms
 from shared.ports.model_roles import Embedder
+from shared.text.lexical import BM25Index, terms
 
 SETS = ("r-manuals-dev", "mmlongbench-dev", "financebench-dev")
 MINILM_MAX_PAGES = 1500
@@ -144,8 +144,8 @@ def _evaluate(
 
 
 def run() -> dict[str, Any]:
-    from shared.embeddings.fastembed_backend import FastEmbedEmbedder
-    from shared.embeddings.wordllama_backend import WordLlamaEmbedder
+    from shared.adapters.embeddings.fastembed_backend import FastEmbedEmbedder
+    from shared.adapters.embeddings.wordllama_backend import WordLlamaEmbedder
 
     sets: dict[str, tuple[list[dict[str, Any]], dict[str, list[str]]]] = {}
     for name in SETS:

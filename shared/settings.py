@@ -37,7 +37,7 @@ class Settings(BaseSettings):
 
     embeddings: Literal["wordllama", "fastembed", "sentence-transformers", "off"] = Field(
         default="wordllama",
-        description="Dense vectors for pages, sections and questions (see shared/embeddings). "
+        description="Dense vectors for pages, sections and questions (see shared/adapters/embeddings). "
         "wordllama needs no download; fastembed and sentence-transformers load a model named by "
         "embeddings_model (downloaded once into embeddings_cache) or found in embeddings_path.",
     )

@@ -15,7 +15,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from shared.adapters.memory.queries import InMemoryQueryStore
-from shared.model.documents import DocumentEmbeddings, DocumentRecord, DocumentStatus, DocumentTree, IndexedDocument
+from shared.model.documents import (
+    DocumentEmbeddings,
+    DocumentRecord,
+    DocumentStatus,
+    DocumentTree,
+    IndexedDocument,
+)
 from shared.model.events import DeadLetter, Event
 
 E = TypeVar("E", bound=Event)

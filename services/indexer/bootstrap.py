@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from services.indexer.handlers import IndexerHandlers
 from services.indexer.settings import IndexerSettings
+from shared.adapters.embeddings import make_embedder
 from shared.adapters.llm import make_llm
-from shared.embeddings import make_embedder
 from shared.stage import StagePorts
 
 

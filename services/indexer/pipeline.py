@@ -26,8 +26,8 @@ from services.indexer.outline import build_outline_tree, usable_outline
 from services.indexer.summaries import summarise_tree
 from services.indexer.verify import verify_tree
 from services.indexer.windows import build_windows, split_long_leaves
+from shared.adapters.embeddings.document import embed_document
 from shared.adapters.logs import log_fields
-from shared.embeddings.document import embed_document
 from shared.model.documents import (
     BuilderName,
     DocumentRecord,

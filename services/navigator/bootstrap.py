@@ -6,9 +6,9 @@ from services.navigator.handlers import NavigatorHandlers
 from services.navigator.index_cache import IndexCache
 from services.navigator.llm_scoring import LLMNodeScorer
 from shared.adapters.cache import AnswerCache
+from shared.adapters.embeddings import make_embedder
 from shared.adapters.llm import make_llm
 from shared.app.answer_key import answering_name, generator_name
-from shared.embeddings import make_embedder
 from shared.stage import StagePorts
 
 

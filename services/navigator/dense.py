@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from shared.model.documents import DocumentEmbeddings
 from shared.adapters.logs import log_fields
+from shared.model.documents import DocumentEmbeddings
 
 logger = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """Small interfaces the query stages accept for optional model-backed behaviour.
 
 Offline, none is given and the stages use their lexical implementations. The LLM adapters in
-`shared.adapters.llm` provide real implementations; the embedding adapters in `shared.embeddings`
+`shared.adapters.llm` provide real implementations; the embedding adapters in `shared.adapters.embeddings`
 provide `Embedder`s.
 """
 

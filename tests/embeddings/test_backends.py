@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from shared.embeddings import EmbeddingsConfigError, make_embedder
-from shared.embeddings.fastembed_backend import FastEmbedEmbedder
-from shared.embeddings.wordllama_backend import WordLlamaEmbedder
+from shared.adapters.embeddings import EmbeddingsConfigError, make_embedder
+from shared.adapters.embeddings.fastembed_backend import FastEmbedEmbedder
+from shared.adapters.embeddings.wordllama_backend import WordLlamaEmbedder
 from shared.settings import Settings
 
 from . import standin
@@ -106,7 +106,9 @@ def test_sentence_transformers_without_the_package_says_how_to_install_it(tmp_pa
 @pytest.mark.skipif(importlib.util.find_spec("sentence_transformers") is None,
                     reason="sentence-transformers (and PyTorch) not installed: pip install 'treerag[sentence-transformers]'")
 def test_sentence_transformers_loads_a_saved_model_folder_without_network(tmp_path: Path) -> None:
-    from shared.embeddings.sentence_transformers_backend import SentenceTransformerEmbedder
+    from shared.adapters.embeddings.sentence_transformers_backend import (
+        SentenceTransformerEmbedder,
+    )
 
     table = standin.token_table()
     folder = standin.sentence_transformers_folder(tmp_path / "st-model", table)

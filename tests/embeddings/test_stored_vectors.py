@@ -10,13 +10,19 @@ import pytest
 
 from services.indexer.pipeline import index_pdf
 from services.navigator.index import DocumentIndex
-from shared.model.documents import DocumentEmbeddings, DocumentRecord, DocumentStatus, DocumentTree, IndexedDocument
-from shared.embeddings import embed_document, make_embedder
-from shared.ports.model_roles import Embedder
-from shared.model.query import QuerySettings
-from shared.settings import Settings
 from shared.adapters.embedded.store import EmbeddedRepository
+from shared.adapters.embeddings import embed_document, make_embedder
+from shared.model.documents import (
+    DocumentEmbeddings,
+    DocumentRecord,
+    DocumentStatus,
+    DocumentTree,
+    IndexedDocument,
+)
+from shared.model.query import QuerySettings
 from shared.model.tree import TreeNode, walk_tree
+from shared.ports.model_roles import Embedder
+from shared.settings import Settings
 from tests import pdfs
 from treerag.cli import main
 from treerag.engine import QueryEngine

@@ -10,12 +10,18 @@ from typing import Any
 import numpy as np
 import pytest
 
-from shared.model.documents import DocumentEmbeddings, DocumentRecord, DocumentStatus, DocumentTree, IndexedDocument
-from shared.embeddings import embed_document, make_embedder
-from shared.settings import Settings
+from shared.adapters.embeddings import embed_document, make_embedder
 from shared.adapters.mongo import store as mongo_store
 from shared.adapters.mongo.store import MongoRepository, connect
+from shared.model.documents import (
+    DocumentEmbeddings,
+    DocumentRecord,
+    DocumentStatus,
+    DocumentTree,
+    IndexedDocument,
+)
 from shared.model.tree import TreeNode
+from shared.settings import Settings
 
 pytestmark = pytest.mark.integration
 

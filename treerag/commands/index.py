@@ -13,7 +13,7 @@ from tqdm import tqdm
 from services.indexer.errors import PdfError
 from services.indexer.pipeline import IndexOptions, index_pdf
 from shared.adapters.embedded.store import EmbeddedRepository
-from shared.embeddings import EmbeddingsConfigError, make_embedder
+from shared.adapters.embeddings import EmbeddingsConfigError, make_embedder
 from shared.adapters.llm.client import BaseLLMClient
 from shared.adapters.llm.errors import LLMConfigError
 from shared.app.indexing import decide_indexing, next_version

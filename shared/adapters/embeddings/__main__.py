@@ -1,4 +1,4 @@
-"""`python -m shared.embeddings`: load the configured backend once and say what it loaded.
+"""`python -m shared.adapters.embeddings`: load the configured backend once and say what it loaded.
 
 With `TREERAG_EMBEDDINGS=fastembed` or `sentence-transformers` this downloads the model into
 `TREERAG_EMBEDDINGS_CACHE` (on a machine that can), so that services started later with the same
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import sys
 
-from shared.embeddings.errors import EmbeddingsConfigError
-from shared.embeddings.factory import make_embedder
+from shared.adapters.embeddings.errors import EmbeddingsConfigError
+from shared.adapters.embeddings.factory import make_embedder
 
 
 def main() -> int:

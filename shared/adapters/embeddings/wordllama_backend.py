@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 from scipy import sparse
 
-from shared.embeddings.errors import EmbeddingsConfigError
-from shared.embeddings.normalise import unit_rows
+from shared.adapters.embeddings.errors import EmbeddingsConfigError
+from shared.adapters.embeddings.normalise import unit_rows
 
 logger = logging.getLogger(__name__)
 

@@ -29,15 +29,17 @@ def _load(backend: str, model: str | None, path: Path | None, cache: Path | None
     started = time.perf_counter()
     embedder: Embedder
     if backend == "wordllama":
-        from shared.embeddings.wordllama_backend import WordLlamaEmbedder
+        from shared.adapters.embeddings.wordllama_backend import WordLlamaEmbedder
 
         embedder = WordLlamaEmbedder()
     elif backend == "fastembed":
-        from shared.embeddings.fastembed_backend import FastEmbedEmbedder
+        from shared.adapters.embeddings.fastembed_backend import FastEmbedEmbedder
 
         embedder = FastEmbedEmbedder(model, path, cache)
     else:
-        from shared.embeddings.sentence_transformers_backend import SentenceTransformerEmbedder
+        from shared.adapters.embeddings.sentence_transformers_backend import (
+            SentenceTransformerEmbedder,
+        )
 
         embedder = SentenceTransformerEmbedder(model, path, cache)
     logger.info("embedder loaded", extra=log_fields(model=embedder.name, dimension=embedder.dimension,

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
-from shared.embeddings.errors import EmbeddingsConfigError
-from shared.embeddings.normalise import unit_rows
+from shared.adapters.embeddings.errors import EmbeddingsConfigError
+from shared.adapters.embeddings.normalise import unit_rows
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 BATCH_SIZE = 32

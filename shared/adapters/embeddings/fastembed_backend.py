@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from shared.embeddings.errors import EmbeddingsConfigError
-from shared.embeddings.normalise import unit_rows
+from shared.adapters.embeddings.errors import EmbeddingsConfigError
+from shared.adapters.embeddings.normalise import unit_rows
 
 DEFAULT_MODEL = "BAAI/bge-small-en-v1.5"
 # Texts per ONNX run: long pages make wide batches, and memory grows with the width.

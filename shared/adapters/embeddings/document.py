@@ -5,10 +5,10 @@ from __future__ import annotations
 import logging
 import time
 
-from shared.model.documents import DocumentEmbeddings
 from shared.adapters.logs import log_fields
-from shared.ports.model_roles import Embedder
+from shared.model.documents import DocumentEmbeddings
 from shared.model.tree import TreeNode, walk_tree
+from shared.ports.model_roles import Embedder
 
 logger = logging.getLogger(__name__)
 

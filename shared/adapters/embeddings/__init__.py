@@ -7,12 +7,12 @@ Backends, chosen by `TREERAG_EMBEDDINGS`:
   download a model once (or point `TREERAG_EMBEDDINGS_PATH` at a folder holding one);
 - `off`: no vectors are computed or stored.
 
-`python -m shared.embeddings` loads the configured backend once (downloading its model into
+`python -m shared.adapters.embeddings` loads the configured backend once (downloading its model into
 `TREERAG_EMBEDDINGS_CACHE` when it needs one) and prints what it loaded.
 """
 
-from shared.embeddings.document import embed_document
-from shared.embeddings.errors import EmbeddingsConfigError
-from shared.embeddings.factory import make_embedder
+from shared.adapters.embeddings.document import embed_document
+from shared.adapters.embeddings.errors import EmbeddingsConfigError
+from shared.adapters.embeddings.factory import make_embedder
 
 __all__ = ["EmbeddingsConfigError", "embed_document", "make_embedder"]
