@@ -4,7 +4,8 @@
 
 Explores every question of ../shared/data/qa/*.jsonl on its own document, and every question on
 one document of each other collection (off-topic negatives), fits the model
-(`treerag.evaluation.fitting`) and writes it as JSON. Deterministic: the same data and code
+(`treerag.evaluation.fitting`) and writes it as JSON, with the lexical-only variant beside it
+(`model-lexical.json`, used when embeddings are off). Deterministic: the same data and code
 write the same file. Held-out figures of this procedure: `treerag eval --folds 5`.
 """
 
@@ -33,10 +34,12 @@ def main() -> int:
     data = shared_data()
     datasets = sorted((data / "qa").glob("*.jsonl"))
     collections, bundles = asyncio.run(load_collections(datasets, data / "pdfs", args.store))
-    model = fit_collections(collections, {name: b.index for name, b in bundles.items()}, QuerySettings())
-    args.out.write_text(model.to_json(), encoding="utf-8")
-    logger.info("wrote %s (model %s)", args.out, model.digest())
-    print(f"wrote {args.out} (model {model.digest()})")
+    model, lexical = fit_collections(collections, {name: b.index for name, b in bundles.items()}, QuerySettings())
+    lexical_out = args.out.with_name(args.out.stem + "-lexical.json")
+    for path, fitted in ((args.out, model), (lexical_out, lexical)):
+        path.write_text(fitted.to_json(), encoding="utf-8")
+        logger.info("wrote %s (model %s)", path, fitted.digest())
+        print(f"wrote {path} (model {fitted.digest()})")
     return 0
 
 

@@ -18,11 +18,13 @@ from urllib.parse import quote
 
 from fastapi import FastAPI, File, Form, HTTPException, Request, Response, UploadFile
 from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
 from faststream.kafka import Topic
 from faststream.kafka.annotations import KafkaMessage
 from pydantic import ValidationError
 
 from services.gateway.answers import AnswerWaiter
+from services.gateway.errors import install_validation_handler, shortened
 from services.gateway.schemas import (
     DocumentOut,
     PageOut,
@@ -38,6 +40,9 @@ from shared.adapters.metrics import (
     HTTP_SECONDS,
     INFLIGHT_QUERIES,
     MESSAGES_CONSUMED,
+    export_http_series,
+    export_known_series,
+    record_finished_query,
     render_metrics,
 )
 from shared.adapters.mongo.queries import MongoQueryRepository, QueryRecord, QueryStatus
@@ -67,6 +72,15 @@ class Backends:
     repo: MongoRepository
     queries: MongoQueryRepository
     waiter: AnswerWaiter
+
+
+def query_outcome(finished: QueryRecord | None) -> str:
+    """The outcome a finished query is counted under (`treerag_queries_total`)."""
+    if finished is None:
+        return "timeout"
+    if finished.status == QueryStatus.FAILED or finished.outcome is None:
+        return "failed"
+    return "abstained" if finished.outcome.answer.abstained else "answered"
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -103,6 +117,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             return
         backends["live"].waiter.resolve(event)
 
+    # The answers are read without the delivery layer (no handler, retries or dead letters).
+    export_known_series(STAGE, produced=[bus.topic(DocumentUploaded.TOPIC), bus.topic(QueryReceived.TOPIC)])
+    for topic in (AnswerVerified.TOPIC, QueryFailed.TOPIC):
+        MESSAGES_CONSUMED.labels(STAGE, bus.topic(topic))
+
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await ensure_topics(settings.kafka_bootstrap, settings.topic_partitions, prefix=settings.topic_prefix)
@@ -127,6 +146,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         description="Upload PDFs, get page-aware section trees, ask questions and get answers with page citations.",
         lifespan=lifespan,
     )
+    install_validation_handler(app)
 
     @app.middleware("http")
     async def measure(request: Request, call_next: Any) -> Response:
@@ -226,7 +246,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def find(doc_key: str) -> DocumentRecord:
         record = await b().repo.find_document(doc_key)
         if record is None:
-            raise HTTPException(404, f"no document matches {doc_key!r}; GET /v1/documents lists them")
+            raise HTTPException(404, f"no document matches {shortened(doc_key, 64)!r}; GET /v1/documents lists them")
         return record
 
     @app.get("/v1/documents/{doc_id}", response_model=DocumentOut, tags=["documents"])
@@ -281,13 +301,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return doc_ids
 
     def query_settings(req: QueryRequest) -> QuerySettings:
-        values = dict(req.settings)
-        if req.mode:
-            values["mode"] = req.mode
-        try:
-            return QuerySettings.model_validate(values)
-        except ValidationError as exc:
-            raise HTTPException(422, f"invalid settings: {exc.errors(include_url=False)}") from exc
+        # The request validated the settings within their bounds (422 otherwise): nothing that
+        # reaches the bus can fail a stage for its values.
+        return req.settings.model_copy(update={"mode": req.mode}) if req.mode else req.settings
 
     @app.post(
         "/v1/query",
@@ -325,10 +341,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 live.waiter.forget(query_id)
                 INFLIGHT_QUERIES.dec()
             total_ms = round((time.perf_counter() - started) * 1000, 3)
+            record_finished_query(query_outcome(finished), finished.timings if finished else [])
             if finished is None:
                 pending = QueryResponse.of(record, total_ms=total_ms)
                 logger.warning("query timed out", extra=log_fields(total_ms=total_ms))
                 return JSONResponse(pending.model_dump(mode="json"), status_code=504)
+            if finished.status == QueryStatus.FAILED:
+                finished = finished.with_request(record)  # a failure carries ids only
             response = QueryResponse.of(finished, total_ms=total_ms)
             logger.info("query answered", extra=log_fields(status=response.status.value, total_ms=total_ms))
             if finished.status == QueryStatus.FAILED:
@@ -339,7 +358,21 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def get_query(query_id: str) -> QueryResponse:
         record = await b().queries.get(query_id)
         if record is None:
-            raise HTTPException(404, f"no query {query_id!r}")
+            raise HTTPException(404, f"no query {shortened(query_id, 64)!r}")
         return QueryResponse.of(record)
 
+    export_http_series(declared_endpoints(app))
     return app
+
+
+def declared_endpoints(app: FastAPI) -> list[tuple[str, str, int]]:
+    """(method, route, status) of every API route: its success status, the statuses it declares,
+    and 500 (any route can fail), so the latency and 5xx panels have series before traffic."""
+    endpoints = []
+    for route in app.routes:
+        if not isinstance(route, APIRoute):
+            continue
+        statuses = {route.status_code or 200, 500, *(int(code) for code in route.responses if str(code).isdigit())}
+        endpoints += [(method, route.path, status) for method in sorted(route.methods - {"HEAD"})
+                      for status in sorted(statuses)]
+    return endpoints

@@ -17,12 +17,13 @@ from shared.adapters.llm.client import LLMClient
 from shared.adapters.logs import log_fields
 from shared.adapters.metrics import DOCUMENTS, PAGES_INDEXED, TREE_BUILD_SECONDS
 from shared.app.indexing import next_version
-from shared.model.delivery import Delivery, PermanentError
+from shared.model.delivery import Delivery, Failure, PermanentError
 from shared.model.documents import DocumentRecord, DocumentStatus, IndexedDocument
 from shared.model.events import DocumentFailed, DocumentUploaded, TreeBuilt
 from shared.model.tree import count_nodes
 from shared.ports.bus import Publisher
 from shared.ports.ledger import DoneLedger
+from shared.ports.model_roles import Embedder
 from shared.ports.repository import Repository
 
 logger = logging.getLogger(__name__)
@@ -54,6 +55,7 @@ class IndexerHandlers:
         max_pages: int,
         llm: LLMClient | None = None,
         page_delay_s: float = 0.0,
+        embedder: Embedder | None = None,
         max_poll_interval_s: float = 1800.0,
     ) -> None:
         self.repo = repo
@@ -62,6 +64,7 @@ class IndexerHandlers:
         self.max_pages = max_pages
         self.llm = llm
         self.page_delay_s = page_delay_s
+        self.embedder = embedder
         self.max_poll_interval_s = max_poll_interval_s
 
     def _progress(self) -> Callable[[int], None] | None:
@@ -94,7 +97,9 @@ class IndexerHandlers:
         options = IndexOptions(**{"max_pages": self.max_pages, **event.index_options})
         try:
             # Extraction and tree building are CPU work: a worker thread keeps heartbeats going.
-            indexed = await asyncio.to_thread(index_pdf, data, event.file_name, options, self.llm, self._progress())
+            indexed = await asyncio.to_thread(
+                index_pdf, data, event.file_name, options, self.llm, self._progress(), self.embedder
+            )
         except PdfError as exc:
             await self._fail(event, str(exc), type(exc).__name__)
             await self.ledger.mark_done(STAGE, event.event_id)
@@ -131,18 +136,29 @@ class IndexerHandlers:
         return indexed.record.model_copy(update=update)
 
     async def _fail(self, event: DocumentUploaded, reason: str, error_type: str) -> None:
-        found = await self.repo.set_status(event.doc_id, DocumentStatus.FAILED, reason)
+        await self._fail_document(event.doc_id, event.tenant, event.file_name, reason, error_type)
+
+    async def _fail_document(self, doc_id: str, tenant: str, file_name: str, reason: str, error_type: str) -> None:
+        found = await self.repo.set_status(doc_id, DocumentStatus.FAILED, reason)
         if not found:
             await self.repo.put_document(
-                DocumentRecord(doc_id=event.doc_id, file_name=event.file_name, tenant=event.tenant,
+                DocumentRecord(doc_id=doc_id, file_name=file_name, tenant=tenant,
                                status=DocumentStatus.FAILED, reason=reason)
             )
         DOCUMENTS.labels(status=DocumentStatus.FAILED.value).inc()
         await self.bus.publish(
-            DocumentFailed(doc_id=event.doc_id, tenant=event.tenant, file_name=event.file_name,
+            DocumentFailed(doc_id=doc_id, tenant=tenant, file_name=file_name,
                            stage=STAGE, reason=reason, error_type=error_type)
         )
         logger.warning("document failed", extra=log_fields(reason=reason, error_type=error_type))
 
-    async def give_up(self, event: DocumentUploaded, error_type: str, reason: str) -> None:
-        await self._fail(event, f"indexing failed after retries: {reason}", error_type)
+    async def give_up(self, failure: Failure) -> None:
+        """From ids only: the upload message itself may be what failed."""
+        if failure.key is None or not failure.decoded:
+            # An unreadable message names its document by its Kafka key alone: not enough to
+            # mark a document (maybe ready) failed. It stays in the dead-letter topic.
+            logger.warning("an unreadable upload message was dead-lettered; no document marked",
+                           extra=log_fields(key=failure.key))
+            return
+        await self._fail_document(failure.key, failure.tenant, "", f"indexing failed: {failure.reason}",
+                                  failure.error_type)

@@ -233,17 +233,9 @@ def page_fields(index: DocumentIndex) -> PageFields:
 
 
 def prepare(index: DocumentIndex) -> DocumentIndex:
-    """Derive everything a query reads from the index now, not during the first query: page
-    fields, the page profile and the page and section embeddings of the fused ranking."""
-    from services.navigator.ranking.dense import page_vectors, section_vectors  # ranking builds on this module
-    from services.navigator.ranking.features import summary_path_terms
-    from services.navigator.ranking.profile import page_profile
-
+    """Derive everything a query reads from the index now, not during the first query (the
+    fused ranking's own page data: `ranking.features.prepare_ranking`)."""
     page_fields(index).warm()
-    page_profile(index)
-    summary_path_terms(index)
-    page_vectors(index)
-    section_vectors(index)
     return index
 
 

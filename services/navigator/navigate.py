@@ -26,9 +26,10 @@ from services.navigator.resolver import (
 )
 from services.navigator.ranking.features import CandidateSet, DocumentEvidence, build_candidates
 from services.navigator.ranking.fused import FusedRanking, absent_share, rank
-from services.navigator.ranking.model import RankingModel, load_model
+from services.navigator.ranking.model import RankingModel, shipped_model
 from services.navigator.scoring import DocumentScores, Normaliser
 from shared.adapters.logs import log_fields
+from shared.adapters.metrics import SCORER_FALLBACKS
 from shared.model.query import NavigationResult, Passage, QuerySettings, TraversalStats
 from shared.ports.model_roles import NodeScorer
 from shared.text.lexical import query_terms, shared_idf
@@ -90,6 +91,7 @@ class _Walker:
             model = None
         if model is None or len(model) != len(fresh):
             self.fallbacks += 1
+            SCORER_FALLBACKS.inc()
             return
         for i, value in zip(fresh, model, strict=True):
             self.scores.model_scores[i] = min(1.0, max(0.0, float(value)))
@@ -494,7 +496,7 @@ def navigate(
     found = explore(question, indexes, settings, scorer)
     stats, warnings, passages = found.stats, found.warnings, found.passages
     if found.candidates is not None:
-        ranking = rank(found.candidates, model or load_model(), found.absent_terms, found.unmentioned_names)
+        ranking = rank(found.candidates, model or shipped_model(), found.absent_terms, found.unmentioned_names)
         stats.answer_probability = round(ranking.answer_probability, 4)
         if not ranking.answerable:
             warnings.append(

@@ -1,16 +1,37 @@
-"""What a handler knows about the message it handles, and the redeliveries it has seen."""
+"""What a handler knows about the message it handles, the redeliveries it has seen, and what a
+give-up hook is told when the delivery layer ends a message."""
 
 from __future__ import annotations
 
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 
+from shared.model.clock import utc_now
 from shared.model.events import StageTiming
 
 
 class PermanentError(Exception):
     """Retrying cannot help (bad input, missing data): dead-letter at once."""
+
+
+@dataclass(frozen=True)
+class Failure:
+    """What a give-up hook is told: ids, where and why, never the message body (it may be what
+    made the handler fail, and storing it would fail the same way)."""
+
+    stage: str
+    topic: str
+    key: str | None  # the correlation id (query_id or doc_id); None when the message has none
+    error_type: str
+    reason: str
+    attempts: int
+    tenant: str = "default"
+    deadline: datetime | None = None
+    timings: tuple[StageTiming, ...] = ()
+    # False when the message did not validate: `key` is then only what the Kafka key claims.
+    decoded: bool = True
 
 
 @dataclass
@@ -26,11 +47,14 @@ class Delivery:
     started: float = field(default_factory=time.perf_counter)
 
     def timing(self) -> StageTiming:
-        """This stage's entry for the query's per-stage timings, measured up to now."""
+        """This stage's entry for the query's per-stage timings, measured up to now (the bus
+        that publishes it extends it to the send)."""
+        elapsed_s = time.perf_counter() - self.started
         return StageTiming(
             stage=self.stage,
             queued_ms=round(self.queued_ms, 3),
-            processing_ms=round((time.perf_counter() - self.started) * 1000, 3),
+            processing_ms=round(elapsed_s * 1000, 3),
+            started_at=utc_now() - timedelta(seconds=elapsed_s),
         )
 
 

@@ -7,10 +7,9 @@ import numpy as np
 import pytest
 
 from services.navigator.navigate import explore, navigate
-from services.navigator.ranking import dense
 from services.navigator.ranking.features import FEATURES, build_candidates, page_references
 from services.navigator.ranking.fused import ABSTENTION_FEATURES
-from services.navigator.ranking.model import load_model
+from services.navigator.ranking.model import LEXICAL_MODEL_PATH, load_model, shipped_model
 from services.navigator.ranking.profile import build_profile
 from shared.model.query import QuerySettings
 from shared.text.names import named_words
@@ -62,18 +61,17 @@ def test_section_path_and_header_carry_what_the_page_text_does_not_say() -> None
     assert statement["section_path"] > risks["section_path"]
 
 
-def test_without_embeddings_the_dense_features_are_zero(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_embeddings_the_dense_features_are_zero_and_the_lexical_model_ranks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _, indexes = plant_collection(1)
+    index = next(iter(indexes.values()))
+    assert _row("How often is the pump serviced by the crew?", index, 2)["dense_page"] > 0
     monkeypatch.setenv("TREERAG_EMBEDDINGS", "off")
-    dense.embedder.cache_clear()
-    dense.question_vector.cache_clear()
-    try:
-        _, indexes = plant_collection(1)
-        index = next(iter(indexes.values()))
-        row = _row("How often is the pump serviced by the crew?", index, 2)
-        assert row["dense_page"] == 0.0 and row["dense_section"] == 0.0
-    finally:
-        dense.embedder.cache_clear()
-        dense.question_vector.cache_clear()
+    row = _row("How often is the pump serviced by the crew?", index, 2)
+    assert row["dense_page"] == 0.0 and row["dense_section"] == 0.0
+    assert shipped_model() == load_model(LEXICAL_MODEL_PATH)
+    assert navigate("How often is the pump serviced by the crew?", [index], QuerySettings()).passages[0].pages == [2]
 
 
 def test_candidates_hold_the_walks_pages_and_the_best_bm25_pages() -> None:
@@ -91,11 +89,11 @@ def test_a_whats_question_names_nothing() -> None:
     assert [w for _, w in named_words("What's the interval of the Kestrel pump?")] == ["Kestrel"]
 
 
-def test_the_shipped_model_matches_the_features_the_code_computes() -> None:
-    model = load_model()
-    assert model.ranker.features == list(FEATURES)
-    assert model.abstention.features == list(ABSTENTION_FEATURES)
-    assert 0.0 < model.answer_threshold < 1.0
+def test_the_shipped_models_match_the_features_the_code_computes() -> None:
+    for model in (load_model(), load_model(LEXICAL_MODEL_PATH)):
+        assert model.ranker.features == list(FEATURES)
+        assert model.abstention.features == list(ABSTENTION_FEATURES)
+        assert 0.0 < model.answer_threshold < 1.0
 
 
 def test_fitting_is_deterministic_and_learns_to_demote_contents_pages() -> None:
@@ -103,9 +101,11 @@ def test_fitting_is_deterministic_and_learns_to_demote_contents_pages() -> None:
     kitchen_items, kitchen = kitchen_collection(3)
     collections = {"plant": plant_items, "kitchen": kitchen_items}
     indexes = plant | kitchen
-    first = fit_collections(collections, indexes, QuerySettings())
-    second = fit_collections(collections, indexes, QuerySettings())
+    first, lexical = fit_collections(collections, indexes, QuerySettings())
+    second, _ = fit_collections(collections, indexes, QuerySettings())
     assert first.to_json() == second.to_json() and first.digest() == second.digest()
+    dense_columns = [FEATURES.index("dense_page"), FEATURES.index("dense_section")]
+    assert all(lexical.ranker.coef[c] == 0.0 for c in dense_columns)
     # A fresh document of each collection: the fact's page comes first, never the contents page;
     # a question of the other collection is refused.
     new_plant = plant_collection(4)[1]["plant-3.pdf"]

@@ -34,13 +34,13 @@ from pydantic import BaseModel
 from services.compressor.compress import compress
 from services.compressor.tokens import count_tokens
 from services.navigator.index import DocumentIndex
-from services.navigator.navigate import explore, navigate
+from services.navigator.navigate import navigate
 from services.navigator.ranking.model import RankingModel
 from services.verifier.answer import answer_question
 from shared.model.query import CompressedContext, Passage, QuerySettings, VerifiedAnswer
 from treerag.evaluation.baselines import TOP_K, FlatIndex, PooledIndex
 from treerag.evaluation.dataset import QAItem
-from treerag.evaluation.fitting import Example, fit_model
+from treerag.evaluation.fitting import explore_examples, fit_model
 from treerag.evaluation.folds import OffTopicPair, assign_folds, off_topic_pairs
 
 logger = logging.getLogger(__name__)
@@ -128,21 +128,6 @@ def run_system(
     context = CompressedContext(question=question, passages=handed, tokens_before=tokens, tokens_after=tokens)
     answer = answer_question(context, settings, "flat", page_text=page_text)
     return SystemRun(answer, _pages_of(found, label), _pages_of(handed, label), _cited(answer, label), tokens)
-
-
-def explore_examples(
-    items: Sequence[QAItem], pairs: Sequence[OffTopicPair], indexes: Mapping[str, DocumentIndex],
-    settings: QuerySettings,
-) -> tuple[list[Example], list[Example]]:
-    """Model-free explorations of every item (with its gold pages) and every off-topic pair."""
-    auto = settings.model_copy(update={"mode": "auto"})
-    labelled = [
-        Example(item.id, item.doc, explore(item.question, [indexes[item.doc]], auto),
-                {(item.doc, p) for p in item.evidence_pages} if item.answerable else set())
-        for item in items
-    ]
-    negatives = [Example(p.item_id, p.doc, explore(p.question, [indexes[p.doc]], auto)) for p in pairs]
-    return labelled, negatives
 
 
 class CrossValidation(BaseModel):

@@ -20,19 +20,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
 from services.navigator.index import DocumentIndex
-from services.navigator.navigate import Exploration
+from services.navigator.navigate import Exploration, explore
 from services.navigator.ranking.features import FEATURES
 from services.navigator.ranking.fused import ABSTENTION_FEATURES, rank
 from services.navigator.ranking.model import LinearModel, RankingModel
 from shared.model.query import QuerySettings
 from treerag.evaluation.dataset import QAItem
-from treerag.evaluation.folds import off_topic_pairs
+from treerag.evaluation.folds import OffTopicPair, off_topic_pairs
 
 # Share of answerable training questions the fitted threshold may abstain on (the product's
 # tolerance for refusing a question it could answer).
@@ -159,13 +159,45 @@ def fit_model(examples: Sequence[Example], note: dict[str, str | int | float] | 
     return RankingModel(ranker=ranker, abstention=abstention, answer_threshold=threshold, fitted_on=fitted_on)
 
 
+def explore_examples(
+    items: Sequence[QAItem], pairs: Sequence[OffTopicPair], indexes: Mapping[str, DocumentIndex],
+    settings: QuerySettings,
+) -> tuple[list[Example], list[Example]]:
+    """Model-free explorations of every item (with its gold pages) and every off-topic pair."""
+    auto = settings.model_copy(update={"mode": "auto"})
+    labelled = [
+        Example(item.id, item.doc, explore(item.question, [indexes[item.doc]], auto),
+                {(item.doc, p) for p in item.evidence_pages} if item.answerable else set())
+        for item in items
+    ]
+    negatives = [Example(p.item_id, p.doc, explore(p.question, [indexes[p.doc]], auto)) for p in pairs]
+    return labelled, negatives
+
+
+DENSE_FEATURES = ("dense_page", "dense_section")
+
+
+def without_dense(examples: Sequence[Example]) -> list[Example]:
+    """Copies of the examples with the dense features at zero (as when embeddings are off)."""
+    columns = [FEATURES.index(name) for name in DENSE_FEATURES]
+    out = []
+    for example in examples:
+        found = example.exploration
+        if found.candidates is not None:
+            matrix = found.candidates.matrix.copy()
+            matrix[:, columns] = 0.0
+            found = replace(found, candidates=replace(found.candidates, matrix=matrix))
+        out.append(replace(example, exploration=found))
+    return out
+
+
 def fit_collections(
     collections: Mapping[str, Sequence[QAItem]], indexes: Mapping[str, DocumentIndex], settings: QuerySettings
-) -> RankingModel:
-    """The shipped model's recipe: every question on its own document plus the off-topic
-    pairs of `off_topic_pairs`, all fitted at once."""
-    from treerag.evaluation.crossval import explore_examples  # crossval builds on this module
-
+) -> tuple[RankingModel, RankingModel]:
+    """The shipped models' recipe: every question on its own document plus the off-topic
+    pairs of `off_topic_pairs`, all fitted at once; (with dense features, lexical only)."""
     items = [item for name in sorted(collections) for item in collections[name]]
     labelled, negatives = explore_examples(items, off_topic_pairs(collections), indexes, settings)
-    return fit_model(labelled + negatives, {"datasets": ",".join(sorted(collections))})
+    note = {"datasets": ",".join(sorted(collections))}
+    examples = labelled + negatives
+    return fit_model(examples, note), fit_model(without_dense(examples), note | {"dense": "off"})

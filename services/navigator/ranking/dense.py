@@ -3,7 +3,7 @@
 Vectors come from wordllama's 256-d static embeddings, whose weights ship inside its wheel (no
 download, ~1 ms a question). `TREERAG_EMBEDDINGS=off`, or wordllama not installed, turns the
 dense features into zeros; the ranking model then works on its other features (fit it the
-same way to get weights for that setting).
+lexical model, `model-lexical.json`, fitted the same way with these features at zero).
 """
 
 from __future__ import annotations
@@ -30,10 +30,18 @@ class TextEmbedder(Protocol):
     def embed(self, texts: list[str], norm: bool = True) -> np.ndarray: ...
 
 
-@lru_cache(maxsize=1)
+def enabled() -> bool:
+    """Dense features are on unless `TREERAG_EMBEDDINGS=off` (the variable of `Settings.embeddings`)
+    or wordllama is missing; read on every call, so a process can switch."""
+    return os.environ.get("TREERAG_EMBEDDINGS", "wordllama").lower() != "off" and _wordllama() is not None
+
+
 def embedder() -> TextEmbedder | None:
-    if os.environ.get("TREERAG_EMBEDDINGS", "wordllama").lower() == "off":
-        return None
+    return _wordllama() if enabled() else None
+
+
+@lru_cache(maxsize=1)
+def _wordllama() -> TextEmbedder | None:
     try:
         import wordllama
         from wordllama import WordLlama
@@ -53,15 +61,21 @@ def _embed(texts: list[str]) -> np.ndarray:
     return np.nan_to_num(np.asarray(vectors, dtype=np.float32))
 
 
-@lru_cache(maxsize=4096)
 def question_vector(question: str) -> np.ndarray:
+    return _question_vector(question) if enabled() else np.zeros(1, dtype=np.float32)
+
+
+@lru_cache(maxsize=4096)
+def _question_vector(question: str) -> np.ndarray:
     vector = _embed([question])[0]
     vector.flags.writeable = False
     return vector
 
 
 def page_vectors(index: DocumentIndex) -> np.ndarray:
-    """One unit vector per page (cached with the index)."""
+    """One unit vector per page (cached with the index; zeros when embeddings are off)."""
+    if not enabled():
+        return np.zeros((len(index.pages), 1), dtype=np.float32)
     cached = index.ranking_memo.get("page_vectors")
     if cached is None:
         cached = index.ranking_memo["page_vectors"] = _embed([p[:PAGE_CHARACTERS] for p in index.pages])
@@ -70,6 +84,8 @@ def page_vectors(index: DocumentIndex) -> np.ndarray:
 
 def section_vectors(index: DocumentIndex) -> np.ndarray:
     """One unit vector per node: its title path (every ancestor's title) and its summary."""
+    if not enabled():
+        return np.zeros((len(index.nodes), 1), dtype=np.float32)
     cached = index.ranking_memo.get("section_vectors")
     if cached is None:
         texts = []

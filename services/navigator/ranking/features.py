@@ -75,6 +75,17 @@ class CandidateSet:
         return self.matrix[:, FEATURES.index(name)]
 
 
+def prepare_ranking(index: DocumentIndex) -> DocumentIndex:
+    """Derive the ranking's per-page data now, not during the first query: page fields, the page
+    profile, section-summary terms and the page and section embeddings."""
+    page_fields(index).warm()
+    page_profile(index)
+    summary_path_terms(index)
+    page_vectors(index)
+    section_vectors(index)
+    return index
+
+
 def page_references(question: str) -> list[int]:
     """Printed page numbers the question names."""
     return [int(m.group(1)) for m in _PAGE_REFERENCE.finditer(question)]

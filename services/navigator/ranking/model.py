@@ -12,6 +12,8 @@ import numpy as np
 from pydantic import BaseModel, model_validator
 
 MODEL_PATH = Path(__file__).with_name("model.json")
+# The same recipe with the dense features at zero: used when embeddings are off.
+LEXICAL_MODEL_PATH = Path(__file__).with_name("model-lexical.json")
 
 
 class LinearModel(BaseModel):
@@ -62,9 +64,16 @@ class ModelFileError(RuntimeError):
     pass
 
 
+def shipped_model() -> RankingModel:
+    """The model for this process's setting: with dense features, or the lexical one."""
+    from services.navigator.ranking.dense import enabled  # loads wordllama only when asked
+
+    return load_model(MODEL_PATH if enabled() else LEXICAL_MODEL_PATH)
+
+
 @lru_cache(maxsize=4)
 def load_model(path: Path = MODEL_PATH) -> RankingModel:
-    """The shipped model (cached)."""
+    """A model file (cached)."""
     try:
         return RankingModel.model_validate_json(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
