@@ -35,6 +35,7 @@ from services.compressor.compress import compress
 from services.compressor.tokens import count_tokens
 from services.navigator.index import DocumentIndex
 from services.navigator.navigate import navigate
+from services.navigator.ranking.dense import embedder_name
 from services.navigator.ranking.model import RankingModel
 from services.verifier.answer import answer_question
 from shared.model.query import CompressedContext, Passage, QuerySettings, VerifiedAnswer
@@ -167,7 +168,7 @@ def cross_validate(
         train = [e for e in labelled if folds[e.group] != fold]
         train += [e for e, p in zip(negatives, pairs, strict=True)
                   if folds[p.doc] != fold and folds[p.question_doc] != fold]
-        model = fit_model(train, {"fold": fold, "folds": k})
+        model = fit_model(train, {"fold": fold, "folds": k, "embeddings": embedder_name() or "off"})
         hashes.append(model.digest())
         logger.info("fold %d: trained on %d examples, model %s", fold, len(train), hashes[-1])
         for item in items:

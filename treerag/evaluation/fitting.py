@@ -27,6 +27,7 @@ from sklearn.linear_model import LogisticRegression
 
 from services.navigator.index import DocumentIndex
 from services.navigator.navigate import Exploration, explore
+from services.navigator.ranking.dense import embedder_name
 from services.navigator.ranking.features import FEATURES
 from services.navigator.ranking.fused import ABSTENTION_FEATURES, rank
 from services.navigator.ranking.model import LinearModel, RankingModel
@@ -198,6 +199,6 @@ def fit_collections(
     pairs of `off_topic_pairs`, all fitted at once; (with dense features, lexical only)."""
     items = [item for name in sorted(collections) for item in collections[name]]
     labelled, negatives = explore_examples(items, off_topic_pairs(collections), indexes, settings)
-    note = {"datasets": ",".join(sorted(collections))}
+    note = {"datasets": ",".join(sorted(collections)), "embeddings": embedder_name() or "off"}
     examples = labelled + negatives
-    return fit_model(examples, note), fit_model(without_dense(examples), note | {"dense": "off"})
+    return fit_model(examples, note), fit_model(without_dense(examples), note | {"embeddings": "off"})

@@ -65,10 +65,13 @@ class ModelFileError(RuntimeError):
 
 
 def shipped_model() -> RankingModel:
-    """The model for this process's setting: with dense features, or the lexical one."""
-    from services.navigator.ranking.dense import enabled  # loads wordllama only when asked
+    """The model for this process's embedder: the dense one when it was fitted with the same
+    embedder, else the lexical one."""
+    from services.navigator.ranking.dense import embedder_name  # loads the embedder only when asked
 
-    return load_model(MODEL_PATH if enabled() else LEXICAL_MODEL_PATH)
+    model = load_model(MODEL_PATH)
+    name = embedder_name()
+    return model if name is not None and model.fitted_on.get("embeddings") == name else load_model(LEXICAL_MODEL_PATH)
 
 
 @lru_cache(maxsize=4)
