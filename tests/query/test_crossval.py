@@ -72,3 +72,14 @@ def test_paired_bootstrap_interval_brackets_the_difference() -> None:
     mean, low, high = paired_ci(outcomes, "x", "base")
     assert mean == 0.25 and low < mean < high and low > 0
     assert paired_ci(outcomes, "x", "x") == (0.0, 0.0, 0.0)
+
+
+def test_eval_refuses_several_sets_without_folds(tmp_path, capsys) -> None:  # noqa: ANN001
+    from treerag.cli import main
+
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    for path in (first, second):
+        path.write_text('{"id": "q", "doc": "x.pdf", "question": "q?", "answer": "a"}\n')
+    code = main(["eval", "--dataset", str(first), str(second), "--pdfs", str(tmp_path), "--out",
+                 str(tmp_path / "r.json"), "--store", str(tmp_path / "store")])
+    assert code == 2 and "--folds" in capsys.readouterr().err

@@ -11,6 +11,7 @@ with another one, or with embeddings off, the dense features are zeros and the l
 from __future__ import annotations
 
 import logging
+import os
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -26,18 +27,20 @@ logger = logging.getLogger(__name__)
 
 
 def embedder() -> Embedder | None:
-    """The configured embedder (read from the settings on every call, loaded once), or None
-    when embeddings are off or the backend cannot load (logged; ranking goes on lexically)."""
-    try:
-        return make_embedder()
-    except EmbeddingsConfigError as exc:
-        _warn_once(str(exc))
-        return None
+    """The configured embedder (loaded once per configuration), or None when embeddings are off
+    or the backend cannot load (logged; ranking goes on lexically)."""
+    # Reading the settings costs more than a query's look-ups: they are read again only when
+    # the process's embeddings variables change.
+    return _configured(tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("TREERAG_EMBEDDINGS"))))
 
 
 @lru_cache(maxsize=8)
-def _warn_once(message: str) -> None:
-    logger.warning("embeddings unavailable; dense ranking features are off: %s", message)
+def _configured(_variables: tuple[tuple[str, str], ...]) -> Embedder | None:
+    try:
+        return make_embedder()
+    except EmbeddingsConfigError as exc:
+        logger.warning("embeddings unavailable; dense ranking features are off: %s", exc)
+        return None
 
 
 def embedder_name() -> str | None:

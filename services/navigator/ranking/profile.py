@@ -26,8 +26,8 @@ if TYPE_CHECKING:
 
 # Lines of a page read as its header.
 HEADER_LINES = 4
-# A line of words ending in a page number, after dot leaders or a space ("2 Valves .... 7").
-_ENDS_IN_PAGE_NUMBER = re.compile(r"[^\W\d].*?(?:\.{2,}|\s)\s*\d{1,4}$")
+# A line ending in a page number after dot leaders or a space ("2 Valves .... 7").
+_ENDS_IN_PAGE_NUMBER = re.compile(r"(?:\.{2,}|\s)\d{1,4}$")
 _BARE_NUMBER = re.compile(r"^\s*(?:page\s+)?(\d{1,4})\s*$", re.IGNORECASE)
 _NUMBER_TOKEN = re.compile(r"^[$(€£]?-?[\d,.]*\d[\d,.]*%?\)?$")
 
@@ -53,6 +53,11 @@ def _lines(text: str) -> list[str]:
     return [line.strip() for line in text.splitlines() if line.strip()]
 
 
+def _listing_line(line: str) -> bool:
+    """A line of words that ends in a page number (an entry of a contents page or an index)."""
+    return bool(_ENDS_IN_PAGE_NUMBER.search(line)) and any(c.isalpha() for c in line)
+
+
 def _printed_number(lines: list[str]) -> int | None:
     for line in (lines[-1:] + lines[:1]) if lines else []:
         match = _BARE_NUMBER.match(line)
@@ -73,7 +78,7 @@ def build_profile(pages: list[str]) -> PageProfile:
         header_pairs.append(bigrams(head))
         page_pairs.append(bigrams(terms(text)))
         if lines:
-            listing[number - 1] = sum(1 for line in lines if _ENDS_IN_PAGE_NUMBER.search(line)) / len(lines)
+            listing[number - 1] = sum(1 for line in lines if _listing_line(line)) / len(lines)
         tokens = text.split()
         if tokens:
             numeric[number - 1] = sum(1 for t in tokens if _NUMBER_TOKEN.match(t)) / len(tokens)
