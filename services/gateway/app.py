@@ -24,6 +24,7 @@ from pydantic import ValidationError
 
 from services.gateway.answers import AnswerWaiter
 from services.gateway.schemas import (
+    DeletedOut,
     DocumentOut,
     PageOut,
     QueryAccepted,
@@ -42,6 +43,7 @@ from shared.adapters.metrics import (
 )
 from shared.adapters.mongo.queries import MongoQueryRepository, QueryRecord, QueryStatus
 from shared.adapters.mongo.store import MongoRepository, connect
+from shared.app.deletion import delete_document
 from shared.app.indexing import decide_indexing
 from shared.model.documents import DocumentRecord, DocumentStatus
 from shared.model.events import (
@@ -260,6 +262,18 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         fallback = record.file_name.encode("ascii", "replace").decode().replace('"', "_").replace("?", "_")
         disposition = f"inline; filename=\"{fallback}\"; filename*=UTF-8''{quote(record.file_name)}"
         return Response(data, media_type="application/pdf", headers={"Content-Disposition": disposition})
+
+    @app.delete("/v1/documents/{doc_id}", response_model=DeletedOut, tags=["documents"])
+    async def delete(doc_id: str) -> DeletedOut:
+        """The PDF, pages, tree, record, cached answers and stored queries citing it; the stages
+        drop what they keep in memory."""
+        live = b()
+        with correlated(doc_id=doc_id):
+            deletion = await delete_document(doc_id, live.repo, live.queries, bus)
+        if deletion is None:
+            raise HTTPException(404, f"no document with id {doc_id!r}; GET /v1/documents lists them")
+        return DeletedOut(doc_id=doc_id, file_name=deletion.record.file_name,
+                          queries_removed=deletion.queries_removed)
 
     # ------------------------------------------------------------ queries
 

@@ -39,6 +39,12 @@ class DocumentOut(BaseModel):
         return cls.model_validate(record.model_dump())
 
 
+class DeletedOut(BaseModel):
+    doc_id: str
+    file_name: str
+    queries_removed: int = Field(description="Stored queries asked over the document or citing it.")
+
+
 class PageOut(BaseModel):
     doc_id: str
     page: int

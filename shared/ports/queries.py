@@ -29,3 +29,7 @@ class QueryStore(Protocol):
     ) -> bool:
         """Record a failure unless the query already has a result."""
         ...
+
+    async def forget_document(self, doc_id: str) -> int:
+        """Remove the stored queries and results asked over or citing `doc_id`; how many."""
+        ...

@@ -44,3 +44,15 @@ class InMemoryQueryStore:
             "timings": timings, "finished_at": utc_now(),
         })
         return True
+
+    async def forget_document(self, doc_id: str) -> int:
+        def involves(record: QueryRecord) -> bool:
+            cited = record.outcome is not None and any(c.doc_id == doc_id for c in record.outcome.answer.citations)
+            return doc_id in record.doc_ids or cited
+
+        removed = 0
+        for records in (self.pending, self.results):
+            for query_id in [q for q, r in records.items() if involves(r)]:
+                del records[query_id]
+                removed += 1
+        return removed

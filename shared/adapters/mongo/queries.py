@@ -93,6 +93,15 @@ class MongoQueryRepository:
         )
         return await self._insert_result(failed)
 
+    async def forget_document(self, doc_id: str) -> int:
+        """Remove the queries asked over `doc_id` and the results citing it (an answer over all
+        documents names the ones it used only in its citations)."""
+        asked = await self.queries.delete_many({"doc_ids": doc_id})
+        finished = await self.results.delete_many(
+            {"$or": [{"doc_ids": doc_id}, {"outcome.answer.citations.doc_id": doc_id}]}
+        )
+        return asked.deleted_count + finished.deleted_count
+
     async def purge(self, older_than: timedelta) -> int:
         cutoff = utc_now() - older_than
         removed = await self.queries.delete_many({"created_at": {"$lt": cutoff}})

@@ -11,7 +11,8 @@ Collections (database `settings.mongo_db`):
                limit however long the PDF is); chunk 0 also lists where every chunk starts
 - `trees`      one tree per document, `_id` = doc_id (so a rebuild replaces, never duplicates)
 - `documents_stamp` one row counting writes to `documents` (see `list_documents`)
-- `cache.<h>`  `_id` = "<namespace>:<sha256(key)>", spread over CACHE_BUCKETS collections by the
+- `cache.<h>`  `_id` = "<namespace>:<sha256(key)>", `refs` = the doc ids the value was made
+               from (so a deleted document's cached answers go with it), spread over CACHE_BUCKETS collections by the
                first hex digit <h> of the hash (see below)
 - GridFS buckets `pdfs.<h>` for the PDF bytes (16 buckets by the first hex digit <h> of
                sha256(doc_id)), file id = doc_id, chunk ids "<doc_id>:<n>"
@@ -38,7 +39,7 @@ import logging
 import math
 import re
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from datetime import timedelta
 from typing import Any
@@ -411,10 +412,12 @@ class MongoRepository:
         doc = await self._cache_bucket(cid).find_one({"_id": cid})
         return doc["value"] if doc else None
 
-    async def put_cached(self, namespace: str, key: str, value: dict[str, Any]) -> None:
+    async def put_cached(
+        self, namespace: str, key: str, value: dict[str, Any], refs: Sequence[str] = ()
+    ) -> None:
         cid = self._cache_id(namespace, key)
         bucket = self._cache_bucket(cid)
-        row = {"_id": cid, "namespace": namespace, "value": value, "at": utc_now()}
+        row = {"_id": cid, "namespace": namespace, "value": value, "refs": list(refs), "at": utc_now()}
         try:
             await bucket.insert_one(row)
         except DuplicateKeyError:
@@ -427,6 +430,27 @@ class MongoRepository:
         for bucket in self._cache_buckets():
             removed += (await bucket.delete_many({"at": {"$lt": cutoff}})).deleted_count
         return removed
+
+    # ------------------------------------------------------------ deletion
+
+    async def delete_document(self, doc_id: str) -> bool:
+        """Everything derived first, the record last: a deletion that dies midway is finished
+        by asking again (the record still names the document)."""
+        existed = await self.documents.find_one({"_id": doc_id}, {"_id": 1}) is not None
+        await self.page_chunks.delete_many({"doc_id": doc_id})
+        await self.trees.delete_many({"_id": doc_id})
+        bucket = pdf_bucket_name(doc_id)
+        await self.db[f"{bucket}.files"].delete_many({"_id": doc_id})
+        await self.db[f"{bucket}.chunks"].delete_many({"files_id": doc_id})
+        await self.db["pdfs.files"].delete_many({"_id": doc_id})
+        await self.db["pdfs.chunks"].delete_many({"files_id": doc_id})
+        # Rows written before `refs` existed are found by the citations of the answer they hold.
+        cited = {"$or": [{"refs": doc_id}, {"value.answer.citations.doc_id": doc_id}]}
+        for cache in self._cache_buckets():
+            await cache.delete_many(cited)
+        async with self._changing_documents():
+            await self.documents.delete_many({"_id": doc_id})
+        return existed
 
     async def close(self) -> None:
         if self._owns_client:
