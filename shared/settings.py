@@ -25,6 +25,10 @@ class Settings(BaseSettings):
     max_pages: int = Field(default=10_000, ge=1, description="Larger PDFs are refused.")
     max_upload_bytes: int = Field(default=200 * 1024 * 1024, ge=1)
     query_timeout_s: float = Field(default=30.0, gt=0)
+    publish_timeout_s: float = Field(
+        default=2.0, gt=0, description="How long an upload waits for Kafka before leaving the event to the outbox relay."
+    )
+    outbox_relay_interval_s: float = Field(default=1.0, gt=0, description="How often the gateway's relay runs.")
     gateway_port: int = 8000
     metrics_port: int | None = Field(default=None, description="Stage metrics port; None = stage default.")
 

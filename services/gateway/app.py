@@ -41,10 +41,12 @@ from shared.adapters.metrics import (
     MESSAGES_CONSUMED,
     render_metrics,
 )
+from shared.adapters.mongo.outbox import MongoOutbox
 from shared.adapters.mongo.queries import MongoQueryRepository, QueryRecord, QueryStatus
 from shared.adapters.mongo.store import MongoRepository, connect
 from shared.app.deletion import delete_document
 from shared.app.indexing import decide_indexing
+from shared.app.outbox import OutboxPublisher
 from shared.model.documents import DocumentRecord, DocumentStatus
 from shared.model.events import (
     AnswerVerified,
@@ -69,6 +71,7 @@ class Backends:
     repo: MongoRepository
     queries: MongoQueryRepository
     waiter: AnswerWaiter
+    outbox: OutboxPublisher  # document events: never lost to a Kafka outage
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -111,14 +114,19 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         mongo = connect(settings.mongo_url)
         repo = MongoRepository(mongo, settings.mongo_db, owns_client=False)
         queries = MongoQueryRepository(mongo, settings.mongo_db)
+        outbox = MongoOutbox(mongo[settings.mongo_db])
         await repo.ensure_indexes()
         await queries.ensure_indexes()
-        backends["live"] = Backends(repo, queries, AnswerWaiter(queries))
+        await outbox.ensure_indexes()
+        publisher = OutboxPublisher(outbox, bus, send_timeout_s=settings.publish_timeout_s)
+        backends["live"] = Backends(repo, queries, AnswerWaiter(queries), publisher)
         await broker.start()
+        relay = asyncio.create_task(publisher.run_relay(settings.outbox_relay_interval_s))
         logger.info("gateway ready", extra=log_fields(kafka=settings.kafka_bootstrap, mongo_db=settings.mongo_db))
         try:
             yield
         finally:
+            relay.cancel()
             await broker.stop()
             backends.clear()
             await mongo.close()
@@ -208,17 +216,19 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                                       duplicate=True)
             rebuild = decision.rebuild
             await live.repo.put_pdf(doc_id, data)
+            event = DocumentUploaded(
+                doc_id=doc_id, tenant=settings.tenant, file_name=file_name, size_bytes=len(data),
+                pdf_ref=f"gridfs:{doc_id}", index_options={"builder": builder}, rebuild=rebuild,
+            )
+            # Owed before the record says "uploaded": whatever fails next, the event goes out.
+            await live.outbox.stage(event)
             record = (existing or DocumentRecord(doc_id=doc_id, file_name=file_name, tenant=settings.tenant))
             await live.repo.put_document(record.model_copy(update={"status": DocumentStatus.UPLOADED, "reason": None}))
-            await bus.publish(
-                DocumentUploaded(
-                    doc_id=doc_id, tenant=settings.tenant, file_name=file_name, size_bytes=len(data),
-                    pdf_ref=f"gridfs:{doc_id}", index_options={"builder": builder}, rebuild=rebuild,
-                )
-            )
-            logger.info("document uploaded", extra=log_fields(file_name=file_name, bytes=len(data)))
+            published = await live.outbox.send(event)
+            logger.info("document uploaded", extra=log_fields(file_name=file_name, bytes=len(data),
+                                                              published=published))
         return UploadAccepted(doc_id=doc_id, status=DocumentStatus.UPLOADED, file_name=file_name,
-                              duplicate=existing is not None)
+                              duplicate=existing is not None, published=published)
 
     @app.get("/v1/documents", response_model=list[DocumentOut], tags=["documents"])
     async def list_documents(status: DocumentStatus | None = None) -> list[DocumentOut]:
@@ -269,7 +279,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         drop what they keep in memory."""
         live = b()
         with correlated(doc_id=doc_id):
-            deletion = await delete_document(doc_id, live.repo, live.queries, bus)
+            deletion = await delete_document(doc_id, live.repo, live.queries, live.outbox, live.outbox.outbox)
         if deletion is None:
             raise HTTPException(404, f"no document with id {doc_id!r}; GET /v1/documents lists them")
         return DeletedOut(doc_id=doc_id, file_name=deletion.record.file_name,

@@ -18,6 +18,11 @@ class UploadAccepted(BaseModel):
     status: DocumentStatus
     file_name: str
     duplicate: bool = Field(default=False, description="The same bytes were uploaded before.")
+    published: bool = Field(
+        default=True,
+        description="The indexing request is on the bus; false: Kafka did not answer in time and the "
+        "gateway publishes it as soon as Kafka is back (nothing to do for the client).",
+    )
 
 
 class DocumentOut(BaseModel):

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from shared.model.documents import DocumentRecord
 from shared.model.events import DocumentDeleted
 from shared.ports.bus import Publisher
+from shared.ports.outbox import Outbox
 from shared.ports.queries import QueryStore
 from shared.ports.repository import Repository
 
@@ -27,12 +28,15 @@ class Deletion:
 
 
 async def delete_document(
-    doc_id: str, repository: Repository, queries: QueryStore, publisher: Publisher
+    doc_id: str, repository: Repository, queries: QueryStore, publisher: Publisher, pending: Outbox | None = None
 ) -> Deletion | None:
-    """Delete the document `doc_id` and everything made from it; None when it is not stored."""
+    """Delete the document `doc_id` and everything made from it; None when it is not stored.
+    `pending`: where owed events wait; the document's (an upload not yet published) are dropped."""
     record = await repository.get_document(doc_id)
     if record is None:
         return None
+    if pending is not None:
+        await pending.discard(doc_id)
     removed = await queries.forget_document(doc_id)
     await repository.delete_document(doc_id)
     await publisher.publish(DocumentDeleted(doc_id=doc_id, tenant=record.tenant, file_name=record.file_name))
