@@ -32,6 +32,7 @@ from services.gateway.schemas import (
     QueryResponse,
     UploadAccepted,
 )
+from services.gateway.security import install_security
 from shared.adapters.kafka.broker import Bus, make_broker
 from shared.adapters.kafka.topics import ensure_topics
 from shared.adapters.logs import correlated, log_fields
@@ -54,6 +55,7 @@ from shared.model.events import (
     QueryFailed,
     QueryReceived,
 )
+from shared.model.file_names import FileNameError, ascii_fallback, file_name_label
 from shared.model.ids import BuilderChoice, content_id
 from shared.model.query import QuerySettings
 from shared.settings import Settings, get_settings
@@ -151,6 +153,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             path = getattr(route, "path", "unmatched")
             HTTP_SECONDS.labels(request.method, path, str(status)).observe(time.perf_counter() - started)
 
+    install_security(app, settings)  # after `measure`: outermost, so its headers are on every response
+
     # ------------------------------------------------------------ health
 
     @app.get("/healthz", tags=["ops"])
@@ -206,7 +210,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     ) -> UploadAccepted:
         data = await read_upload(file)
         doc_id = content_id(data)
-        file_name = (file.filename or f"{doc_id}.pdf").rsplit("/", 1)[-1]
+        try:
+            file_name = file_name_label(file.filename, fallback=f"{doc_id}.pdf")
+        except FileNameError as exc:
+            raise HTTPException(422, str(exc)) from exc
         live = b()
         with correlated(doc_id=doc_id):
             existing = await live.repo.get_document(doc_id)
@@ -231,14 +238,20 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                               duplicate=existing is not None, published=published)
 
     @app.get("/v1/documents", response_model=list[DocumentOut], tags=["documents"])
-    async def list_documents(status: DocumentStatus | None = None) -> list[DocumentOut]:
+    async def list_documents(status: DocumentStatus | None = None, file_name: str | None = None) -> list[DocumentOut]:
+        """Every document with its id; `file_name` lists those uploaded under that name (a name
+        is a label: several documents may share it)."""
         records = await b().repo.list_documents()
-        return [DocumentOut.of(r) for r in records if status is None or r.status == status]
+        return [DocumentOut.of(r) for r in records
+                if (status is None or r.status == status) and (file_name is None or r.file_name == file_name)]
 
-    async def find(doc_key: str) -> DocumentRecord:
-        record = await b().repo.find_document(doc_key)
+    async def find(doc_id: str) -> DocumentRecord:
+        """Documents are addressed by id only: a file name is a label several documents may share."""
+        record = await b().repo.get_document(doc_id)
         if record is None:
-            raise HTTPException(404, f"no document matches {doc_key!r}; GET /v1/documents lists them")
+            raise HTTPException(
+                404, f"no document with id {doc_id!r}; GET /v1/documents (?file_name=NAME) lists the ids"
+            )
         return record
 
     @app.get("/v1/documents/{doc_id}", response_model=DocumentOut, tags=["documents"])
@@ -269,8 +282,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         if data is None:
             raise HTTPException(404, f"the PDF of {record.doc_id} is not stored")
         # Headers are latin-1: an ASCII fallback name plus the RFC 6266 UTF-8 form.
-        fallback = record.file_name.encode("ascii", "replace").decode().replace('"', "_").replace("?", "_")
-        disposition = f"inline; filename=\"{fallback}\"; filename*=UTF-8''{quote(record.file_name)}"
+        disposition = f"inline; filename=\"{ascii_fallback(record.file_name)}\"; filename*=UTF-8''{quote(record.file_name)}"
         return Response(data, media_type="application/pdf", headers={"Content-Disposition": disposition})
 
     @app.delete("/v1/documents/{doc_id}", response_model=DeletedOut, tags=["documents"])

@@ -61,7 +61,7 @@ class QueryRequest(BaseModel):
 
     question: str = Field(min_length=1, max_length=4000)
     doc_ids: list[str] = Field(
-        default_factory=list, description="Doc ids, unique id prefixes or file names; empty: all documents."
+        default_factory=list, description="Doc ids (GET /v1/documents lists them); empty: all documents."
     )
     mode: NavigationMode | None = Field(default=None, description="Overrides settings.mode.")
     settings: dict[str, Any] = Field(
