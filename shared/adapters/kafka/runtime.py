@@ -120,7 +120,7 @@ class StageRuntime:
         event_type: type[E],
         handler: Handler[E],
         *,
-        give_up: GiveUp[E] | None = None,
+        give_up: GiveUp | None = None,
         group_id: str | None = None,
         max_poll_interval_ms: int = 5 * 60 * 1000,
         durable_attempts: bool = False,
