@@ -79,3 +79,4 @@ def test_delete_refuses_what_is_not_a_stored_doc_id(tmp_path: Path, capsys, key:
     assert len(_stored(store, "list_documents")) == 1
     if key.endswith(".pdf"):
         assert "not a doc id" in err  # a file name is a label: the error names the id to use
+
