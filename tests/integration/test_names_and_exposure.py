@@ -3,6 +3,9 @@ to a browser on another site."""
 
 from __future__ import annotations
 
+import ipaddress
+import os
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -73,3 +76,34 @@ def test_gateway_refuses_foreign_hosts_and_origins_and_sends_security_headers(ga
     cross = httpx.get(
         f"{gateway.url}/v1/documents", headers={"Origin": "https://attacker.example"}, timeout=10)
     assert "access-control-allow-origin" not in headers_of(cross)
+
+
+def listening_addresses(pid: int) -> set[str]:
+    """The local addresses `pid` listens on (TCP, IPv4 and IPv6), from /proc."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[8:-1])
+    addresses = set()
+    for table, width in (("tcp", 8), ("tcp6", 32)):
+        for line in Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] != "0A" or fields[9] not in inodes:  # 0A: LISTEN
+                continue
+            raw = bytes.fromhex(fields[1].split(":")[0][:width])
+            # /proc prints each 32-bit word little-endian.
+            words = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))
+            addresses.add(str(ipaddress.ip_address(words)))
+    return addresses
+
+
+def test_every_service_listens_on_loopback_only(gateway: Gateway, query_stages: list[ServiceProcess],
+                                                indexer: ServiceProcess) -> None:
+    for process in (gateway.process, indexer, *query_stages):
+        addresses = listening_addresses(process.pid)
+        assert addresses, f"{process.name} listens nowhere?"
+        assert all(ipaddress.ip_address(a).is_loopback for a in addresses), (process.name, addresses)
