@@ -48,6 +48,9 @@ class PageTexts:
             self._pages.move_to_end(key)
         return {n: pages[n - 1] for n in numbers if 1 <= n <= len(pages)}
 
+    def __contains__(self, doc_id: str) -> bool:
+        return any(key[0] == doc_id for key in self._pages)
+
     def forget(self, doc_id: str) -> int:
         """Drop every version of a deleted document's pages; how many versions were kept."""
         stale = [key for key in self._pages if key[0] == doc_id]

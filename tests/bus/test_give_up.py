@@ -24,39 +24,12 @@ from shared.adapters.kafka.delivery import (
 from shared.adapters.memory.queries import InMemoryQueryStore
 from shared.app.query_failures import report_query_failure
 from shared.model.delivery import Delivery, Failure
-from shared.model.events import DeadLetter, Event, QueryFailed, QueryReceived
+from shared.model.events import DeadLetter, QueryFailed, QueryReceived
 from shared.model.queries import QueryRecord, QueryStatus
+from tests.fakes import FakeLedger, RecordingPublisher
 
 MAX_ATTEMPTS = 3
 TOPIC = "query.received"
-
-
-class InMemoryLedger:
-    def __init__(self) -> None:
-        self.counts: dict[str, int] = {}
-
-    async def begin_attempt(self, group: str, topic: str, partition: int, offset: int) -> int:
-        key = f"{group}|{topic}|{partition}|{offset}"
-        self.counts[key] = self.counts.get(key, 0) + 1
-        return self.counts[key]
-
-    async def end_attempts(self, group: str, topic: str, partition: int, offset: int) -> None:
-        self.counts.pop(f"{group}|{topic}|{partition}|{offset}", None)
-
-
-class RecordingBus:
-    def __init__(self) -> None:
-        self.raw: list[tuple[str, bytes, str | None]] = []
-        self.events: list[Event] = []
-
-    async def publish_raw(self, topic: str, payload: bytes, key: str | None) -> None:
-        self.raw.append((topic, payload, key))
-
-    async def publish(self, event: Event) -> None:
-        self.events.append(event)
-
-    def letters(self) -> list[DeadLetter]:
-        return [DeadLetter.model_validate_json(payload) for _, payload, _ in self.raw]
 
 
 class Recorder:
@@ -77,8 +50,8 @@ def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("shared.adapters.kafka.delivery._backoff_seconds", lambda attempt: 0.0)
 
 
-def consumer(handler: Any, give_up: Recorder, bus: RecordingBus, durable: bool = False) -> ReliableConsumer[Any]:
-    ledger = InMemoryLedger()
+def consumer(handler: Any, give_up: Recorder, bus: RecordingPublisher, durable: bool = False) -> ReliableConsumer[Any]:
+    ledger = FakeLedger()
     return ReliableConsumer(
         stage="verifier", group_id="g", event_type=QueryReceived, handler=handler, bus=bus,  # type: ignore[arg-type]
         ledger_factory=lambda: ledger, max_attempts=MAX_ATTEMPTS, give_up=give_up,  # type: ignore[arg-type,return-value]
@@ -115,7 +88,7 @@ async def test_a_value_the_store_cannot_encode_is_given_up_at_once(durable: bool
         calls.append(delivery.attempt)
         raise OverflowError("MongoDB can only handle up to 8-byte ints")
 
-    bus, gave_up = RecordingBus(), Recorder()
+    bus, gave_up = RecordingPublisher(), Recorder()
     assert await deliver_until_committed(consumer(handler, gave_up, bus, durable), message()) == 1
     assert calls == [1]
     [letter] = bus.letters()
@@ -134,7 +107,7 @@ async def test_a_failure_that_cannot_be_recorded_still_ends_the_message(durable:
         calls.append(delivery.attempt)
         raise RuntimeError("the answer insert failed")
 
-    bus, gave_up = RecordingBus(), Recorder(fail_with=OverflowError("MongoDB can only handle up to 8-byte ints"))
+    bus, gave_up = RecordingPublisher(), Recorder(fail_with=OverflowError("MongoDB can only handle up to 8-byte ints"))
     before = failures_counted("give_up_failed")
     deliveries = await deliver_until_committed(consumer(handler, gave_up, bus, durable), message())
     assert deliveries == MAX_ATTEMPTS and calls == [1, 2, 3]
@@ -150,13 +123,13 @@ async def test_an_expired_query_is_committed_and_reported_once_without_running()
         ran.append(delivery.attempt)
 
     expired = QueryReceived(query_id="q2", question="why?", deadline=datetime.now(UTC) - timedelta(seconds=1))
-    bus, gave_up = RecordingBus(), Recorder()
+    bus, gave_up = RecordingPublisher(), Recorder()
     assert await deliver_until_committed(consumer(handler, gave_up, bus), message(expired)) == 1
     assert ran == [] and not bus.raw
     assert [f.error_type for f in gave_up.failures] == ["DeadlineExpired"]
 
     # Recording it fails: still committed, and kept in the dead-letter topic instead.
-    bus, gave_up = RecordingBus(), Recorder(fail_with=ConnectionError("store down"))
+    bus, gave_up = RecordingPublisher(), Recorder(fail_with=ConnectionError("store down"))
     assert await deliver_until_committed(consumer(handler, gave_up, bus), message(expired)) == 1
     assert ran == [] and [letter.error_type for letter in bus.letters()] == ["DeadlineExpired"]
 
@@ -170,7 +143,7 @@ async def test_a_handler_failing_past_the_deadline_is_not_retried() -> None:
         raise RuntimeError("slow and broken")
 
     soon = QueryReceived(query_id="q3", question="why?", deadline=datetime.now(UTC) + timedelta(seconds=0.2))
-    bus, gave_up = RecordingBus(), Recorder()
+    bus, gave_up = RecordingPublisher(), Recorder()
     assert await deliver_until_committed(consumer(handler, gave_up, bus), message(soon)) == 1
     assert calls == [1]
     [failure] = gave_up.failures
@@ -184,7 +157,7 @@ async def test_a_transient_failure_is_retried_up_to_the_limit_only() -> None:
         calls.append(delivery.attempt)
         raise ConnectionError("page store unreachable")
 
-    bus, gave_up = RecordingBus(), Recorder()
+    bus, gave_up = RecordingPublisher(), Recorder()
     assert await deliver_until_committed(consumer(handler, gave_up, bus), message()) == MAX_ATTEMPTS
     assert calls == [1, 2, 3] and len(bus.letters()) == 1 and len(gave_up.failures) == 1
 
@@ -201,7 +174,7 @@ async def test_a_message_with_hostile_settings_is_dead_lettered_and_its_query_fa
     body = json.loads(message().body)
     body["settings"] = settings
     raw = message(body=json.dumps(body).encode())  # json.dumps writes inf as Infinity, like a client can
-    bus, gave_up = RecordingBus(), Recorder()
+    bus, gave_up = RecordingPublisher(), Recorder()
     assert await deliver_until_committed(consumer(handler, gave_up, bus), raw) == 1
     assert ran == []
     [letter] = bus.letters()
@@ -215,7 +188,7 @@ async def test_reasons_and_dead_letters_stay_small_whatever_the_message() -> Non
         raise AssertionError("not run")
 
     huge = json.dumps({"query_id": "q4", "question": "x" * 3_000_000}).encode()
-    bus, gave_up = RecordingBus(), Recorder()
+    bus, gave_up = RecordingPublisher(), Recorder()
     await deliver_until_committed(consumer(handler, gave_up, bus), message(body=huge))
     [(_, payload, _)] = bus.raw
     letter = DeadLetter.model_validate_json(payload)
@@ -234,7 +207,7 @@ def failure(key: str | None = "q5") -> Failure:
 
 
 async def test_a_query_fails_once_by_ids_and_the_client_is_told_once() -> None:
-    bus, queries = RecordingBus(), InMemoryQueryStore()
+    bus, queries = RecordingPublisher(), InMemoryQueryStore()
     await queries.create(QueryRecord(query_id="q5", question="How big?", doc_ids=["d1"]))
     await report_query_failure(bus, queries, failure())
     await report_query_failure(bus, queries, failure())  # a second stage, a redelivery
@@ -250,7 +223,7 @@ async def test_a_query_fails_once_by_ids_and_the_client_is_told_once() -> None:
 
 
 async def test_the_client_is_told_even_when_the_failure_cannot_be_stored() -> None:
-    bus = RecordingBus()
+    bus = RecordingPublisher()
     with pytest.raises(ConnectionError):
         await report_query_failure(bus, UnwritableQueryStore(), failure())
     assert [e.query_id for e in bus.events] == ["q5"]  # type: ignore[attr-defined]

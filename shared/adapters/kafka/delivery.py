@@ -41,16 +41,13 @@ from bson.errors import InvalidDocument
 from pydantic import ValidationError
 from pymongo.errors import DocumentTooLarge
 
-from shared.adapters.kafka.broker import Bus
 from shared.adapters.logs import correlated, log_fields
 from shared.adapters.metrics import (
     DLQ_MESSAGES,
     FAILURES,
-    HANDLER_SECONDS,
     MESSAGES_CONSUMED,
     QUEUE_SECONDS,
 )
-from shared.adapters.mongo.ledger import DeliveryLedger
 from shared.model.delivery import Delivery, Failure, PermanentError
 from shared.model.events import (
     DeadLetter,
@@ -59,6 +56,8 @@ from shared.model.events import (
     QueryEvent,
     dlq_topic,
 )
+from shared.ports.bus import RawPublisher
+from shared.ports.ledger import AttemptLedger
 from shared.stage import GiveUp
 
 logger = logging.getLogger(__name__)
@@ -93,6 +92,8 @@ class RawMessage:
     offset: int
     key: str | None
     body: bytes
+    # When the consumer received it: a stage's handling time runs from here (decoding included).
+    received: float = field(default_factory=time.perf_counter)
 
 
 def _correlation(event: Event) -> dict[str, str]:
@@ -121,8 +122,8 @@ class ReliableConsumer(Generic[E]):
     group_id: str
     event_type: type[E]
     handler: Handler[E]
-    bus: Bus
-    ledger_factory: Callable[[], DeliveryLedger]
+    bus: RawPublisher
+    ledger_factory: Callable[[], AttemptLedger]
     max_attempts: int
     give_up: GiveUp | None = None
     durable_attempts: bool = True
@@ -184,7 +185,7 @@ class ReliableConsumer(Generic[E]):
         message = (raw.topic, raw.partition, raw.offset)
         ledger = self.ledger_factory()
         attempt = self._failures.get(message, 0) + 1
-        delivery = Delivery(self.stage, raw.topic, raw.partition, raw.offset, attempt, queued_ms)
+        delivery = Delivery(self.stage, raw.topic, raw.partition, raw.offset, attempt, queued_ms, raw.received)
         try:
             await self.handler(event, delivery)
         except Exception as exc:
@@ -201,8 +202,6 @@ class ReliableConsumer(Generic[E]):
                 await self._forget(ledger, message)
                 return
             raise
-        finally:
-            HANDLER_SECONDS.labels(self.stage).observe(time.perf_counter() - delivery.started)
         if message in self._failures:
             await self._forget(ledger, message)
 
@@ -229,7 +228,7 @@ class ReliableConsumer(Generic[E]):
         await asyncio.sleep(delay)
         return False
 
-    async def _forget(self, ledger: DeliveryLedger, message: tuple[str, int, int]) -> None:
+    async def _forget(self, ledger: AttemptLedger, message: tuple[str, int, int]) -> None:
         self._failures.pop(message, None)
         try:
             await ledger.end_attempts(self.group_id, *message)
@@ -252,7 +251,7 @@ class ReliableConsumer(Generic[E]):
             await self._give_up(raw, event, attempt - 1, reason, "ProcessDied")
             await self._forget(ledger, message)
             return
-        delivery = Delivery(self.stage, raw.topic, raw.partition, raw.offset, attempt, queued_ms)
+        delivery = Delivery(self.stage, raw.topic, raw.partition, raw.offset, attempt, queued_ms, raw.received)
         try:
             await self.handler(event, delivery)
         except Exception as exc:
@@ -261,8 +260,6 @@ class ReliableConsumer(Generic[E]):
                 await self._forget(ledger, message)
                 return
             raise
-        finally:
-            HANDLER_SECONDS.labels(self.stage).observe(time.perf_counter() - delivery.started)
         await ledger.end_attempts(self.group_id, *message)
 
     async def _give_up(self, raw: RawMessage, event: E | None, attempts: int, reason: str, error_type: str) -> None:

@@ -5,41 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import time
-from datetime import datetime
 
 from shared.app.outbox import OutboxPublisher
 from shared.model.events import DocumentUploaded, Event
-from shared.model.outbox import OutboxEntry
-
-
-class MemoryOutbox:
-    def __init__(self) -> None:
-        self.entries: dict[str, OutboxEntry] = {}
-
-    async def add(self, entry: OutboxEntry) -> None:
-        self.entries.setdefault(entry.entry_id, entry)
-
-    async def claim_due(self, now: datetime, until: datetime, limit: int) -> list[OutboxEntry]:
-        due = sorted((e for e in self.entries.values() if e.due_at <= now), key=lambda e: e.due_at)[:limit]
-        for entry in due:
-            self.entries[entry.entry_id] = entry.model_copy(update={"due_at": until, "attempts": entry.attempts + 1})
-        return [self.entries[e.entry_id] for e in due]
-
-    async def reschedule(self, entry_id: str, due_at: datetime) -> None:
-        if entry_id in self.entries:
-            self.entries[entry_id] = self.entries[entry_id].model_copy(update={"due_at": due_at})
-
-    async def remove(self, entry_id: str) -> None:
-        self.entries.pop(entry_id, None)
-
-    async def discard(self, key: str) -> int:
-        owed = [k for k, e in self.entries.items() if e.key == key]
-        for k in owed:
-            del self.entries[k]
-        return len(owed)
-
-    async def pending(self) -> int:
-        return len(self.entries)
+from tests.fakes import FakeOutbox
 
 
 class Broker:
@@ -60,7 +29,7 @@ def uploaded(doc_id: str) -> DocumentUploaded:
 
 
 async def test_event_owed_during_an_outage_is_published_by_the_relay_once_the_broker_is_back() -> None:
-    outbox, broker = MemoryOutbox(), Broker()
+    outbox, broker = FakeOutbox(), Broker()
     publisher = OutboxPublisher(outbox, broker, send_timeout_s=0.2, max_retry_s=0.0)
 
     broker.up = False
@@ -79,7 +48,7 @@ async def test_event_owed_during_an_outage_is_published_by_the_relay_once_the_br
 
 
 async def test_published_event_leaves_nothing_owed_and_a_deleted_document_is_not_published() -> None:
-    outbox, broker = MemoryOutbox(), Broker()
+    outbox, broker = FakeOutbox(), Broker()
     publisher = OutboxPublisher(outbox, broker, send_timeout_s=0.2, max_retry_s=0.0)
     await publisher.publish(uploaded("b1"))
     assert await outbox.pending() == 0 and len(broker.received) == 1
@@ -93,7 +62,7 @@ async def test_published_event_leaves_nothing_owed_and_a_deleted_document_is_not
 
 
 async def test_entry_staged_by_a_process_that_died_before_sending_is_published_after_the_grace() -> None:
-    outbox, broker = MemoryOutbox(), Broker()
+    outbox, broker = FakeOutbox(), Broker()
     publisher = OutboxPublisher(outbox, broker, send_timeout_s=0.2, grace_s=0.05)
     await publisher.stage(uploaded("c1"))  # no send: the process died here
     assert await publisher.relay_once() == 0  # its own send may still be on the way
