@@ -49,6 +49,22 @@ class Settings(BaseSettings):
     llm_timeout_s: float = 60.0
     llm_max_concurrency: int = 4
 
+    embeddings: Literal["wordllama", "fastembed", "sentence-transformers", "off"] = Field(
+        default="wordllama",
+        description="Dense vectors for pages, sections and questions (see shared/adapters/embeddings). "
+        "wordllama needs no download; fastembed and sentence-transformers load a model named by "
+        "embeddings_model (downloaded once into embeddings_cache) or found in embeddings_path.",
+    )
+    embeddings_model: str | None = Field(
+        default=None, description="Model name for fastembed / sentence-transformers; None = the backend's default."
+    )
+    embeddings_path: Path | None = Field(
+        default=None, description="A local model folder: loaded from there, never downloaded."
+    )
+    embeddings_cache: Path | None = Field(
+        default=None, description="Where fastembed / sentence-transformers keep downloaded models."
+    )
+
 
 def get_settings() -> Settings:
     return Settings()

@@ -58,6 +58,7 @@ def test_delete_removes_every_trace_of_the_document_and_keeps_the_others(tmp_pat
     assert gone in capsys.readouterr().out
 
     assert _files_holding(store, gone) == []
+    assert [p for p in store.rglob("*") if gone in str(p)] == []  # pages, tree, PDF, vectors, cache refs
     assert _files_holding(store, text) == []
     assert _stored(store, "get_document", gone) is None
     # The other document, and the cached answer citing it, are untouched.

@@ -10,7 +10,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from shared.app.indexing import store_indexed
 from shared.model.documents import (
+    DocumentEmbeddings,
     DocumentRecord,
     DocumentStatus,
     DocumentTree,
@@ -27,6 +29,7 @@ def _write_atomic(path: Path, data: bytes) -> None:
 
 class EmbeddedRepository:
     """Layout: documents/<id>.json, pages/<id>.json, trees/<id>.json, pdfs/<id>.pdf,
+    embeddings/<id>.vec (a JSON header line, then the packed float16 page and node vectors),
     cache/<namespace>/<sha256(key)>.json, and cache-refs/<doc id>/<namespace>/<sha256(key)>: an
     empty file per cached value made from that document, so deleting it finds them."""
 
@@ -104,10 +107,28 @@ class EmbeddedRepository:
         path = self._path("pdfs", doc_id, ".pdf")
         return path.read_bytes() if path.is_file() else None
 
+    async def put_embeddings(self, embeddings: DocumentEmbeddings) -> None:
+        header = embeddings.model_dump(mode="json", exclude={"page_vectors", "node_vectors"})
+        header["page_bytes"] = len(embeddings.page_vectors)
+        data = json.dumps(header).encode() + b"\n" + embeddings.page_vectors + embeddings.node_vectors
+        _write_atomic(self._path("embeddings", embeddings.doc_id, ".vec"), data)
+
+    async def get_embeddings(self, doc_id: str) -> DocumentEmbeddings | None:
+        path = self._path("embeddings", doc_id, ".vec")
+        if not path.is_file():
+            return None
+        data = path.read_bytes()
+        split = data.index(b"\n")
+        header = json.loads(data[:split])
+        vectors = data[split + 1 :]
+        page_bytes = int(header.pop("page_bytes"))
+        return DocumentEmbeddings(**header, page_vectors=vectors[:page_bytes], node_vectors=vectors[page_bytes:])
+
+    async def delete_embeddings(self, doc_id: str) -> None:
+        self._path("embeddings", doc_id, ".vec").unlink(missing_ok=True)
+
     async def put_indexed(self, indexed: IndexedDocument) -> None:
-        await self.put_pages(indexed.record.doc_id, indexed.pages)
-        await self.put_tree(indexed.tree)
-        await self.put_document(indexed.record)
+        await store_indexed(self, indexed)
 
     def _cache_path(self, namespace: str, key: str) -> Path:
         digest = hashlib.sha256(key.encode()).hexdigest()
@@ -135,6 +156,7 @@ class EmbeddedRepository:
         self._pages.pop(doc_id, None)
         for path in (self._path("pages", doc_id), self._path("trees", doc_id), self._path("pdfs", doc_id, ".pdf")):
             path.unlink(missing_ok=True)
+        await self.delete_embeddings(doc_id)
         refs = self.root / "cache-refs" / doc_id
         if refs.is_dir():
             for marker in refs.glob("*/*"):
