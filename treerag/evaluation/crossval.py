@@ -42,7 +42,7 @@ from shared.model.query import CompressedContext, Passage, QuerySettings, Verifi
 from treerag.evaluation.baselines import TOP_K, FlatIndex, PooledIndex
 from treerag.evaluation.dataset import QAItem
 from treerag.evaluation.fitting import explore_examples, fit_model
-from treerag.evaluation.folds import OffTopicPair, assign_folds, off_topic_pairs
+from treerag.evaluation.folds import assign_folds, off_topic_pairs
 
 logger = logging.getLogger(__name__)
 
