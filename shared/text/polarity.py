@@ -1,0 +1,110 @@
+"""Polarity: whether a sentence says the opposite of its evidence.
+
+Two ways a sentence can overlap its source word for word and still contradict it: a negation
+added or dropped ("is an error" / "is not an error"), or a direction word turned around
+("increased" / "decreased", "before" / "after"). A negation is tied to the word it governs (the
+next content word), so "X is not used" and "X is never used" agree, and a negation elsewhere
+in the evidence does not excuse one the sentence adds.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from shared.text.lexical import STOPWORDS, stem
+from shared.text.normalize import normalize
+
+NEGATIONS = frozenset(
+    "not no never none nor neither cannot without nothing nobody nowhere non unable".split()
+)
+# "doesn't" → "does" + not; "can't", "won't" keep their verb.
+_CONTRACTION = re.compile(r"\b(ca|wo|do|does|did|is|are|was|were|has|have|had|should|would|could|must|need)n't\b")
+_IRREGULAR = {"can't": "can not", "won't": "will not", "cannot": "can not", "shan't": "shall not"}
+_TOKEN = re.compile(r"[a-z0-9]+(?:[._'][a-z0-9]+)*")
+# Governed word: the first content word within this many tokens after a negation.
+SCOPE = 4
+
+# Direction words and their opposites, as stems; a pair is listed once.
+_OPPOSITE_PAIRS = (
+    ("increase", "decrease"), ("increase", "reduce"), ("rise", "fall"), ("gain", "loss"),
+    ("higher", "lower"), ("more", "less"), ("more", "fewer"), ("larger", "smaller"),
+    ("greater", "smaller"), ("above", "below"), ("before", "after"), ("earlier", "later"),
+    ("maximum", "minimum"), ("max", "min"), ("positive", "negative"), ("profit", "loss"),
+    ("enable", "disable"), ("include", "exclude"), ("allow", "prevent"), ("true", "false"),
+    ("first", "last"), ("up", "down"), ("grow", "shrink"),
+    ("open", "close"), ("accept", "reject"), ("success", "failure"), ("add", "remove"),
+    ("inside", "outside"), ("always", "never"), ("all", "none"), ("must", "may"),
+)
+
+
+def _forms(word: str) -> set[str]:
+    """Stems of a word's inflections ("increase" -> increase, increas)."""
+    base = word[:-1] if word.endswith("e") else word
+    return {stem(f) for f in (word, word + "s", word + "d", base + "ed", base + "ing", word + "es")}
+
+
+# stem -> (pair, side) for every inflection of every direction word.
+_SIDES: dict[str, set[tuple[int, int]]] = {}
+for _index, _pair in enumerate(_OPPOSITE_PAIRS):
+    for _side, _word in enumerate(_pair):
+        for _form in _forms(_word):
+            _SIDES.setdefault(_form, set()).add((_index, _side))
+
+
+def _expand(text: str) -> str:
+    text = normalize(text)
+    for short, long in _IRREGULAR.items():
+        text = text.replace(short, long)
+    return _CONTRACTION.sub(lambda m: f"{m.group(1) if m.group(1) not in ('ca', 'wo') else ''} not", text)
+
+
+def polarity_tokens(text: str) -> list[str]:
+    """Lower-case stemmed tokens with contractions spelled out, negations and stopwords kept."""
+    return [stem(t) for t in _TOKEN.findall(_expand(text))]
+
+
+def _negated_heads(tokens: list[str]) -> tuple[set[str], set[str]]:
+    """(words governed by a negation, content words not governed by one)."""
+    negated: set[str] = set()
+    plain: set[str] = set()
+    pending = 0
+    for token in tokens:
+        if token in NEGATIONS:
+            pending = SCOPE
+            continue
+        if token in STOPWORDS or len(token) < 2:
+            pending = max(pending - 1, 0)
+            continue
+        if pending:
+            negated.add(token)
+            pending = 0
+        else:
+            plain.add(token)
+    return negated, plain
+
+
+@dataclass(frozen=True)
+class PolarityConflict:
+    word: str
+    reason: str
+
+
+def polarity_conflict(sentence: str, evidence: str) -> PolarityConflict | None:
+    """The first way `sentence` turns `evidence` around, or None when their polarity agrees."""
+    s_tokens, e_tokens = polarity_tokens(sentence), polarity_tokens(evidence)
+    s_negated, s_plain = _negated_heads(s_tokens)
+    e_negated, e_plain = _negated_heads(e_tokens)
+    for word in sorted(s_negated):
+        if word in e_plain and word not in e_negated:
+            return PolarityConflict(word, f"the sentence negates '{word}', the source does not")
+    for word in sorted(e_negated):
+        if word in s_plain and word not in s_negated:
+            return PolarityConflict(word, f"the source negates '{word}', the sentence does not")
+    s_sides = {side: w for w in s_tokens for side in _SIDES.get(w, ())}
+    e_sides = {side: w for w in e_tokens for side in _SIDES.get(w, ())}
+    for (pair, side), word in sorted(s_sides.items()):
+        opposite = (pair, 1 - side)
+        if opposite in e_sides and (pair, side) not in e_sides and opposite not in s_sides:
+            return PolarityConflict(word, f"the sentence says '{word}' where the source says '{e_sides[opposite]}'")
+    return None
