@@ -100,7 +100,8 @@ def _drawn(doc: str, pages: list[str]) -> list[tuple[int, str]]:
 def _word_swap(sentence: str, pairs: tuple[tuple[str, str], ...], both_ways: bool) -> str | None:
     for a, b in pairs:
         for x, y in ((a, b), (b, a)) if both_ways else ((a, b),):
-            pattern = re.compile(rf"\b{re.escape(x)}\b", re.I)
+            # Lower case only: a capitalised word may be part of a name ("Land Use Plan").
+            pattern = re.compile(rf"(?<![A-Z][a-z]\s)\b{re.escape(x)}\b")
             if pattern.search(sentence):
                 return pattern.sub(lambda m, y=y: y.capitalize() if m.group(0)[0].isupper() else y, sentence, count=1)
     return None
@@ -108,7 +109,8 @@ def _word_swap(sentence: str, pairs: tuple[tuple[str, str], ...], both_ways: boo
 
 def _move_leading_phrase(sentence: str) -> str | None:
     head, sep, rest = sentence.partition(", ")
-    if not sep or len(head.split()) > len(sentence.split()) * 0.4 or len(rest.split()) < 5:
+    # A comma inside a date or a number is not the end of a leading phrase.
+    if not sep or len(head.split()) > len(sentence.split()) * 0.4 or len(rest.split()) < 5 or rest[0].isdigit():
         return None
     end = rest[-1] if rest[-1] in ".!?" else ""
     body = rest[:-1] if end else rest
@@ -120,7 +122,7 @@ def _drop_aside(sentence: str) -> str | None:
     if dropped != sentence:
         return dropped
     head, sep, tail = sentence.rpartition(", ")
-    if sep and len(head.split()) >= 6 and len(tail.split()) >= 3:
+    if sep and len(head.split()) >= 6 and len(tail.split()) >= 3 and not tail[0].isdigit():
         return head + "."
     return None
 

@@ -207,11 +207,10 @@ _CODE = re.compile(r"_|[a-z]\.[a-z]|[A-Za-z]\d|\d[A-Za-z]|[a-z][A-Z]|\(\)")
 def names_of(sentence: str) -> list[str]:
     """Names, identifiers and code tokens of a sentence, as written."""
     found: list[str] = []
-    previous_end = ""
     for m in _CANDIDATE.finditer(sentence):
         word = m.group(0).rstrip(".-/:")
-        initial = previous_end in ("", ".", ":", "!", "?") or m.start() == 0
-        previous_end = sentence[: m.start()].rstrip()[-1:] if m.start() else ""
+        before = sentence[: m.start()].rstrip().rstrip("\"'\u201c(")
+        initial = not before or before[-1] in ".:!?;"
         code = bool(_CODE.search(word)) and not word.replace(".", "").replace(",", "").isdigit()
         capital = word[:1].isupper() and (not initial or sum(c.isupper() for c in word) > 1)
         if (code or capital) and len(word) > 1 and word.lower() not in STOPWORDS:

@@ -35,6 +35,7 @@ _MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\
 _DATE_MDY = re.compile(rf"\b{_MONTH}\s+(?P<day>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<year>\d{{4}})\b", re.I)
 _DATE_DMY = re.compile(rf"\b(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\s+{_MONTH}\s*,?\s+(?P<year>\d{{4}})\b", re.I)
 _DATE_MY = re.compile(rf"\b{_MONTH}\s*,?\s+(?P<year>\d{{4}})\b", re.I)
+_DATE_MD = re.compile(rf"\b{_MONTH}\s+(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\b(?!,?\s*\d)", re.I)
 _DATE_ISO = re.compile(r"\b(?P<year>\d{4})-(?P<month>\d{1,2})-(?P<day>\d{1,2})\b")
 _NUMBER = re.compile(
     r"(?P<sign>[-+])?(?P<currency>[$€£¥])?\s?(?P<sign2>[-+])?"
@@ -65,7 +66,7 @@ class NumberMention:
     def agrees_with(self, other: NumberMention) -> bool:
         """Whether `other` (on the page) states this quantity, at this mention's precision."""
         if self.kind == "date" or other.kind == "date":
-            return self.kind == other.kind and self.value == other.value
+            return self.kind == other.kind and _same_date(self.value, other.value)
         if (self.kind == "percent") != (other.kind == "percent"):
             return False
         # A positive figure may restate a page's negative one in words ("fell 5 %" for "-5 %");
@@ -75,7 +76,7 @@ class NumberMention:
         if other.scale == 1.0:
             candidates += [value * s for s in _IMPLIED_SCALES]
         if self.scale == 1.0:  # the sentence may drop the scale the page states
-            candidates += [value / s for s in _IMPLIED_SCALES]
+            candidates += [value / s for s in _IMPLIED_SCALES if s <= other.scale]
         return any(_same_at_precision(self, c) for c in candidates)
 
 
@@ -86,6 +87,13 @@ def _same_at_precision(mention: NumberMention, value: float) -> bool:
     # significant digits: a one-digit figure would agree with almost anything.
     unit = 10.0 ** (-mention.places) * mention.scale
     return abs(mention.value) / unit >= 10 and abs(mention.value - value) <= unit / 2 + 1e-9 * abs(value)
+
+
+def _same_date(said: float, stated: float) -> bool:
+    """Year, month and day agree wherever both name them ("June 30" and "June 30, 2023")."""
+    a, b = int(said), int(stated)
+    parts = ((a // 10000, b // 10000), (a // 100 % 100, b // 100 % 100), (a % 100, b % 100))
+    return all(x == y or not x or not y for x, y in parts) and a // 100 % 100 == b // 100 % 100
 
 
 def _date_value(year: str, month: str, day: str | None) -> float:
@@ -99,12 +107,13 @@ def number_mentions(text: str) -> tuple[NumberMention, ...]:
     text = fold(text)
     taken: list[tuple[int, int]] = [m.span() for m in _DOTTED.finditer(text)]
     found: list[NumberMention] = []
-    for pattern in (_DATE_ISO, _DATE_MDY, _DATE_DMY, _DATE_MY):
+    for pattern in (_DATE_ISO, _DATE_MDY, _DATE_DMY, _DATE_MY, _DATE_MD):
         for m in pattern.finditer(text):
             if any(m.start() < e and s < m.end() for s, e in taken):
                 continue
             day = m.groupdict().get("day")
-            found.append(NumberMention(m.group(0), _date_value(m.group("year"), m.group("month"), day), 0,
+            year = m.groupdict().get("year") or "0"
+            found.append(NumberMention(m.group(0), _date_value(year, m.group("month"), day), 0,
                                        "date", 1.0, m.start(), m.end()))
             taken.append((m.start(), m.end()))
     for m in _NUMBER.finditer(text):

@@ -84,6 +84,14 @@ def _negated_heads(tokens: list[str]) -> tuple[set[str], set[str]]:
     return negated, plain
 
 
+def _side_counts(tokens: list[str]) -> dict[tuple[int, int], int]:
+    counts: dict[tuple[int, int], int] = {}
+    for token in tokens:
+        for side in _SIDES.get(token, ()):
+            counts[side] = counts.get(side, 0) + 1
+    return counts
+
+
 @dataclass(frozen=True)
 class PolarityConflict:
     word: str
@@ -101,10 +109,14 @@ def polarity_conflict(sentence: str, evidence: str) -> PolarityConflict | None:
     for word in sorted(e_negated):
         if word in s_plain and word not in s_negated:
             return PolarityConflict(word, f"the source negates '{word}', the sentence does not")
-    s_sides = {side: w for w in s_tokens for side in _SIDES.get(w, ())}
-    e_sides = {side: w for w in e_tokens for side in _SIDES.get(w, ())}
-    for (pair, side), word in sorted(s_sides.items()):
+    s_sides = _side_counts(s_tokens)
+    e_sides = _side_counts(e_tokens)
+    # A sentence uses a direction word more often than its evidence, and the opposite less
+    # often: one occurrence was turned around.
+    for (pair, side), count in sorted(s_sides.items()):
         opposite = (pair, 1 - side)
-        if opposite in e_sides and (pair, side) not in e_sides and opposite not in s_sides:
-            return PolarityConflict(word, f"the sentence says '{word}' where the source says '{e_sides[opposite]}'")
+        if count > e_sides.get((pair, side), 0) and e_sides.get(opposite, 0) > s_sides.get(opposite, 0):
+            word = next(w for w in s_tokens if (pair, side) in _SIDES.get(w, ()))
+            other = next(w for w in e_tokens if opposite in _SIDES.get(w, ()))
+            return PolarityConflict(word, f"the sentence says '{word}' where the source says '{other}'")
     return None

@@ -1,4 +1,4 @@
-"""Verified answers: extractive citations, the five signals, generator answers, abstention."""
+"""Verified answers: extractive citations, sentence verdicts, generator answers, abstention."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from services.verifier.citations import (
     parse_citations,
     strip_citations,
 )
-from services.verifier.detector import ABSTENTION, check_sentence, source_windows
+from services.verifier.detector import ABSTENTION, SourcePage, check_sentence
 from services.verifier.fragments import MAX_ANSWER_SENTENCE_WORDS
 from shared.model.query import Citation, CompressedContext, Passage, QuerySettings
 
@@ -62,12 +62,15 @@ def test_citation_format_round_trip() -> None:
 
 def test_citation_alone_never_grounds_a_sentence() -> None:
     cited = Citation(doc_id="d1", pages=[4])
-    check = check_sentence("The moon is made of green cheese.", cited, source_windows(PAGES[4]))
+    page = [SourcePage("d1", 4, PAGES[4])]
+    check = check_sentence("The moon is made of green cheese.", cited, page)
     assert check.signals["citation"] == 1.0
     assert not check.grounded
-    faithful = check_sentence("Each safety valve opens at a pressure of 12 bar.", cited, source_windows(PAGES[4]))
+    faithful = check_sentence("Each safety valve opens at a pressure of 12 bar.", cited, page)
     assert faithful.grounded and faithful.score > check.score
-    assert set(faithful.signals) == {"citation", "word_f1", "bigram_f1", "trigram_f1", "char_similarity"}
+    assert faithful.verdict == "supported"
+    assert faithful.window is not None and faithful.window.page == 4
+    assert PAGES[4][faithful.window.start : faithful.window.end] == "Each safety valve opens at a pressure of 12 bar."
 
 
 class _Generator:
@@ -102,7 +105,7 @@ def test_generated_hallucination_gets_low_confidence_warning() -> None:
     answer = answer_question(context("safety valve facts"), QuerySettings(), "dfs", generator, page_text)
     assert answer.confidence < 0.6
     assert any("low confidence" in w for w in answer.warnings)
-    assert any("weakly grounded" in w for w in answer.warnings)
+    assert any("not supported by their cited pages" in w for w in answer.warnings)
 
 
 def test_generator_abstention_is_recognised() -> None:
