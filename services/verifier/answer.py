@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from services.verifier.citations import (
+from shared.text.citations import (
     format_citation,
     parse_citations,
     strip_citations,

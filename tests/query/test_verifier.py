@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from services.verifier.answer import MAX_ANSWER_WORDS, answer_question
-from services.verifier.citations import (
+from shared.text.citations import (
     format_citation,
     parse_citations,
     strip_citations,
