@@ -65,10 +65,13 @@ def polarity_tokens(text: str) -> list[str]:
 
 
 def _negated_heads(tokens: list[str]) -> tuple[set[str], set[str]]:
-    """(words governed by a negation, content words not governed by one)."""
+    """(words governed by a negation, content words not governed by one). Each word is also
+    recorded with the content word before it ("pump>serviced"), so that "the pump is not
+    serviced" is compared with what the evidence says of the pump, not of another subject."""
     negated: set[str] = set()
     plain: set[str] = set()
     pending = 0
+    previous = ""
     for token in tokens:
         if token in NEGATIONS:
             pending = SCOPE
@@ -76,12 +79,22 @@ def _negated_heads(tokens: list[str]) -> tuple[set[str], set[str]]:
         if token in STOPWORDS or len(token) < 2:
             pending = max(pending - 1, 0)
             continue
-        if pending:
-            negated.add(token)
-            pending = 0
-        else:
-            plain.add(token)
+        keys = (token, f"{previous}>{token}") if previous else (token,)
+        (negated if pending else plain).update(keys)
+        pending = 0
+        previous = token
     return negated, plain
+
+
+def _turned(one_negated: set[str], one_plain: set[str], other_negated: set[str], other_plain: set[str]) -> str | None:
+    """A word negated on one side and plain on the other: with its preceding word when both
+    sides name it that way, else only when each side uses the word one way."""
+    for key in sorted(one_negated, key=lambda k: (">" not in k, k)):
+        if key in other_negated or key not in other_plain:
+            continue
+        if ">" in key or key not in one_plain:
+            return key.split(">")[-1]
+    return None
 
 
 def _side_counts(tokens: list[str]) -> dict[tuple[int, int], int]:
@@ -100,15 +113,17 @@ class PolarityConflict:
 
 def polarity_conflict(sentence: str, evidence: str) -> PolarityConflict | None:
     """The first way `sentence` turns `evidence` around, or None when their polarity agrees."""
-    s_tokens, e_tokens = polarity_tokens(sentence), polarity_tokens(evidence)
+    s_words, e_words = _TOKEN.findall(_expand(sentence)), _TOKEN.findall(_expand(evidence))
+    s_tokens, e_tokens = [stem(w) for w in s_words], [stem(w) for w in e_words]
+    surface = {stem(w): w for w in reversed(s_words + e_words)}  # first spelling of each stem
     s_negated, s_plain = _negated_heads(s_tokens)
     e_negated, e_plain = _negated_heads(e_tokens)
-    for word in sorted(s_negated):
-        if word in e_plain and word not in e_negated:
-            return PolarityConflict(word, f"the sentence negates '{word}', the source does not")
-    for word in sorted(e_negated):
-        if word in s_plain and word not in s_negated:
-            return PolarityConflict(word, f"the source negates '{word}', the sentence does not")
+    added = _turned(s_negated, s_plain, e_negated, e_plain)
+    if added:
+        return PolarityConflict(added, f"the sentence negates '{surface.get(added, added)}', the source does not")
+    removed = _turned(e_negated, e_plain, s_negated, s_plain)
+    if removed:
+        return PolarityConflict(removed, f"the source negates '{surface.get(removed, removed)}', the sentence does not")
     s_sides = _side_counts(s_tokens)
     e_sides = _side_counts(e_tokens)
     # A sentence uses a direction word more often than its evidence, and the opposite less
@@ -116,7 +131,7 @@ def polarity_conflict(sentence: str, evidence: str) -> PolarityConflict | None:
     for (pair, side), count in sorted(s_sides.items()):
         opposite = (pair, 1 - side)
         if count > e_sides.get((pair, side), 0) and e_sides.get(opposite, 0) > s_sides.get(opposite, 0):
-            word = next(w for w in s_tokens if (pair, side) in _SIDES.get(w, ()))
-            other = next(w for w in e_tokens if opposite in _SIDES.get(w, ()))
+            word = next(w for w in s_words if (pair, side) in _SIDES.get(stem(w), ()))
+            other = next(w for w in e_words if opposite in _SIDES.get(stem(w), ()))
             return PolarityConflict(word, f"the sentence says '{word}' where the source says '{other}'")
     return None
