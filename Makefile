@@ -7,7 +7,7 @@ STORE  ?= data
 PDFS   ?=
 export TREERAG_CACHE ?= $(HOME)/.cache/treerag
 
-.PHONY: help venv samples demo test test-unit lint-imports infra up down bench clean
+.PHONY: help venv samples demo test test-unit lint-imports infra up down bench bench-verify clean
 
 help:
 	@echo "make demo   - set up, index the sample PDFs (and PDFS=...), print trees, answer questions"
@@ -15,6 +15,7 @@ help:
 	@echo "make test-unit - the import contracts and every test that needs no Kafka or FerretDB (no Java, no Go)"
 	@echo "make up     - run Kafka, FerretDB and every service as local processes; make down stops them"
 	@echo "make bench  - run the benchmarks (needs ../shared/data)"
+	@echo "make bench-verify - the verifier on its labelled set, held-out by document (bench/results/verify.json)"
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -52,6 +53,9 @@ down:
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.run_all
+
+bench-verify: $(STAMP)
+	$(BIN)/python -m bench.verify
 
 clean:
 	rm -rf $(VENV) $(STORE) samples .pytest_cache

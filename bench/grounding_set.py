@@ -9,7 +9,8 @@ so the set is the same on every run). Each one yields items `(sentence, page, la
 - unsupported: `number` (one digit of one number changed), `name` (one name or identifier
   swapped for another of the same document that the page never mentions), `negation` (a "not"
   added after the first auxiliary, or removed), `direction` (one direction word turned around:
-  increase/decrease, before/after...), `wrong_page` (a statement of another page of the same
+  increase/decrease, before/after...), `word` (one content word swapped for another word of the
+  same document that the page never uses), `wrong_page` (a statement of another page of the same
   document), `unrelated` (a statement of another document).
 
 The perturbations use their own simple patterns, not the verifier's parsers, so the set does
@@ -29,7 +30,7 @@ from services.indexer.extract import extract_content, open_document
 from shared.text.lexical import sentences_of
 
 SUPPORTED_KINDS = ("verbatim", "paraphrase")
-KINDS = ("verbatim", "paraphrase", "number", "name", "negation", "direction", "wrong_page", "unrelated")
+KINDS = ("verbatim", "paraphrase", "number", "name", "negation", "direction", "word", "wrong_page", "unrelated")
 STATEMENTS_PER_DOCUMENT = 8
 MIN_WORDS, MAX_WORDS = 8, 45
 MIN_PAGE_WORDS = 80
@@ -172,6 +173,21 @@ def swap_name(sentence: str, page: str, pool: list[str], rng: random.Random) -> 
     return (text[: m.start()] + replacement + text[m.end() :]).strip()
 
 
+_CONTENT_WORD = re.compile(r"(?<=\s)[a-z]{5,}(?=[\s,.;:])")
+
+
+def swap_word(sentence: str, page: str, pool: list[str], rng: random.Random) -> str | None:
+    """One lower-case content word replaced by a word of the document that the page never uses."""
+    words = list(_CONTENT_WORD.finditer(f" {sentence}"))
+    page_words = set(re.findall(r"[a-z]+", page.lower()))
+    others = [w for w in pool if w not in page_words]
+    if not words or not others:
+        return None
+    m = rng.choice(words)
+    text = f" {sentence}"
+    return (text[: m.start()] + rng.choice(others) + text[m.end() :]).strip()
+
+
 def flip_negation(sentence: str) -> str | None:
     if _NEGATED.search(sentence):
         def drop(m: re.Match[str]) -> str:
@@ -195,6 +211,7 @@ def generate(pdf_root: Path) -> Iterator[Item]:
         pages = documents[doc]
         pool = sorted({m.group(0) for _, s in drawn[doc] for m in _NAME.finditer(f" {s}")}
                       | {m.group(0) for p in pages[:60] for m in _NAME.finditer(p)})
+        vocabulary = sorted({m.group(0) for p in pages[:60] for m in _CONTENT_WORD.finditer(p)})
         for k, (page, sentence) in enumerate(drawn[doc]):
             rng = _rng("item", doc, page)
             text = pages[page - 1]
@@ -207,6 +224,7 @@ def generate(pdf_root: Path) -> Iterator[Item]:
                 ("name", swap_name(sentence, text, pool, rng)),
                 ("negation", flip_negation(sentence)),
                 ("direction", _word_swap(sentence, _DIRECTION_PAIRS, True)),
+                ("word", swap_word(sentence, text, vocabulary, rng)),
             ):
                 if changed and changed != sentence:
                     yield Item(doc, page, changed, text, kind, False)

@@ -44,6 +44,7 @@ from shared.adapters.metrics import (
 )
 from shared.adapters.mongo.queries import MongoQueryRepository, QueryRecord, QueryStatus
 from shared.adapters.mongo.store import MongoRepository, connect
+from shared.adapters.nli import configured_judge
 from shared.app.indexing import decide_indexing
 from shared.app.verification import SourcePage, answer_confidence, verify_text
 from shared.model.documents import DocumentRecord, DocumentStatus
@@ -349,7 +350,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             if missing:
                 raise HTTPException(404, f"document {record.doc_id} has no page {missing[0]} (it has {record.page_count})")
             sources.extend(SourcePage(record.doc_id, page, text) for page, text in sorted(texts.items()))
-        checks = await asyncio.to_thread(verify_text, req.answer, sources)
+        checks = await asyncio.to_thread(verify_text, req.answer, sources, configured_judge(settings.nli))
         counts = {v: sum(c.verdict == v for c in checks) for v in ("supported", "contradicted", "unsupported")}
         return VerifyResponse(sentences=checks, confidence=answer_confidence(checks), **counts)
 

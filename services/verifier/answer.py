@@ -43,7 +43,7 @@ from shared.model.query import (
     SentenceCheck,
     VerifiedAnswer,
 )
-from shared.ports.model_roles import AnswerGenerator
+from shared.ports.model_roles import AnswerGenerator, EntailmentJudge
 from shared.text.lexical import query_terms, sentences_of, terms
 from shared.text.normalize import normalize
 from shared.text.question import literal_share, literals
@@ -171,8 +171,10 @@ def _resolve_doc(name: str, labels: dict[str, str]) -> str | None:
 class _Sources:
     """The text a citation points at: full page text when available, else the context."""
 
-    def __init__(self, passages: list[Passage], page_text: PageText | None) -> None:
+    def __init__(self, passages: list[Passage], page_text: PageText | None,
+                 judge: EntailmentJudge | None = None) -> None:
         self.page_text = page_text
+        self.judge = judge
         self.context: dict[tuple[str, int], list[str]] = {}
         for p in passages:
             for page in p.pages:
@@ -276,7 +278,7 @@ def _extractive(context: CompressedContext, settings: QuerySettings, mode: str, 
         citation = Citation(doc_id=c.passage.doc_id, file_name=c.passage.file_name, node_id=c.passage.node_id,
                             pages=[page])
         said = shown.strip("… ")
-        checks.append(check_sentence(said, citation, sources.pages(c.passage.doc_id, (page,))))
+        checks.append(check_sentence(said, citation, sources.pages(c.passage.doc_id, (page,)), sources.judge))
         lines.append(f"{shown} {format_citation(c.passage.file_name or c.passage.doc_id, [page])}")
     confidence, warnings = overall(checks)
     answer_coverage = _answer_coverage(question, [c for c, _ in chosen])
@@ -355,7 +357,7 @@ def _generated(
         if not plain:
             continue
         pages = sources.pages(citation.doc_id, tuple(citation.pages)) if citation else sources.whole_context()
-        check = check_sentence(plain, citation, pages)
+        check = check_sentence(plain, citation, pages, sources.judge)
         checks.append(check)
         if check.verdict == "contradicted" and settings.contradicted == "drop":
             warnings.append(f"dropped a sentence its cited page contradicts: {check.reason}")
@@ -385,13 +387,14 @@ def answer_question(
     mode: str,
     generator: AnswerGenerator | None = None,
     page_text: PageText | None = None,
+    judge: EntailmentJudge | None = None,
 ) -> VerifiedAnswer:
     """The answer to `context.question`, every sentence scored against the page it cites.
 
     `page_text(doc_id, page)` gives full page text to verify against; without it the compressed
-    context is the source.
+    context is the source. `judge`, an entailment model, settles what the lexical check cannot.
     """
-    sources = _Sources(context.passages, page_text)
+    sources = _Sources(context.passages, page_text, judge)
     name = generator.name if generator else "extractive"
     if not context.passages:
         answer = _abstain(context.question, mode, name, "no passage of the documents answers the question")

@@ -26,3 +26,13 @@ class AnswerGenerator(Protocol):
     name: str  # e.g. "llm:gemini-2.5-flash"
 
     def generate(self, question: str, passages: list[Passage]) -> str: ...
+
+
+class EntailmentJudge(Protocol):
+    """A natural-language-inference model: does the premise entail the hypothesis?"""
+
+    name: str
+
+    def judge(self, premise: str, hypothesis: str) -> dict[str, float]:
+        """Probabilities of "entailment", "neutral" and "contradiction" (summing to 1)."""
+        ...

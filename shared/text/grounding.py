@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from shared.text.lexical import STOPWORDS, sentences_of
+from shared.text.lexical import STOPWORDS, sentences_of, stem
 from shared.text.normalize import fold, normalize
 from shared.text.numbers import NumberMention, number_mentions
 from shared.text.polarity import NEGATIONS, polarity_conflict, polarity_tokens
@@ -219,6 +219,20 @@ def names_of(sentence: str) -> list[str]:
 
 
 @lru_cache(maxsize=2048)
+def _page_vocabulary(page: str) -> frozenset[str]:
+    return frozenset(_split_numbers(page)[0])
+
+
+def novel_words(tokens: list[str], page: str) -> list[str]:
+    """The sentence's content words (stemmed) that occur nowhere on the page. Named in the
+    reason of an unsupported sentence; not a score feature: a word swapped for another and a
+    synonym look the same to a lexical check (measured in `bench/verify.py`, kind `word`)."""
+    vocabulary = _page_vocabulary(page)
+    return [t for t in dict.fromkeys(tokens)
+            if len(t) >= 3 and t not in STOPWORDS and t not in NEGATIONS and t not in vocabulary]
+
+
+@lru_cache(maxsize=2048)
 def _page_key(page: str) -> str:
     return " " + " ".join(re.split(r"[\W_]+", normalize(page))) + " "
 
@@ -275,6 +289,7 @@ def ground(sentence: str, page: str, fit: GroundingFit | None = None) -> Groundi
     measured = sorted(((_overlap(tokens, quantities, grams, w), w) for w in shortlist),
                       key=lambda item: (-item[0][0] - item[0][1], item[1].end - item[1].start))
     names = missing_names(sentence, page)
+    novel = novel_words(tokens, page)
     (coverage, bigram, chars), window = measured[0]
     best_total = coverage + bigram
     numbers = _missing_numbers(quantities, window)
@@ -311,4 +326,7 @@ def ground(sentence: str, page: str, fit: GroundingFit | None = None) -> Groundi
         verdict, reason = SUPPORTED, f"the window covers {coverage:.0%} of the sentence"
     else:
         verdict, reason = UNSUPPORTED, f"the best window covers only {coverage:.0%} of the sentence"
+        if novel:
+            written = {stem(w): w for w in reversed(_TOKEN.findall(normalize(sentence)))}
+            reason += f"; the page never uses {', '.join(repr(written.get(w, w)) for w in novel[:3])}"
     return Grounding(score, verdict, reason, window.text, window.start, window.end, features)

@@ -108,6 +108,24 @@ def test_generated_hallucination_gets_low_confidence_warning() -> None:
     assert any("not supported by their cited pages" in w for w in answer.warnings)
 
 
+def test_contradicted_sentence_of_a_model_answer_is_dropped_by_default_and_flagged_on_request() -> None:
+    text = ("Each safety valve opens at a pressure of 12 bar [plant.pdf, p. 4]. "
+            "Each safety valve opens at a pressure of 15 bar [plant.pdf, p. 4].")
+    dropped = answer_question(context("valve pressure"), QuerySettings(), "dfs", _Generator(text), page_text)
+    assert "15 bar" not in dropped.answer and "12 bar" in dropped.answer
+    assert [s.verdict for s in dropped.sentences] == ["supported", "contradicted"]
+    assert any("contradict" in w and "15" in w for w in dropped.warnings)
+    flagged = answer_question(context("valve pressure"), QuerySettings(contradicted="flag"), "dfs",
+                              _Generator(text), page_text)
+    assert "15 bar" in flagged.answer
+    assert flagged.sentences[1].verdict == "contradicted"
+    # The evidence window points at the page text a viewer highlights.
+    window = flagged.sentences[1].window
+    assert window is not None and PAGES[4][window.start : window.end].startswith("Each safety valve opens")
+    # A contradicted sentence counts zero in the answer's confidence.
+    assert abs(flagged.confidence - flagged.sentences[0].score / 2) < 1e-3
+
+
 def test_generator_abstention_is_recognised() -> None:
     answer = answer_question(context("boiler rating"), QuerySettings(), "dfs", _Generator(ABSTENTION))
     assert answer.abstained

@@ -20,7 +20,9 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from shared.adapters.embedded.store import EmbeddedRepository
+from shared.adapters.nli import EntailmentModelError, configured_judge
 from shared.app.verification import SourcePage, check_sentence
+from shared.ports.model_roles import EntailmentJudge
 from shared.settings import get_settings
 
 
@@ -49,6 +51,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--in", dest="input", type=Path, required=True, help="JSONL: sentence + source or doc + page.")
     parser.add_argument("--out", type=Path, required=True, help="JSONL written with score, verdict, reason, window.")
     parser.add_argument("--store", type=Path, default=get_settings().store_dir, help="Store folder for doc + page.")
+    parser.add_argument("--nli", default=get_settings().nli,
+                        help="Entailment model folder, or 'off' (default: TREERAG_NLI, else off).")
     parser.set_defaults(func=run)
 
 
@@ -92,7 +96,7 @@ class _StoredPages:
             await self.repo.close()
 
 
-async def verify_file(source: Path, out: Path, store: Path) -> dict[str, int]:
+async def verify_file(source: Path, out: Path, store: Path, judge: EntailmentJudge | None = None) -> dict[str, int]:
     """Checks every line of `source` into `out`; returns the count of each verdict."""
     pages = _StoredPages(store)
     counts = {"supported": 0, "contradicted": 0, "unsupported": 0}
@@ -103,7 +107,7 @@ async def verify_file(source: Path, out: Path, store: Path) -> dict[str, int]:
                     page = SourcePage("", line.page or 0, line.source)
                 else:
                     page = await pages.text(line.doc or "", line.page or 0, f"{source}:{number}")
-                check = check_sentence(line.sentence, None, [page])
+                check = check_sentence(line.sentence, None, [page], judge)
                 counts[check.verdict] += 1
                 window = check.window.model_dump(exclude={"doc_id"} if not page.doc_id else set()) if check.window else None
                 handle.write(json.dumps({**record, "score": check.score, "verdict": check.verdict,
@@ -115,8 +119,8 @@ async def verify_file(source: Path, out: Path, store: Path) -> dict[str, int]:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        counts = asyncio.run(verify_file(args.input, args.out, args.store))
-    except (VerifyInputError, OSError) as exc:
+        counts = asyncio.run(verify_file(args.input, args.out, args.store, configured_judge(args.nli)))
+    except (VerifyInputError, EntailmentModelError, OSError) as exc:
         print(f"treerag verify: {exc}", file=sys.stderr)
         return 2
     print(", ".join(f"{n} {verdict}" for verdict, n in counts.items()) + f" -> {args.out}")
