@@ -39,7 +39,7 @@ MAX_PAGES = 5000
 _WORD = re.compile(r"^[(\"']*[A-Za-z][a-z]+[)\"',.;:]*$")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])")
 _NAME = re.compile(r"(?<=[a-z,]\s)(?:[A-Z][a-zA-Z]{2,}|[A-Za-z]+_[\w]+|[A-Z]{2,}[A-Za-z0-9]*)(?=[\s,.;:)])")
-_AUX = re.compile(r"\b(is|are|was|were|can|will|should|must|may|does|do|did|has|have|could|would)\b(?! not\b)")
+_AUX = re.compile(r"\b(is|are|was|were|can|will|should|must|may|does|do|did|has|have|could|would)\b(?! (?:not|no|never)\b)")
 _NEGATED = re.compile(r"\s+not\b|\bcannot\b|n't\b|\s+never\b")
 _DIRECTION_PAIRS = (("increase", "decrease"), ("increased", "decreased"), ("increases", "decreases"),
                     ("higher", "lower"), ("more", "less"), ("before", "after"), ("above", "below"),

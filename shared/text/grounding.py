@@ -29,8 +29,8 @@ from pathlib import Path
 
 from shared.text.lexical import STOPWORDS, sentences_of, stem
 from shared.text.normalize import fold, normalize
-from shared.text.numbers import NumberMention, number_mentions
-from shared.text.polarity import NEGATIONS, polarity_conflict, polarity_tokens
+from shared.text.numbers import NumberMention, number_mentions, unstated
+from shared.text.polarity import NEGATIONS, PolarityConflict, polarity_conflict, polarity_tokens
 from shared.text.seams import page_seams, split_at_seams
 
 SUPPORTED = "supported"
@@ -39,6 +39,9 @@ UNSUPPORTED = "unsupported"
 MAX_WINDOW = 3
 # Windows compared in full after a cheap shortlist by shared vocabulary.
 SHORTLIST = 8
+# A window whose coverage (words + word pairs) is at least this share of the best one is
+# "nearly as close": an alternative evidence window, or the statement a window centres on.
+NEAR_BEST = 0.9
 # Stopwords count for this much of a content word in coverage: they carry little, but a
 # sentence made of the page's content words in another order is not the page.
 FUNCTION_WEIGHT = 0.25
@@ -121,6 +124,7 @@ class Window:
     text: str
     start: int
     end: int
+    width: int
     tokens: Counter[str]
     bigrams: frozenset[tuple[str, str]]
     numbers: tuple[NumberMention, ...]
@@ -174,14 +178,14 @@ def page_windows(page: str) -> tuple[Window, ...]:
             text = " ".join(u.text for u in units[first : last + 1])
             tokens = [t for seq, _ in split[first : last + 1] for t in seq]
             numbers = tuple(n for _, found in split[first : last + 1] for n in found)
-            windows.append(Window(text, units[first].start, units[last].end, Counter(tokens),
+            windows.append(Window(text, units[first].start, units[last].end, width, Counter(tokens),
                                   frozenset(zip(tokens, tokens[1:], strict=False)), numbers,
                                   frozenset(_char_grams(text))))
     return tuple(windows)
 
 
 def _missing_numbers(numbers: tuple[NumberMention, ...], window: Window) -> list[NumberMention]:
-    return [n for n in numbers if not any(n.agrees_with(p) for p in window.numbers)]
+    return unstated(numbers, window.numbers)
 
 
 def _overlap(tokens: list[str], numbers: tuple[NumberMention, ...], grams: set[str],
@@ -201,7 +205,10 @@ def _overlap(tokens: list[str], numbers: tuple[NumberMention, ...], grams: set[s
 # A name: capitalised inside a sentence, all capitals, mixed case, or a code token (holding
 # "_", a dot between letters, or letters and digits together).
 _CANDIDATE = re.compile(r"[A-Za-z0-9_][\w.\-/:]*[\w]|[A-Za-z]")
-_CODE = re.compile(r"_|[a-z]\.[a-z]|[A-Za-z]\d|\d[A-Za-z]|[a-z][A-Z]|\(\)")
+_CODE = re.compile(r"_|[a-z]\.[a-z]|[A-Za-z]\d|\d[A-Za-z]|[a-z][A-Z]|\(\)|^\d+(?:\.\d+){2,}$")
+
+
+_PLAIN_NUMBER = re.compile(r"[\d,]+(?:\.\d+)?")
 
 
 def names_of(sentence: str) -> list[str]:
@@ -211,7 +218,7 @@ def names_of(sentence: str) -> list[str]:
         word = m.group(0).rstrip(".-/:")
         before = sentence[: m.start()].rstrip().rstrip("\"'\u201c(")
         initial = not before or before[-1] in ".:!?;"
-        code = bool(_CODE.search(word)) and not word.replace(".", "").replace(",", "").isdigit()
+        code = bool(_CODE.search(word)) and not _PLAIN_NUMBER.fullmatch(word)
         capital = word[:1].isupper() and (not initial or sum(c.isupper() for c in word) > 1)
         if (code or capital) and len(word) > 1 and word.lower() not in STOPWORDS:
             found.append(word)
@@ -292,14 +299,28 @@ def ground(sentence: str, page: str, fit: GroundingFit | None = None) -> Groundi
     novel = novel_words(tokens, page)
     (coverage, bigram, chars), window = measured[0]
     best_total = coverage + bigram
-    numbers = _missing_numbers(quantities, window)
-    conflict = polarity_conflict(sentence, window.text)
+
+    def checks(candidate: Window) -> tuple[list[NumberMention], PolarityConflict | None]:
+        # A statement inside the window that alone covers the sentence nearly as well is what
+        # the sentence restates: a figure or direction word found only in a neighbouring
+        # statement does not support it.
+        core = [candidate]
+        for unit in windows:
+            if unit.width == 1 and candidate.width > 1 and candidate.start <= unit.start and unit.end <= candidate.end:
+                unit_coverage, unit_bigram, _ = _overlap(tokens, quantities, grams, unit)
+                if unit_coverage + unit_bigram >= NEAR_BEST * best_total:
+                    core.append(unit)
+        missing = next((m for m in (_missing_numbers(quantities, c) for c in core) if m), [])
+        conflict = next((c for c in (polarity_conflict(sentence, c.text) for c in core) if c), None)
+        return missing, conflict
+
+    numbers, conflict = checks(window)
     if numbers or conflict:
         # Another window nearly as close may state the quantity or agree in polarity.
         for overlap, other in measured[1:]:
-            if overlap[0] + overlap[1] < 0.9 * best_total:
+            if overlap[0] + overlap[1] < NEAR_BEST * best_total:
                 break
-            if not _missing_numbers(quantities, other) and not polarity_conflict(sentence, other.text):
+            if checks(other) == ([], None):
                 (coverage, bigram, chars), window = overlap, other
                 numbers, conflict = [], None
                 break

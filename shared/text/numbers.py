@@ -32,10 +32,11 @@ _MONTHS = {
     for name in names.split()
 }
 _MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
-_DATE_MDY = re.compile(rf"\b{_MONTH}\s+(?P<day>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<year>\d{{4}})\b", re.I)
-_DATE_DMY = re.compile(rf"\b(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\s+{_MONTH}\s*,?\s+(?P<year>\d{{4}})\b", re.I)
+_DAY = r"(?P<day>3[01]|[12]\d|0?[1-9])"
+_DATE_MDY = re.compile(rf"\b{_MONTH}\s+{_DAY}(?:st|nd|rd|th)?,?\s+(?P<year>\d{{4}})\b", re.I)
+_DATE_DMY = re.compile(rf"\b{_DAY}(?:st|nd|rd|th)?\s+{_MONTH}\s*,?\s+(?P<year>\d{{4}})\b", re.I)
 _DATE_MY = re.compile(rf"\b{_MONTH}\s*,?\s+(?P<year>\d{{4}})\b", re.I)
-_DATE_MD = re.compile(rf"\b{_MONTH}\s+(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\b(?!,?\s*\d)", re.I)
+_DATE_MD = re.compile(rf"\b{_MONTH}\s+{_DAY}(?:st|nd|rd|th)?\b(?!,?\s*\d)", re.I)
 _DATE_ISO = re.compile(r"\b(?P<year>\d{4})-(?P<month>\d{1,2})-(?P<day>\d{1,2})\b")
 _NUMBER = re.compile(
     r"(?P<sign>[-+])?(?P<currency>[$€£¥])?\s?(?P<sign2>[-+])?"
@@ -145,7 +146,20 @@ def number_mentions(text: str) -> tuple[NumberMention, ...]:
     return tuple(sorted(found, key=lambda n: n.start))
 
 
+def unstated(said: tuple[NumberMention, ...], stated: tuple[NumberMention, ...]) -> list[NumberMention]:
+    """The quantities of `said` that `stated` does not state; a quantity said twice must be
+    stated twice ("Note 4 and Note 4" is not "Note 3 and Note 4")."""
+    free = list(stated)
+    missing = []
+    for mention in said:
+        match = next((i for i, other in enumerate(free) if mention.agrees_with(other)), None)
+        if match is None:
+            missing.append(mention)
+        else:
+            free.pop(match)
+    return missing
+
+
 def unmatched_numbers(sentence: str, evidence: str) -> list[NumberMention]:
     """The sentence's quantities that `evidence` does not state."""
-    page = number_mentions(evidence)
-    return [n for n in number_mentions(sentence) if not any(n.agrees_with(p) for p in page)]
+    return unstated(number_mentions(sentence), number_mentions(evidence))

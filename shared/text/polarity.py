@@ -66,12 +66,11 @@ def polarity_tokens(text: str) -> list[str]:
 
 def _negated_heads(tokens: list[str]) -> tuple[set[str], set[str]]:
     """(words governed by a negation, content words not governed by one). Each word is also
-    recorded with the content word before it ("pump>serviced"), so that "the pump is not
-    serviced" is compared with what the evidence says of the pump, not of another subject."""
-    negated: set[str] = set()
-    plain: set[str] = set()
+    recorded with its neighbouring content words ("pump>serviced", "possible<detect"), so
+    that "the pump is not serviced" is compared with what the evidence says of the pump, not
+    of another subject."""
+    content: list[tuple[str, bool]] = []
     pending = 0
-    previous = ""
     for token in tokens:
         if token in NEGATIONS:
             pending = SCOPE
@@ -79,21 +78,32 @@ def _negated_heads(tokens: list[str]) -> tuple[set[str], set[str]]:
         if token in STOPWORDS or len(token) < 2:
             pending = max(pending - 1, 0)
             continue
-        keys = (token, f"{previous}>{token}") if previous else (token,)
-        (negated if pending else plain).update(keys)
+        content.append((token, bool(pending)))
         pending = 0
-        previous = token
+    negated: set[str] = set()
+    plain: set[str] = set()
+    for i, (token, is_negated) in enumerate(content):
+        keys = [token]
+        if i > 0:
+            keys.append(f"{content[i - 1][0]}>{token}")
+        if i + 1 < len(content):
+            keys.append(f"{token}<{content[i + 1][0]}")
+        (negated if is_negated else plain).update(keys)
     return negated, plain
 
 
 def _turned(one_negated: set[str], one_plain: set[str], other_negated: set[str], other_plain: set[str]) -> str | None:
     """A word negated on one side and plain on the other: with its preceding word when both
     sides name it that way, else only when each side uses the word one way."""
-    for key in sorted(one_negated, key=lambda k: (">" not in k, k)):
+    for key in sorted(one_negated, key=lambda k: (k.isalnum(), k)):
         if key in other_negated or key not in other_plain:
             continue
-        if ">" in key or key not in one_plain:
-            return key.split(">")[-1]
+        if ">" in key:
+            return key.split(">")[1]
+        if "<" in key:
+            return key.split("<")[0]
+        if key not in one_plain:
+            return key
     return None
 
 
