@@ -228,12 +228,14 @@ def run(write_fit: bool) -> dict[str, Any]:
         "timing": _timing(items, fitted),
         "seconds": round(time.perf_counter() - started, 1),
     }
-    if write_fit:
-        final = fit(x[fitted_kinds], labels[fitted_kinds], kinds[fitted_kinds])
+    final = fit(x[fitted_kinds], labels[fitted_kinds], kinds[fitted_kinds]) if write_fit else None
+    if final is not None:
+        result["fit"] = final.__dict__
+    payload = write_result("verify", result)  # before the fit file: the run records the code it measured
+    if final is not None:
         FIT_FILE.write_text(json.dumps({**final.__dict__, "fitted_on": f"{len(items)} items, {len(set(docs))} documents "
                                         "(python -m bench.verify --write-fit)"}, indent=2) + "\n")
-        result["fit"] = final.__dict__
-    return write_result("verify", result)
+    return payload
 
 
 def main() -> None:
