@@ -102,8 +102,7 @@ def _forget_questions(index: DocumentIndex) -> None:
     for cached in (lexical._cached_terms, question_module.topic_text, question_module.literals,
                    resolver._find_references):
         cached.cache_clear()
-    for key in ("spelling", "mentioned"):
-        index.derived.pop(key, None)
+    index.memo.clear()
     index.reference_cache.clear()
 
 

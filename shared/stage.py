@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from shared.model.delivery import Delivery
+from shared.model.delivery import Delivery, Failure
 from shared.model.events import Event
 from shared.ports.bus import Publisher
 from shared.ports.ledger import DoneLedger
@@ -25,7 +25,7 @@ E = TypeVar("E", bound=Event)
 H = TypeVar("H")
 
 Handler = Callable[[E, Delivery], Awaitable[None]]
-GiveUp = Callable[[E, str, str], Awaitable[None]]  # (event, error_type, reason)
+GiveUp = Callable[[Failure], Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,8 @@ class StagePorts:
 class Route(Generic[E]):
     """One consumed event type and its handler.
 
-    `give_up`: tells the user when the message is dead-lettered (document or query failed).
+    `give_up`: tells the user when the message is dead-lettered or expired (document or query
+    failed), from the ids in a `Failure`; it never sees the message.
     `durable_attempts`: count every attempt in the store before handling (long messages, so a
     process death counts). `broadcast`: every replica reads every message, newest first and at
     most once (cache warming: a missed message only costs a later load).
@@ -51,7 +52,7 @@ class Route(Generic[E]):
 
     consumes: type[E]
     handle: Handler[E]
-    give_up: GiveUp[E] | None = None
+    give_up: GiveUp | None = None
     durable_attempts: bool = False
     broadcast: bool = False
     max_poll_interval_ms: int = 5 * 60 * 1000

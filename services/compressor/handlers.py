@@ -9,7 +9,7 @@ from services.compressor.compress import compress
 from shared.adapters.logs import log_fields
 from shared.adapters.metrics import TOKENS
 from shared.app.query_failures import report_query_failure
-from shared.model.delivery import Delivery, RecentKeys
+from shared.model.delivery import Delivery, Failure, RecentKeys
 from shared.model.events import ContextCompressed, NodesSelected
 from shared.ports.bus import Publisher
 from shared.ports.queries import QueryStore
@@ -43,5 +43,5 @@ class CompressorHandlers:
                              passages=len(context.passages)),
         )
 
-    async def give_up(self, event: NodesSelected, error_type: str, reason: str) -> None:
-        await report_query_failure(self.bus, self.queries, event, STAGE, error_type, reason)
+    async def give_up(self, failure: Failure) -> None:
+        await report_query_failure(self.bus, self.queries, failure)

@@ -23,6 +23,7 @@ from faststream.kafka.annotations import KafkaMessage
 from pydantic import ValidationError
 
 from services.gateway.answers import AnswerWaiter
+from services.gateway.errors import install_validation_handler, shortened
 from services.gateway.schemas import (
     DocumentOut,
     PageOut,
@@ -131,6 +132,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         description="Upload PDFs, get page-aware section trees, ask questions and get answers with page citations.",
         lifespan=lifespan,
     )
+    install_validation_handler(app)
 
     @app.middleware("http")
     async def measure(request: Request, call_next: Any) -> Response:
@@ -230,7 +232,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def find(doc_key: str) -> DocumentRecord:
         record = await b().repo.find_document(doc_key)
         if record is None:
-            raise HTTPException(404, f"no document matches {doc_key!r}; GET /v1/documents lists them")
+            raise HTTPException(404, f"no document matches {shortened(doc_key, 64)!r}; GET /v1/documents lists them")
         return record
 
     @app.get("/v1/documents/{doc_id}", response_model=DocumentOut, tags=["documents"])
@@ -285,13 +287,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return doc_ids
 
     def query_settings(req: QueryRequest) -> QuerySettings:
-        values = dict(req.settings)
-        if req.mode:
-            values["mode"] = req.mode
-        try:
-            return QuerySettings.model_validate(values)
-        except ValidationError as exc:
-            raise HTTPException(422, f"invalid settings: {exc.errors(include_url=False)}") from exc
+        # The request validated the settings within their bounds (422 otherwise): nothing that
+        # reaches the bus can fail a stage for its values.
+        return req.settings.model_copy(update={"mode": req.mode}) if req.mode else req.settings
 
     @app.post(
         "/v1/query",
@@ -333,6 +331,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 pending = QueryResponse.of(record, total_ms=total_ms)
                 logger.warning("query timed out", extra=log_fields(total_ms=total_ms))
                 return JSONResponse(pending.model_dump(mode="json"), status_code=504)
+            if finished.status == QueryStatus.FAILED:
+                finished = finished.with_request(record)  # a failure carries ids only
             response = QueryResponse.of(finished, total_ms=total_ms)
             logger.info("query answered", extra=log_fields(status=response.status.value, total_ms=total_ms))
             if finished.status == QueryStatus.FAILED:
@@ -358,7 +358,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def get_query(query_id: str) -> QueryResponse:
         record = await b().queries.get(query_id)
         if record is None:
-            raise HTTPException(404, f"no query {query_id!r}")
+            raise HTTPException(404, f"no query {shortened(query_id, 64)!r}")
         return QueryResponse.of(record)
 
     return app

@@ -10,7 +10,16 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from shared.adapters.mongo.queries import QueryRecord, QueryStatus
 from shared.model.documents import BuilderName, DocumentRecord, DocumentStatus
 from shared.model.events import QueryOutcome, StageTiming
-from shared.model.query import Citation, NavigationMode, SentenceCheck, TraversalStats
+from shared.model.query import (
+    DOC_IDS_MAX,
+    QUESTION_MAX_CHARS,
+    Citation,
+    DocKey,
+    NavigationMode,
+    QuerySettings,
+    SentenceCheck,
+    TraversalStats,
+)
 
 
 class UploadAccepted(BaseModel):
@@ -46,15 +55,19 @@ class PageOut(BaseModel):
 
 
 class QueryRequest(BaseModel):
-    model_config = ConfigDict(populate_by_name=True)
+    """Validated whole before anything is stored or published: a bad field is a 422."""
 
-    question: str = Field(min_length=1, max_length=4000)
-    doc_ids: list[str] = Field(
-        default_factory=list, description="Doc ids, unique id prefixes or file names; empty: all documents."
+    model_config = ConfigDict(populate_by_name=True, allow_inf_nan=False)
+
+    question: str = Field(min_length=1, max_length=QUESTION_MAX_CHARS)
+    doc_ids: list[DocKey] = Field(
+        default_factory=list, max_length=DOC_IDS_MAX,
+        description="Doc ids, unique id prefixes or file names; empty: all documents.",
     )
     mode: NavigationMode | None = Field(default=None, description="Overrides settings.mode.")
-    settings: dict[str, Any] = Field(
-        default_factory=dict, description="Any QuerySettings field (max_depth, beam_width, token_budget...)."
+    settings: QuerySettings = Field(
+        default_factory=QuerySettings,
+        description="Any QuerySettings field (max_depth, beam_width, token_budget...), each within its bounds.",
     )
     run_async: bool = Field(default=False, alias="async", description="Return 202 at once with the query_id.")
     timeout_s: float | None = Field(default=None, gt=0, le=600, description="How long to wait for the answer.")
@@ -122,7 +135,7 @@ class QueryAccepted(BaseModel):
 
 
 class CitedPages(BaseModel):
-    doc_id: str = Field(min_length=1, description="Doc id, unique id prefix or file name.")
+    doc_id: DocKey = Field(description="Doc id, unique id prefix or file name.")
     pages: list[int] = Field(min_length=1, max_length=50)
 
     @field_validator("pages")

@@ -17,7 +17,7 @@ from shared.adapters.llm.client import LLMClient
 from shared.adapters.logs import log_fields
 from shared.adapters.metrics import DOCUMENTS, PAGES_INDEXED, TREE_BUILD_SECONDS
 from shared.app.indexing import next_version
-from shared.model.delivery import Delivery, PermanentError
+from shared.model.delivery import Delivery, Failure, PermanentError
 from shared.model.documents import DocumentRecord, DocumentStatus, IndexedDocument
 from shared.model.events import DocumentFailed, DocumentUploaded, TreeBuilt
 from shared.model.tree import count_nodes
@@ -131,18 +131,29 @@ class IndexerHandlers:
         return indexed.record.model_copy(update=update)
 
     async def _fail(self, event: DocumentUploaded, reason: str, error_type: str) -> None:
-        found = await self.repo.set_status(event.doc_id, DocumentStatus.FAILED, reason)
+        await self._fail_document(event.doc_id, event.tenant, event.file_name, reason, error_type)
+
+    async def _fail_document(self, doc_id: str, tenant: str, file_name: str, reason: str, error_type: str) -> None:
+        found = await self.repo.set_status(doc_id, DocumentStatus.FAILED, reason)
         if not found:
             await self.repo.put_document(
-                DocumentRecord(doc_id=event.doc_id, file_name=event.file_name, tenant=event.tenant,
+                DocumentRecord(doc_id=doc_id, file_name=file_name, tenant=tenant,
                                status=DocumentStatus.FAILED, reason=reason)
             )
         DOCUMENTS.labels(status=DocumentStatus.FAILED.value).inc()
         await self.bus.publish(
-            DocumentFailed(doc_id=event.doc_id, tenant=event.tenant, file_name=event.file_name,
+            DocumentFailed(doc_id=doc_id, tenant=tenant, file_name=file_name,
                            stage=STAGE, reason=reason, error_type=error_type)
         )
         logger.warning("document failed", extra=log_fields(reason=reason, error_type=error_type))
 
-    async def give_up(self, event: DocumentUploaded, error_type: str, reason: str) -> None:
-        await self._fail(event, f"indexing failed after retries: {reason}", error_type)
+    async def give_up(self, failure: Failure) -> None:
+        """From ids only: the upload message itself may be what failed."""
+        if failure.key is None or not failure.decoded:
+            # An unreadable message names its document by its Kafka key alone: not enough to
+            # mark a document (maybe ready) failed. It stays in the dead-letter topic.
+            logger.warning("an unreadable upload message was dead-lettered; no document marked",
+                           extra=log_fields(key=failure.key))
+            return
+        await self._fail_document(failure.key, failure.tenant, "", f"indexing failed: {failure.reason}",
+                                  failure.error_type)

@@ -13,8 +13,8 @@ from shared.adapters.cache import AnswerCache
 from shared.adapters.logs import log_fields
 from shared.adapters.metrics import NODES_VISITED
 from shared.app.answer_key import EXTRACTIVE, query_answer_key
-from shared.app.query_failures import query_seed, report_query_failure
-from shared.model.delivery import Delivery, RecentKeys
+from shared.app.query_failures import query_failure, query_seed, report_query_failure
+from shared.model.delivery import Delivery, Failure, RecentKeys
 from shared.model.events import (
     AnswerVerified,
     NodesSelected,
@@ -66,7 +66,8 @@ class NavigatorHandlers:
         try:
             indexes = await self.indexes.indexes(event.doc_ids or None)
         except NoDocumentsError as exc:
-            await report_query_failure(self.bus, self.queries, event, STAGE, type(exc).__name__, str(exc))
+            failure = query_failure(event, STAGE, type(exc).__name__, str(exc))
+            await report_query_failure(self.bus, self.queries, failure)
             self.done.add(event.query_id)
             return
         documents = [(ix.doc_id, ix.record.version) for ix in indexes]
@@ -111,5 +112,5 @@ class NavigatorHandlers:
         logger.info("answered from the cache")
         return True
 
-    async def give_up(self, event: QueryReceived, error_type: str, reason: str) -> None:
-        await report_query_failure(self.bus, self.queries, event, STAGE, error_type, reason)
+    async def give_up(self, failure: Failure) -> None:
+        await report_query_failure(self.bus, self.queries, failure)

@@ -12,7 +12,7 @@ from shared.adapters.logs import log_fields
 from shared.adapters.metrics import ABSTENTIONS, ANSWER_CONFIDENCE
 from shared.app.answer_key import EXTRACTIVE, query_answer_key
 from shared.app.query_failures import query_seed, report_query_failure
-from shared.model.delivery import Delivery, RecentKeys
+from shared.model.delivery import Delivery, Failure, RecentKeys
 from shared.model.events import AnswerVerified, ContextCompressed, QueryOutcome
 from shared.ports.bus import Publisher
 from shared.ports.model_roles import AnswerGenerator, EntailmentJudge
@@ -140,5 +140,5 @@ class VerifierHandlers:
                              citations=len(answer.citations)),
         )
 
-    async def give_up(self, event: ContextCompressed, error_type: str, reason: str) -> None:
-        await report_query_failure(self.bus, self.queries, event, STAGE, error_type, reason)
+    async def give_up(self, failure: Failure) -> None:
+        await report_query_failure(self.bus, self.queries, failure)

@@ -1,11 +1,20 @@
-"""How a query stage tells the client that a query failed: one rule for every stage."""
+"""How a query stage tells the client that a query failed: one rule for every stage.
+
+A failure is reported from ids (a `Failure`), never from the failed message: its question or
+settings may be what made the stage fail, and recording the failure must not fail the same way.
+"""
 
 from __future__ import annotations
 
+import logging
+
+from shared.model.delivery import Failure
 from shared.model.events import QueryEvent, QueryFailed
 from shared.model.queries import QueryRecord
 from shared.ports.bus import Publisher
 from shared.ports.queries import QueryStore
+
+logger = logging.getLogger(__name__)
 
 
 def query_seed(event: QueryEvent) -> QueryRecord:
@@ -16,11 +25,31 @@ def query_seed(event: QueryEvent) -> QueryRecord:
     )
 
 
-async def report_query_failure(
-    bus: Publisher, queries: QueryStore, event: QueryEvent, stage: str, error_type: str, reason: str
-) -> None:
-    """Store the failure (unless the query is answered already), then publish `query.failed`."""
-    await queries.mark_failed(event.query_id, stage, reason, event.timings, query_seed(event))
-    await bus.publish(
-        QueryFailed(**event.carry(), producer=stage, stage=stage, reason=reason, error_type=error_type)
-    )
+def query_failure(event: QueryEvent, stage: str, error_type: str, reason: str) -> Failure:
+    """A failure a stage decides on itself (not the delivery layer's give-up)."""
+    return Failure(stage, event.TOPIC, event.query_id, error_type, reason, 1, tenant=event.tenant,
+                   deadline=event.deadline, timings=tuple(event.timings))
+
+
+async def report_query_failure(bus: Publisher, queries: QueryStore, failure: Failure) -> None:
+    """Store the failure unless the query has a result already, and publish `query.failed` when
+    this call stored it (a query fails once). When the store cannot be written, `query.failed`
+    is still published, then the store's error raised."""
+    if failure.key is None:
+        logger.warning("a message without a query id failed; no query to report it on")
+        return
+    try:
+        stored = await queries.mark_failed(failure.key, failure.stage, failure.reason, tenant=failure.tenant)
+    except Exception:
+        await _publish(bus, failure)
+        raise
+    if stored:
+        await _publish(bus, failure)
+
+
+async def _publish(bus: Publisher, failure: Failure) -> None:
+    assert failure.key is not None
+    await bus.publish(QueryFailed(
+        query_id=failure.key, tenant=failure.tenant, deadline=failure.deadline, timings=list(failure.timings),
+        producer=failure.stage, stage=failure.stage, reason=failure.reason, error_type=failure.error_type,
+    ))

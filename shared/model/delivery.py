@@ -1,16 +1,36 @@
-"""What a handler knows about the message it handles, and the redeliveries it has seen."""
+"""What a handler knows about the message it handles, the redeliveries it has seen, and what a
+give-up hook is told when the delivery layer ends a message."""
 
 from __future__ import annotations
 
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from shared.model.events import StageTiming
 
 
 class PermanentError(Exception):
     """Retrying cannot help (bad input, missing data): dead-letter at once."""
+
+
+@dataclass(frozen=True)
+class Failure:
+    """What a give-up hook is told: ids, where and why, never the message body (it may be what
+    made the handler fail, and storing it would fail the same way)."""
+
+    stage: str
+    topic: str
+    key: str | None  # the correlation id (query_id or doc_id); None when the message has none
+    error_type: str
+    reason: str
+    attempts: int
+    tenant: str = "default"
+    deadline: datetime | None = None
+    timings: tuple[StageTiming, ...] = ()
+    # False when the message did not validate: `key` is then only what the Kafka key claims.
+    decoded: bool = True
 
 
 @dataclass

@@ -21,9 +21,13 @@ from pydantic import BaseModel, Field
 from shared.model.clock import utc_now
 from shared.model.documents import BuilderName
 from shared.model.query import (
+    DOC_IDS_MAX,
     CompressedContext,
+    DocKey,
     NavigationResult,
+    QueryId,
     QuerySettings,
+    QuestionText,
     TraversalStats,
     VerifiedAnswer,
 )
@@ -42,7 +46,7 @@ class Event(BaseModel):
 
     event_id: str = Field(default_factory=new_id)
     schema_version: int = SCHEMA_VERSION
-    tenant: str = "default"
+    tenant: str = Field(default="default", min_length=1, max_length=128)
     produced_at: datetime = Field(default_factory=utc_now)
     producer: str = Field(default="", description="Stage that produced the event, e.g. 'indexer'.")
 
@@ -111,9 +115,11 @@ class StageTiming(BaseModel):
 
 
 class QueryEvent(Event):
-    query_id: str
-    question: str
-    doc_ids: list[str] = Field(default_factory=list, description="Empty: route over all documents.")
+    query_id: QueryId
+    question: QuestionText
+    doc_ids: list[DocKey] = Field(
+        default_factory=list, max_length=DOC_IDS_MAX, description="Empty: route over all documents."
+    )
     settings: QuerySettings = Field(default_factory=QuerySettings)
     timings: list[StageTiming] = Field(default_factory=list)
     documents: list[tuple[str, int]] = Field(
@@ -181,8 +187,12 @@ class AnswerVerified(QueryEvent):
 
 
 class QueryFailed(QueryEvent):
+    """A query ended without an answer. It carries the ids, the stage and the reason, never the
+    question or settings of the failed message: those may be what made the stage fail."""
+
     TOPIC: ClassVar[str] = "query.failed"
 
+    question: QuestionText = ""
     stage: str
     reason: str
     error_type: str = ""
@@ -201,7 +211,8 @@ class DeadLetter(BaseModel):
     partition: int
     offset: int
     key: str | None
-    payload: str = Field(description="The original message body, as received.")
+    payload: str = Field(description="The original message body, as received (its start when `payload_truncated`).")
+    payload_truncated: bool = False
     attempts: int
     error: str
     error_type: str = ""

@@ -18,9 +18,13 @@ class QueryStatus(StrEnum):
     FAILED = "failed"
 
 
+# A failure's reason is stored and shown; an error that quotes its input is cut to this.
+REASON_MAX_CHARS = 1000
+
+
 class QueryRecord(BaseModel):
     query_id: str
-    question: str
+    question: str = Field(default="", description="Empty on a failure record (ids only): see `with_request`.")
     doc_ids: list[str] = Field(default_factory=list)
     settings: QuerySettings = Field(default_factory=QuerySettings)
     tenant: str = "default"
@@ -31,3 +35,9 @@ class QueryRecord(BaseModel):
     timings: list[StageTiming] = Field(default_factory=list)
     created_at: datetime = Field(default_factory=utc_now)
     finished_at: datetime | None = None
+
+    def with_request(self, pending: QueryRecord) -> QueryRecord:
+        """This result with what the client asked (question, documents, settings) taken from
+        the pending record: a failure is stored by ids only, never with the failed message."""
+        return self.model_copy(update={"question": pending.question, "doc_ids": pending.doc_ids,
+                                       "settings": pending.settings, "created_at": pending.created_at})

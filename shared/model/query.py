@@ -2,35 +2,55 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 NavigationMode = Literal["dfs", "beam", "auto"]
+
+# What a query may carry. Every stage stores and forwards what it receives, so a value outside
+# these bounds (an integer past int64, an infinite weight, a megabyte of question) is refused
+# at the gateway with 422 and, when published by anything else, dead-lettered by the first
+# stage that decodes it instead of failing a database write further on.
+QUESTION_MAX_CHARS = 4000
+DOC_KEY_MAX_CHARS = 256
+DOC_IDS_MAX = 100
+QUERY_ID_MAX_CHARS = 128
+
+QuestionText = Annotated[str, StringConstraints(max_length=QUESTION_MAX_CHARS)]
+DocKey = Annotated[str, StringConstraints(min_length=1, max_length=DOC_KEY_MAX_CHARS)]
+QueryId = Annotated[str, StringConstraints(min_length=1, max_length=QUERY_ID_MAX_CHARS)]
+
+
+def _share(default: float, description: str = "") -> Any:
+    """A field holding a finite fraction in [0, 1] (the model refuses inf and NaN)."""
+    return Field(default=default, ge=0.0, le=1.0, description=description)
 
 
 class QuerySettings(BaseModel):
     """Every knob that changes an answer. All of them enter the answer cache key.
 
-    Unknown names are refused rather than ignored: a setting that is accepted is applied.
+    Unknown names are refused rather than ignored: a setting that is accepted is applied. Types
+    are strict (`"5"` or `true` is not a count) and every value is bounded to what the product
+    can use, so no accepted setting can fail a stage later.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
 
     mode: NavigationMode = "auto"
-    max_depth: int = Field(default=5, ge=1)
-    max_branches: int = Field(default=3, ge=1)
-    beam_width: int = Field(default=5, ge=1)
-    score_threshold: float = Field(default=0.2, ge=0.0, le=1.0)
-    pages_per_node: int = Field(default=2, ge=1, description="Evidence pages kept per node.")
-    max_documents: int = Field(default=5, ge=1, description="Documents shortlisted by routing.")
-    semantic_weight: float = 0.7
-    structural_weight: float = 0.2
-    contextual_weight: float = 0.1
-    token_budget: int = Field(default=4000, ge=1)
-    relevance_floor: float = Field(default=0.2, ge=0.0, le=1.0)
-    dedup_threshold: float = Field(default=0.7, ge=0.0, le=1.0)
-    max_answer_sentences: int = Field(default=3, ge=1)
+    max_depth: int = Field(default=5, ge=1, le=50)
+    max_branches: int = Field(default=3, ge=1, le=50)
+    beam_width: int = Field(default=5, ge=1, le=100)
+    score_threshold: float = _share(0.2)
+    pages_per_node: int = Field(default=2, ge=1, le=50, description="Evidence pages kept per node.")
+    max_documents: int = Field(default=5, ge=1, le=DOC_IDS_MAX, description="Documents shortlisted by routing.")
+    semantic_weight: float = _share(0.7, "Weight of the question's match with the node itself.")
+    structural_weight: float = _share(0.2, "Weight of the node's depth in the tree.")
+    contextual_weight: float = _share(0.1, "Weight of the question's match with the node's ancestors.")
+    token_budget: int = Field(default=4000, ge=1, le=200_000)
+    relevance_floor: float = _share(0.2)
+    dedup_threshold: float = _share(0.7)
+    max_answer_sentences: int = Field(default=3, ge=1, le=50)
     llm_scoring: bool = False
     contradicted: Literal["drop", "flag"] = Field(
         default="drop",

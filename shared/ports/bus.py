@@ -12,3 +12,9 @@ class Publisher(Protocol):
     async def publish(self, event: Event) -> None:
         """Returns once the event is durably written (a handler publishes before it returns)."""
         ...
+
+
+class RawPublisher(Protocol):
+    async def publish_raw(self, topic: str, payload: bytes, key: str | None) -> None:
+        """Bytes as they are, to a topic by name (dead letters keep the original message)."""
+        ...

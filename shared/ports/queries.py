@@ -24,8 +24,10 @@ class QueryStore(Protocol):
         True when this call stored it."""
         ...
 
-    async def mark_failed(
-        self, query_id: str, stage: str, reason: str, timings: list[StageTiming], seed: QueryRecord
-    ) -> bool:
-        """Record a failure unless the query already has a result."""
+    async def mark_failed(self, query_id: str, stage: str, reason: str, *, tenant: str = "default") -> bool:
+        """Record a failure unless the query already has a result; True when this call stored it.
+
+        Ids, the stage and the reason (cut to `REASON_MAX_CHARS`) only: never the question,
+        settings or timings of the failed message, which may be what failed the stage. `get`
+        completes the record with the pending row's question and settings."""
         ...

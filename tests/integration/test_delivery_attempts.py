@@ -17,6 +17,7 @@ from shared.adapters.kafka.delivery import (
 )
 from shared.adapters.mongo.ledger import DeliveryLedger
 from shared.adapters.mongo.store import connect
+from shared.model.delivery import Failure
 from shared.model.events import DeadLetter, QueryReceived
 
 pytestmark = pytest.mark.integration
@@ -52,8 +53,8 @@ def message(offset: int = 7) -> RawMessage:
 
 def consumer(ledger: DeliveryLedger, bus: RecordingBus, handler: Any, gave_up: list[str],
              durable_attempts: bool = True) -> ReliableConsumer[Any]:
-    async def give_up(event: QueryReceived, error_type: str, reason: str) -> None:
-        gave_up.append(f"{error_type}: {reason}")
+    async def give_up(failure: Failure) -> None:
+        gave_up.append(f"{failure.error_type}: {failure.reason}")
 
     return ReliableConsumer(
         stage="navigator", group_id="g", event_type=QueryReceived, handler=handler, bus=bus,  # type: ignore[arg-type]

@@ -15,7 +15,7 @@ from shared.adapters.mongo.queries import MongoQueryRepository, QueryRecord, Que
 from shared.adapters.mongo.store import MongoRepository, connect
 from shared.model.documents import DocumentRecord, DocumentStatus
 from shared.model.events import QueryOutcome
-from shared.model.query import VerifiedAnswer
+from shared.model.query import QuerySettings, VerifiedAnswer
 
 pytestmark = pytest.mark.integration
 
@@ -112,17 +112,33 @@ async def test_a_query_is_answered_once_and_an_answer_replaces_a_failure(client:
 
     assert await queries.mark_answered("q1", outcome("first"), [], seed)
     assert not await queries.mark_answered("q1", outcome("second"), [], seed)
-    assert not await queries.mark_failed("q1", "verifier", "boom", [], seed)
+    assert not await queries.mark_failed("q1", "verifier", "boom")
     stored = await queries.get("q1")
     assert stored is not None and stored.status == QueryStatus.ANSWERED
     assert stored.outcome is not None and stored.outcome.answer.answer == "first" and stored.question == "why?"
 
     other = QueryRecord(query_id="q2", question="how?")  # never created by a gateway
-    assert await queries.mark_failed("q2", "navigator", "no documents", [], other)
+    assert await queries.mark_failed("q2", "navigator", "no documents")
     assert (await queries.get("q2")).status == QueryStatus.FAILED  # type: ignore[union-attr]
     assert await queries.mark_answered("q2", outcome("late"), [], other)
     late = await queries.get("q2")
     assert late is not None and late.status == QueryStatus.ANSWERED and late.reason is None
+
+
+async def test_a_failure_is_stored_by_ids_and_read_with_the_question_asked(client: Any) -> None:
+    mongo, name = client
+    queries = MongoQueryRepository(mongo, name)
+    await queries.ensure_indexes()
+    pending = QueryRecord(query_id="q3", question="How big?", doc_ids=["d1"], settings=QuerySettings(beam_width=7))
+    assert await queries.create(pending)
+    assert await queries.mark_failed("q3", "verifier", "x" * 100_000, tenant="acme")
+    row = await mongo[name]["query_results"].find_one({"_id": "q3"})
+    assert set(row) == {"_id", "query_id", "tenant", "status", "reason", "failed_stage", "created_at", "finished_at"}
+    assert len(row["reason"]) <= 1000
+    stored = await queries.get("q3")
+    assert stored is not None and stored.status == QueryStatus.FAILED and stored.failed_stage == "verifier"
+    assert (stored.question, stored.doc_ids, stored.settings.beam_width) == ("How big?", ["d1"], 7)
+    assert not await queries.mark_failed("q3", "compressor", "again")  # failed once
 
 
 async def test_cached_values_round_trip_across_buckets_and_are_purged(repo: MongoRepository) -> None:

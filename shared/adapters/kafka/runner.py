@@ -6,13 +6,31 @@ import asyncio
 import importlib
 import logging
 import os
-from typing import Any
+from typing import Any, TypeVar
 
 from shared.adapters.kafka.runtime import StageRuntime
 from shared.adapters.logs import configure_logging, log_fields
 from shared.stage import Stage, StagePorts
 
 logger = logging.getLogger(__name__)
+
+H = TypeVar("H")
+
+
+async def subscribe_stage(stage: Stage[H], runtime: StageRuntime, ports: StagePorts) -> H:
+    """Build the stage's handlers from `ports` and subscribe each of its routes on `runtime`."""
+    handlers = await stage.build(ports)
+    routes = stage.routes(handlers)
+    for route in routes:
+        if route.broadcast:
+            runtime.subscribe_broadcast(route.consumes, route.handle)
+        else:
+            runtime.subscribe(
+                route.consumes, route.handle, give_up=route.give_up,
+                max_poll_interval_ms=route.max_poll_interval_ms, durable_attempts=route.durable_attempts,
+            )
+    logger.info("stage built", extra=log_fields(stage=stage.name, consumes=[r.consumes.TOPIC for r in routes]))
+    return handlers
 
 
 def attach(stage: Stage[Any], runtime: StageRuntime | None = None) -> StageRuntime:
@@ -25,17 +43,7 @@ def attach(stage: Stage[Any], runtime: StageRuntime | None = None) -> StageRunti
             settings=runtime.settings, repository=runtime.repo, queries=runtime.queries,
             ledger=runtime.ledger, bus=runtime.bus,
         )
-        handlers = await stage.build(ports)
-        for route in stage.routes(handlers):
-            if route.broadcast:
-                runtime.subscribe_broadcast(route.consumes, route.handle)
-            else:
-                runtime.subscribe(
-                    route.consumes, route.handle, give_up=route.give_up,
-                    max_poll_interval_ms=route.max_poll_interval_ms, durable_attempts=route.durable_attempts,
-                )
-        logger.info("stage built", extra=log_fields(stage=stage.name,
-                                                    consumes=[r.consumes.TOPIC for r in stage.routes(handlers)]))
+        await subscribe_stage(stage, runtime, ports)
 
     runtime.on_startup(build_and_subscribe)
     return runtime

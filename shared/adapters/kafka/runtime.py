@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from aiokafka import ConsumerRebalanceListener, TopicPartition
 from faststream import FastStream
-from faststream.kafka import Topic
+from faststream.kafka import KafkaBroker, Topic
 from faststream.kafka.annotations import KafkaMessage
 from faststream.middlewares import AckPolicy
 from pymongo import AsyncMongoClient
@@ -69,10 +69,12 @@ class AssignmentLogger(ConsumerRebalanceListener):  # type: ignore[misc]
 
 
 class StageRuntime:
-    def __init__(self, stage: str, settings: Settings | None = None) -> None:
+    def __init__(self, stage: str, settings: Settings | None = None, broker: KafkaBroker | None = None) -> None:
+        """`broker`: several stages in one process share one (FastStream's in-memory test broker
+        routes one stage's output to the next only within a broker)."""
         self.stage = stage
         self.settings = settings or get_settings()
-        self.broker = make_broker(self.settings, stage)
+        self.broker = broker or make_broker(self.settings, stage)
         self.bus = Bus(self.broker, stage, self.settings.topic_prefix)
         self.app = FastStream(
             self.broker,
@@ -120,7 +122,7 @@ class StageRuntime:
         event_type: type[E],
         handler: Handler[E],
         *,
-        give_up: GiveUp[E] | None = None,
+        give_up: GiveUp | None = None,
         group_id: str | None = None,
         max_poll_interval_ms: int = 5 * 60 * 1000,
         durable_attempts: bool = False,

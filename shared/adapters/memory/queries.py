@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from shared.model.clock import utc_now
 from shared.model.events import QueryOutcome, StageTiming
-from shared.model.queries import QueryRecord, QueryStatus
+from shared.model.queries import REASON_MAX_CHARS, QueryRecord, QueryStatus
 
 
 class InMemoryQueryStore:
@@ -20,7 +20,10 @@ class InMemoryQueryStore:
         return True
 
     async def get(self, query_id: str) -> QueryRecord | None:
-        return self.results.get(query_id) or self.pending.get(query_id)
+        result, pending = self.results.get(query_id), self.pending.get(query_id)
+        if result is not None and result.status == QueryStatus.FAILED and pending is not None:
+            return result.with_request(pending)
+        return result or pending
 
     async def mark_answered(
         self, query_id: str, outcome: QueryOutcome, timings: list[StageTiming], seed: QueryRecord
@@ -34,13 +37,12 @@ class InMemoryQueryStore:
         })
         return True
 
-    async def mark_failed(
-        self, query_id: str, stage: str, reason: str, timings: list[StageTiming], seed: QueryRecord
-    ) -> bool:
+    async def mark_failed(self, query_id: str, stage: str, reason: str, *, tenant: str = "default") -> bool:
         if query_id in self.results:
             return False
-        self.results[query_id] = seed.model_copy(update={
-            "query_id": query_id, "status": QueryStatus.FAILED, "reason": reason, "failed_stage": stage,
-            "timings": timings, "finished_at": utc_now(),
-        })
+        now = utc_now()
+        self.results[query_id] = QueryRecord(
+            query_id=query_id, tenant=tenant, status=QueryStatus.FAILED, reason=reason[:REASON_MAX_CHARS],
+            failed_stage=stage, created_at=now, finished_at=now,
+        )
         return True

@@ -6,6 +6,9 @@ result into `query_results` (same `_id`) before it publishes `answer.verified` o
 once: the result row's `_id` is the query id, so a redelivered message cannot insert a second
 answer. Results are inserted rather than updated in place because FerretDB 1.24 scans the whole
 collection for every update, while an insert or an `_id` lookup stays cheap as it grows.
+
+A failure row holds ids, the stage and the reason only (see `mark_failed`); `get` completes it
+with the question and settings of the pending row.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from pymongo import ASCENDING, AsyncMongoClient
 from pymongo.errors import DuplicateKeyError
 
 from shared.model.events import QueryOutcome, StageTiming
-from shared.model.queries import QueryRecord, QueryStatus, utc_now
+from shared.model.queries import REASON_MAX_CHARS, QueryRecord, QueryStatus, utc_now
 
 
 class MongoQueryRepository:
@@ -42,11 +45,17 @@ class MongoQueryRepository:
 
     async def get(self, query_id: str) -> QueryRecord | None:
         """The finished record when there is one, else the pending one."""
-        doc = await self.results.find_one({"_id": query_id})
-        if doc is None:
-            doc = await self.queries.find_one({"_id": query_id})
-        if not doc:
-            return None
+        result = await self.results.find_one({"_id": query_id})
+        if result is not None and "question" in result:
+            return self._record(result)
+        pending = await self.queries.find_one({"_id": query_id})
+        if result is None:
+            return self._record(pending) if pending else None
+        failure = self._record(result)
+        return failure.with_request(self._record(pending)) if pending else failure
+
+    @staticmethod
+    def _record(doc: dict[str, Any]) -> QueryRecord:
         doc.pop("_id", None)
         return QueryRecord.model_validate(doc)
 
@@ -83,15 +92,21 @@ class MongoQueryRepository:
         result = await self.results.update_one({"_id": query_id, "status": QueryStatus.FAILED.value}, {"$set": doc})
         return result.modified_count == 1
 
-    async def mark_failed(
-        self, query_id: str, stage: str, reason: str, timings: list[StageTiming], seed: QueryRecord
-    ) -> bool:
-        """Record a failure unless the query already has a result."""
-        failed = seed.model_copy(
-            update={"query_id": query_id, "status": QueryStatus.FAILED, "reason": reason, "failed_stage": stage,
-                    "timings": timings, "finished_at": utc_now()}
-        )
-        return await self._insert_result(failed)
+    async def mark_failed(self, query_id: str, stage: str, reason: str, *, tenant: str = "default") -> bool:
+        """Record a failure unless the query already has a result; True when this call stored it.
+
+        Only ids, the stage and the (shortened) reason are stored, never the question, settings
+        or timings of the failed message: they may be what failed the stage, and recording the
+        failure must not fail the same way.
+        """
+        now = utc_now()
+        doc = {"_id": query_id, "query_id": query_id, "tenant": tenant, "status": QueryStatus.FAILED.value,
+               "reason": reason[:REASON_MAX_CHARS], "failed_stage": stage, "created_at": now, "finished_at": now}
+        try:
+            await self.results.insert_one(doc)
+        except DuplicateKeyError:
+            return False
+        return True
 
     async def purge(self, older_than: timedelta) -> int:
         cutoff = utc_now() - older_than

@@ -1,0 +1,43 @@
+"""422 bodies that say what is wrong without sending the input back.
+
+FastAPI's default answer to an invalid body lists every error with the offending `input`: a
+megabyte question comes back whole. Here each error keeps where (`loc`), what (`msg`) and its
+`type`; long location parts and messages are shortened.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+
+MAX_PART_CHARS = 64
+MAX_MESSAGE_CHARS = 200
+MAX_ERRORS = 20
+
+
+def shortened(text: str, limit: int) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
+
+
+def error_details(errors: Sequence[Any]) -> list[dict[str, Any]]:
+    """The errors of a pydantic/FastAPI validation, without their input."""
+    details = []
+    for error in list(errors)[:MAX_ERRORS]:
+        loc = [part if isinstance(part, int) else shortened(str(part), MAX_PART_CHARS) for part in error.get("loc", ())]
+        details.append({"loc": loc, "msg": shortened(str(error.get("msg", "")), MAX_MESSAGE_CHARS),
+                        "type": str(error.get("type", ""))})
+    return details
+
+
+def install_validation_handler(app: FastAPI) -> None:
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = exc.errors()
+        body: dict[str, Any] = {"detail": error_details(errors)}
+        if len(errors) > MAX_ERRORS:
+            body["more_errors"] = len(errors) - MAX_ERRORS
+        return JSONResponse(body, status_code=422)

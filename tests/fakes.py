@@ -1,0 +1,175 @@
+"""In-memory implementations of our own ports, for testing handlers and delivery decisions
+without Kafka or MongoDB.
+
+Each fake keeps the contract its port documents (and the Mongo adapter implements): the query
+store (the one-process engine's) answers a query once, an answer replaces a failure and a
+failure never replaces an answer; the ledger counts attempts per consumer group and message. They also record what a
+test asks about: reads of the repository, events published, dead letters written.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+from shared.adapters.memory.queries import InMemoryQueryStore
+from shared.model.documents import DocumentRecord, DocumentStatus, DocumentTree, IndexedDocument
+from shared.model.events import DeadLetter, Event
+
+E = TypeVar("E", bound=Event)
+
+# The one-process engine's query store keeps the Mongo store's rules already: tests use it as is.
+FakeQueryStore = InMemoryQueryStore
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class FakeRepository:
+    """Documents, pages, trees, PDFs and cache entries in dicts. `reads` counts each read
+    method's calls, so a test can tell whether a handler went to the store."""
+
+    def __init__(self) -> None:
+        self.documents: dict[str, DocumentRecord] = {}
+        self.pages: dict[str, list[str]] = {}
+        self.trees: dict[str, DocumentTree] = {}
+        self.pdfs: dict[str, bytes] = {}
+        self.cached: dict[tuple[str, str], dict[str, Any]] = {}
+        self.reads: Counter[str] = Counter()
+
+    async def put_document(self, record: DocumentRecord) -> None:
+        self.documents[record.doc_id] = record.model_copy(update={"updated_at": _now()})
+
+    async def get_document(self, doc_id: str) -> DocumentRecord | None:
+        self.reads["get_document"] += 1
+        return self.documents.get(doc_id)
+
+    async def list_documents(self) -> list[DocumentRecord]:
+        self.reads["list_documents"] += 1
+        return sorted(self.documents.values(), key=lambda r: (r.file_name, r.doc_id))
+
+    async def find_document(self, key: str) -> DocumentRecord | None:
+        self.reads["find_document"] += 1
+        if key in self.documents:
+            return self.documents[key]
+        records = list(self.documents.values())
+        matches = [r for r in records if r.doc_id.startswith(key)] or [
+            r for r in records if r.file_name == key or Path(r.file_name).stem == key
+        ]
+        return matches[0] if len(matches) == 1 else None
+
+    async def set_status(self, doc_id: str, status: DocumentStatus, reason: str | None = None) -> bool:
+        record = self.documents.get(doc_id)
+        if record is None:
+            return False
+        self.documents[doc_id] = record.model_copy(update={"status": status, "reason": reason})
+        return True
+
+    async def put_pages(self, doc_id: str, pages: list[str]) -> None:
+        self.pages[doc_id] = list(pages)
+
+    async def get_pages(self, doc_id: str) -> list[str]:
+        self.reads["get_pages"] += 1
+        return list(self.pages.get(doc_id, []))
+
+    async def get_page(self, doc_id: str, number: int) -> str | None:
+        self.reads["get_page"] += 1
+        pages = self.pages.get(doc_id, [])
+        return pages[number - 1] if 1 <= number <= len(pages) else None
+
+    async def get_page_texts(self, doc_id: str, numbers: list[int]) -> dict[int, str]:
+        self.reads["get_page_texts"] += 1
+        pages = self.pages.get(doc_id, [])
+        return {n: pages[n - 1] for n in numbers if 1 <= n <= len(pages)}
+
+    async def put_tree(self, tree: DocumentTree) -> None:
+        self.trees[tree.doc_id] = tree
+
+    async def get_tree(self, doc_id: str) -> DocumentTree | None:
+        self.reads["get_tree"] += 1
+        return self.trees.get(doc_id)
+
+    async def put_pdf(self, doc_id: str, data: bytes) -> None:
+        self.pdfs[doc_id] = data
+
+    async def get_pdf(self, doc_id: str) -> bytes | None:
+        self.reads["get_pdf"] += 1
+        return self.pdfs.get(doc_id)
+
+    async def put_indexed(self, indexed: IndexedDocument) -> None:
+        await self.put_pages(indexed.record.doc_id, indexed.pages)
+        await self.put_tree(indexed.tree)
+        await self.put_document(indexed.record)
+
+    async def get_cached(self, namespace: str, key: str) -> dict[str, Any] | None:
+        self.reads["get_cached"] += 1
+        return self.cached.get((namespace, key))
+
+    async def put_cached(self, namespace: str, key: str, value: dict[str, Any]) -> None:
+        self.cached[(namespace, key)] = value
+
+    async def close(self) -> None:
+        return None
+
+
+class PublishFailed(ConnectionError):
+    """What `RecordingPublisher` raises while told to fail: the broker did not take the event."""
+
+
+class RecordingPublisher:
+    """Records published events (and raw dead letters) in order. `fail_next(n)` makes the next
+    `n` publishes raise, as a broker that is down would."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+        self.raw: list[tuple[str, bytes, str | None]] = []
+        self._failures_left = 0
+
+    def fail_next(self, count: int = 1) -> None:
+        self._failures_left = count
+
+    async def publish(self, event: Event) -> None:
+        if self._failures_left > 0:
+            self._failures_left -= 1
+            raise PublishFailed(f"broker unavailable; {event.TOPIC} not published")
+        self.events.append(event)
+
+    async def publish_raw(self, topic: str, payload: bytes, key: str | None) -> None:
+        self.raw.append((topic, payload, key))
+
+    def letters(self) -> list[DeadLetter]:
+        """The dead letters written, in order."""
+        return [DeadLetter.model_validate_json(payload) for _, payload, _ in self.raw]
+
+    def of_type(self, event_type: type[E]) -> list[E]:
+        return [e for e in self.events if isinstance(e, event_type)]
+
+    @property
+    def topics(self) -> list[str]:
+        return [e.TOPIC for e in self.events]
+
+
+class FakeLedger:
+    """Both delivery ledgers in dicts: attempts per (group, topic, partition, offset) and the
+    messages each stage finished."""
+
+    def __init__(self) -> None:
+        self.attempts: dict[tuple[str, str, int, int], int] = {}
+        self.done: dict[tuple[str, str], dict[str, Any]] = {}
+
+    async def begin_attempt(self, group: str, topic: str, partition: int, offset: int) -> int:
+        message = (group, topic, partition, offset)
+        self.attempts[message] = self.attempts.get(message, 0) + 1
+        return self.attempts[message]
+
+    async def end_attempts(self, group: str, topic: str, partition: int, offset: int) -> None:
+        self.attempts.pop((group, topic, partition, offset), None)
+
+    async def is_done(self, stage: str, key: str) -> bool:
+        return (stage, key) in self.done
+
+    async def mark_done(self, stage: str, key: str, **info: Any) -> None:
+        self.done.setdefault((stage, key), info)
