@@ -126,6 +126,7 @@ class Window:
     end: int
     width: int
     tokens: Counter[str]
+    vocabulary: frozenset[str]
     bigrams: frozenset[tuple[str, str]]
     numbers: tuple[NumberMention, ...]
     grams: frozenset[str] = field(repr=False)
@@ -178,7 +179,8 @@ def page_windows(page: str) -> tuple[Window, ...]:
             text = " ".join(u.text for u in units[first : last + 1])
             tokens = [t for seq, _ in split[first : last + 1] for t in seq]
             numbers = tuple(n for _, found in split[first : last + 1] for n in found)
-            windows.append(Window(text, units[first].start, units[last].end, width, Counter(tokens),
+            counts = Counter(tokens)
+            windows.append(Window(text, units[first].start, units[last].end, width, counts, frozenset(counts),
                                   frozenset(zip(tokens, tokens[1:], strict=False)), numbers,
                                   frozenset(_char_grams(text))))
     return tuple(windows)
@@ -188,18 +190,35 @@ def _missing_numbers(numbers: tuple[NumberMention, ...], window: Window) -> list
     return unstated(numbers, window.numbers)
 
 
-def _overlap(tokens: list[str], numbers: tuple[NumberMention, ...], grams: set[str],
-             window: Window) -> tuple[float, float, float]:
+@dataclass(frozen=True)
+class _Sentence:
+    """What every window is compared with, computed once per sentence."""
+
+    counts: Counter[str]
+    total: float  # weighted token count, each quantity counting one
+    pairs: tuple[tuple[str, str], ...]
+    numbers: tuple[NumberMention, ...]
+    grams: frozenset[str]
+    vocabulary: frozenset[str]
+
+    @classmethod
+    def of(cls, tokens: list[str], numbers: tuple[NumberMention, ...], grams: set[str]) -> _Sentence:
+        counts = Counter(tokens)
+        total = sum(_weight(t) * n for t, n in counts.items()) + len(numbers) or 1.0
+        return cls(counts, total, tuple(zip(tokens, tokens[1:], strict=False)), numbers, frozenset(grams),
+                   frozenset(counts))
+
+
+def _overlap(sentence: _Sentence, window: Window) -> tuple[float, float, float]:
     """Shares of the sentence's (weighted) tokens, bigrams and character 4-grams the window
     holds; each quantity counts as one token, held when the window states it."""
-    counts = Counter(tokens)
-    total = sum(_weight(t) * n for t, n in counts.items()) + len(numbers) or 1.0
-    held = sum(_weight(t) * min(n, window.tokens.get(t, 0)) for t, n in counts.items())
-    held += len(numbers) - len(_missing_numbers(numbers, window))
-    pairs = list(zip(tokens, tokens[1:], strict=False))
-    bigram = sum(p in window.bigrams for p in pairs) / len(pairs) if pairs else held / total
-    chars = len(grams & window.grams) / len(grams) if grams else 0.0
-    return held / total, bigram, chars
+    held = sum(_weight(t) * min(n, window.tokens[t]) for t, n in sentence.counts.items() if t in window.vocabulary)
+    held += len(sentence.numbers) - len(_missing_numbers(sentence.numbers, window))
+    coverage = held / sentence.total
+    pairs = sentence.pairs
+    bigram = sum(p in window.bigrams for p in pairs) / len(pairs) if pairs else coverage
+    chars = len(sentence.grams & window.grams) / len(sentence.grams) if sentence.grams else 0.0
+    return coverage, bigram, chars
 
 
 # A name: capitalised inside a sentence, all capitals, mixed case, or a code token (holding
@@ -288,12 +307,11 @@ def ground(sentence: str, page: str, fit: GroundingFit | None = None) -> Groundi
     if not (tokens or quantities) or not windows:
         features = dict.fromkeys(FEATURES, 0.0)
         return Grounding(0.0, UNSUPPORTED, "nothing to compare: empty sentence or page", "", 0, 0, features)
-    grams = _char_grams(sentence)
-    vocabulary = set(tokens)
+    said = _Sentence.of(tokens, quantities, _char_grams(sentence))
     # Shortlist by shared vocabulary (cheap), then measure the few best in full; ties go to
     # the shorter window, the tighter evidence.
-    shortlist = sorted(windows, key=lambda w: (-sum(t in w.tokens for t in vocabulary), w.end - w.start))[:SHORTLIST]
-    measured = sorted(((_overlap(tokens, quantities, grams, w), w) for w in shortlist),
+    shortlist = sorted(windows, key=lambda w: (-len(said.vocabulary & w.vocabulary), w.end - w.start))[:SHORTLIST]
+    measured = sorted(((_overlap(said, w), w) for w in shortlist),
                       key=lambda item: (-item[0][0] - item[0][1], item[1].end - item[1].start))
     names = missing_names(sentence, page)
     novel = novel_words(tokens, page)
@@ -307,7 +325,7 @@ def ground(sentence: str, page: str, fit: GroundingFit | None = None) -> Groundi
         core = [candidate]
         for unit in windows:
             if unit.width == 1 and candidate.width > 1 and candidate.start <= unit.start and unit.end <= candidate.end:
-                unit_coverage, unit_bigram, _ = _overlap(tokens, quantities, grams, unit)
+                unit_coverage, unit_bigram, _ = _overlap(said, unit)
                 if unit_coverage + unit_bigram >= NEAR_BEST * best_total:
                     core.append(unit)
         missing = next((m for m in (_missing_numbers(quantities, c) for c in core) if m), [])

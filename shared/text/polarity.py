@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from shared.text.lexical import STOPWORDS, stem
 from shared.text.normalize import normalize
@@ -92,7 +93,8 @@ def _negated_heads(tokens: list[str]) -> tuple[set[str], set[str]]:
     return negated, plain
 
 
-def _turned(one_negated: set[str], one_plain: set[str], other_negated: set[str], other_plain: set[str]) -> str | None:
+def _turned(one_negated: frozenset[str], one_plain: frozenset[str], other_negated: frozenset[str],
+            other_plain: frozenset[str]) -> str | None:
     """A word negated on one side and plain on the other: with its preceding word when both
     sides name it that way, else only when each side uses the word one way."""
     for key in sorted(one_negated, key=lambda k: (k.isalnum(), k)):
@@ -121,21 +123,40 @@ class PolarityConflict:
     reason: str
 
 
+@dataclass(frozen=True)
+class _Reading:
+    words: tuple[str, ...]
+    tokens: tuple[str, ...]
+    negated: frozenset[str]
+    plain: frozenset[str]
+    sides: dict[tuple[int, int], int]
+
+
+@lru_cache(maxsize=8192)  # a page's statements are read once for every sentence checked on it
+def _read(text: str) -> _Reading:
+    words = tuple(_TOKEN.findall(_expand(text)))
+    tokens = tuple(stem(w) for w in words)
+    negated, plain = _negated_heads(list(tokens))
+    return _Reading(words, tokens, frozenset(negated), frozenset(plain), _side_counts(list(tokens)))
+
+
 def polarity_conflict(sentence: str, evidence: str) -> PolarityConflict | None:
     """The first way `sentence` turns `evidence` around, or None when their polarity agrees."""
-    s_words, e_words = _TOKEN.findall(_expand(sentence)), _TOKEN.findall(_expand(evidence))
-    s_tokens, e_tokens = [stem(w) for w in s_words], [stem(w) for w in e_words]
-    surface = {stem(w): w for w in reversed(s_words + e_words)}  # first spelling of each stem
-    s_negated, s_plain = _negated_heads(s_tokens)
-    e_negated, e_plain = _negated_heads(e_tokens)
+    s, e = _read(sentence), _read(evidence)
+    s_words, e_words = s.words, e.words
+
+    def surface(key: str) -> str:
+        """The first spelling of a stem, for the reason."""
+        return next((w for w in s_words + e_words if stem(w) == key), key)
+
+    s_negated, s_plain, e_negated, e_plain = s.negated, s.plain, e.negated, e.plain
     added = _turned(s_negated, s_plain, e_negated, e_plain)
     if added:
-        return PolarityConflict(added, f"the sentence negates '{surface.get(added, added)}', the source does not")
+        return PolarityConflict(added, f"the sentence negates '{surface(added)}', the source does not")
     removed = _turned(e_negated, e_plain, s_negated, s_plain)
     if removed:
-        return PolarityConflict(removed, f"the source negates '{surface.get(removed, removed)}', the sentence does not")
-    s_sides = _side_counts(s_tokens)
-    e_sides = _side_counts(e_tokens)
+        return PolarityConflict(removed, f"the source negates '{surface(removed)}', the sentence does not")
+    s_sides, e_sides = s.sides, e.sides
     # A sentence uses a direction word more often than its evidence, and the opposite less
     # often: one occurrence was turned around.
     for (pair, side), count in sorted(s_sides.items()):
