@@ -7,12 +7,13 @@ import pytest
 
 from .conftest import upload_ready
 from .pdfs import TOPICS, manual_pdf
-from .stack import Gateway
+from .stack import Gateway, ServiceProcess
 
 pytestmark = pytest.mark.integration
 
 
-def test_verify_returns_each_sentence_verdict_with_its_evidence_offsets(gateway: Gateway) -> None:
+def test_verify_returns_each_sentence_verdict_with_its_evidence_offsets(gateway: Gateway,
+                                                                      indexer: ServiceProcess) -> None:
     document = upload_ready(gateway, manual_pdf(unit=131), "unit-131.pdf")
     doc_id = document["doc_id"]
     page = httpx.get(f"{gateway.url}/v1/documents/{doc_id}/pages/2", timeout=10).json()["text"]
@@ -32,7 +33,7 @@ def test_verify_returns_each_sentence_verdict_with_its_evidence_offsets(gateway:
     assert "147" in body["sentences"][1]["reason"]
 
 
-def test_verify_refuses_pages_the_document_does_not_have(gateway: Gateway) -> None:
+def test_verify_refuses_pages_the_document_does_not_have(gateway: Gateway, indexer: ServiceProcess) -> None:
     document = upload_ready(gateway, manual_pdf(unit=132), "unit-132.pdf")
     response = httpx.post(f"{gateway.url}/v1/verify", timeout=30, json={
         "answer": "Anything.", "citations": [{"doc_id": document["doc_id"], "pages": [len(TOPICS) + 5]}]})
