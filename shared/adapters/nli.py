@@ -34,8 +34,13 @@ class OnnxEntailmentJudge:
                 f"TREERAG_NLI={folder}: {', '.join(missing)} missing; the folder needs model.onnx, tokenizer.json "
                 "and config.json of an NLI cross-encoder exported to ONNX, or set TREERAG_NLI=off"
             )
-        import onnxruntime
-        from tokenizers import Tokenizer
+        try:
+            import onnxruntime
+            from tokenizers import Tokenizer
+        except ImportError as exc:
+            raise EntailmentModelError(
+                f"TREERAG_NLI={folder} needs onnxruntime and tokenizers: pip install 'treerag[nli]'"
+            ) from exc
 
         labels = json.loads((folder / "config.json").read_text()).get("id2label", {})
         self.order = [str(labels.get(str(i), labels.get(i, ""))).lower() for i in range(len(labels))]
