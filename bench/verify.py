@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import random
 import time
 from collections import defaultdict
@@ -183,7 +184,7 @@ def _timing(items: list[Item], fitted: GroundingFit) -> dict[str, float]:
         ground(item.sentence, item.page_text, fitted)
     per_sentence = (time.perf_counter() - started) / len(sample) * 1000
     return {"ms_per_sentence": round(per_sentence, 3), "ms_per_answer_of_5_sentences": round(5 * per_sentence, 3),
-            "sentences_timed": len(sample)}
+            "sentences_timed": len(sample), "load_average_1min": round(os.getloadavg()[0], 2)}
 
 
 def run(write_fit: bool) -> dict[str, Any]:
