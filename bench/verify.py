@@ -174,17 +174,22 @@ def _summary(scores: np.ndarray, accepted: np.ndarray, labels: np.ndarray, kinds
     }
 
 
-def _timing(items: list[Item], fitted: GroundingFit) -> dict[str, float]:
-    """Per sentence on a page already windowed, and per answer of five sentences."""
+def _timing(items: list[Item], fitted: GroundingFit, passes: int = 3) -> dict[str, float]:
+    """Per sentence on a page already windowed (the cost an answer pays once its pages are
+    read), in several passes: the 2 cores are shared, so the fastest pass is the cost with the
+    least interference and the slowest shows the spread."""
     sample = items[:: max(len(items) // 300, 1)]
     for item in sample:
         page_windows(item.page_text)
-    started = time.perf_counter()
-    for item in sample:
-        ground(item.sentence, item.page_text, fitted)
-    per_sentence = (time.perf_counter() - started) / len(sample) * 1000
-    return {"ms_per_sentence": round(per_sentence, 3), "ms_per_answer_of_5_sentences": round(5 * per_sentence, 3),
-            "sentences_timed": len(sample), "load_average_1min": round(os.getloadavg()[0], 2)}
+    per_pass = []
+    for _ in range(passes):
+        started = time.perf_counter()
+        for item in sample:
+            ground(item.sentence, item.page_text, fitted)
+        per_pass.append((time.perf_counter() - started) / len(sample) * 1000)
+    return {"ms_per_sentence_fastest_pass": round(min(per_pass), 3), "ms_per_sentence_slowest_pass": round(max(per_pass), 3),
+            "ms_per_answer_of_5_sentences_fastest_pass": round(5 * min(per_pass), 3),
+            "sentences_timed": len(sample), "passes": passes, "load_average_1min": round(os.getloadavg()[0], 2)}
 
 
 def run(write_fit: bool) -> dict[str, Any]:
