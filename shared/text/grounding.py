@@ -117,7 +117,7 @@ def _char_grams(text: str, n: int = 4) -> set[str]:
     return {flat[i : i + n] for i in range(max(len(flat) - n + 1, 0))}
 
 
-@dataclass
+@dataclass(frozen=True)
 class Window:
     """One to three consecutive statements of a page, with their offsets in the page text."""
 
