@@ -28,7 +28,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from shared.text.lexical import STOPWORDS, sentences_of, stem
-from shared.text.normalize import fold, normalize
+from shared.text.normalize import fold, normalize, tokenize
 from shared.text.numbers import NumberMention, number_mentions, unstated
 from shared.text.polarity import NEGATIONS, PolarityConflict, polarity_conflict, polarity_tokens
 from shared.text.seams import page_seams, split_at_seams
@@ -90,7 +90,6 @@ def default_fit() -> GroundingFit:
     return load_fit()
 
 
-_TOKEN = re.compile(r"[a-z0-9]+(?:[._'][a-z0-9]+)*")
 
 
 def _split_numbers(text: str) -> tuple[list[str], tuple[NumberMention, ...]]:
@@ -113,7 +112,7 @@ def _weight(token: str) -> float:
 
 
 def _char_grams(text: str, n: int = 4) -> set[str]:
-    flat = " ".join(_TOKEN.findall(normalize(text)))
+    flat = " ".join(tokenize(text))
     return {flat[i : i + n] for i in range(max(len(flat) - n + 1, 0))}
 
 
@@ -366,6 +365,6 @@ def ground(sentence: str, page: str, fit: GroundingFit | None = None) -> Groundi
     else:
         verdict, reason = UNSUPPORTED, f"the best window covers only {coverage:.0%} of the sentence"
         if novel:
-            written = {stem(w): w for w in reversed(_TOKEN.findall(normalize(sentence)))}
+            written = {stem(w): w for w in reversed(tokenize(sentence))}
             reason += f"; the page never uses {', '.join(repr(written.get(w, w)) for w in novel[:3])}"
     return Grounding(score, verdict, reason, window.text, window.start, window.end, features)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from shared.text.lexical import STOPWORDS, stem
-from shared.text.normalize import normalize
+from shared.text.normalize import normalize, tokenize
 
 NEGATIONS = frozenset(
     "not no never none nor neither cannot without nothing nobody nowhere non unable".split()
@@ -22,7 +22,6 @@ NEGATIONS = frozenset(
 # "doesn't" → "does" + not; "can't", "won't" keep their verb.
 _CONTRACTION = re.compile(r"\b(ca|wo|do|does|did|is|are|was|were|has|have|had|should|would|could|must|need)n't\b")
 _IRREGULAR = {"can't": "can not", "won't": "will not", "cannot": "can not", "shan't": "shall not"}
-_TOKEN = re.compile(r"[a-z0-9]+(?:[._'][a-z0-9]+)*")
 # Governed word: the first content word within this many tokens after a negation.
 SCOPE = 4
 
@@ -60,9 +59,15 @@ def _expand(text: str) -> str:
     return _CONTRACTION.sub(lambda m: f"{m.group(1) if m.group(1) not in ('ca', 'wo') else ''} not", text)
 
 
+def _words(text: str) -> list[str]:
+    """Lower-case words with contractions spelled out; Han, kana and Hangul runs as `tokenize`
+    splits them (character bigrams), so text in those scripts is compared too."""
+    return tokenize(_expand(text))
+
+
 def polarity_tokens(text: str) -> list[str]:
     """Lower-case stemmed tokens with contractions spelled out, negations and stopwords kept."""
-    return [stem(t) for t in _TOKEN.findall(_expand(text))]
+    return [stem(t) for t in _words(text)]
 
 
 def _negated_heads(tokens: list[str]) -> tuple[set[str], set[str]]:
@@ -134,7 +139,7 @@ class _Reading:
 
 @lru_cache(maxsize=8192)  # a page's statements are read once for every sentence checked on it
 def _read(text: str) -> _Reading:
-    words = tuple(_TOKEN.findall(_expand(text)))
+    words = tuple(_words(text))
     tokens = tuple(stem(w) for w in words)
     negated, plain = _negated_heads(list(tokens))
     return _Reading(words, tokens, frozenset(negated), frozenset(plain), _side_counts(list(tokens)))

@@ -178,3 +178,22 @@ def test_answer_text_is_checked_sentence_by_sentence_without_its_citation_marks(
     assert [c.verdict for c in checks][0] == "supported"
     assert checks[1].verdict != "supported"
     assert "[plant.pdf" not in checks[0].text
+
+
+@pytest.mark.parametrize(
+    ("page", "true", "wrong"),
+    [
+        ("제3조 (계약기간)\n본 계약의 기간은 2년으로 한다. 계약은 서면 합의로 연장할 수 있다.\n",
+         "본 계약의 기간은 2년으로 한다.", "본 계약의 기간은 5년으로 한다."),
+        ("第3条\n契約期間は2年とする。延長は書面で行う。\n", "契約期間は2年とする。", "契約期間は5年とする。"),
+    ],
+)
+def test_korean_and_japanese_sentences_are_compared_too(page: str, true: str, wrong: str) -> None:
+    supported = ground(true, page)
+    assert supported.verdict == "supported" and supported.features["coverage"] == 1.0
+    assert ground(wrong, page).verdict == "contradicted"
+
+
+def test_identifiers_match_whether_or_not_the_page_has_non_ascii_characters() -> None:
+    page = "Settings \u2014 checks\nSet R_CHECK_CONSTANTS to 5 to enable the \u2018strict\u2019 check.\n"
+    assert ground("Set R_CHECK_CONSTANTS to 5 to enable the 'strict' check.", page).features["coverage"] == 1.0
