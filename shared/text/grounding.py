@@ -30,7 +30,7 @@ from pathlib import Path
 from shared.text.lexical import STOPWORDS, sentences_of, stem
 from shared.text.normalize import fold, normalize, tokenize
 from shared.text.numbers import NumberMention, number_mentions, unstated
-from shared.text.polarity import NEGATIONS, PolarityConflict, polarity_conflict, polarity_tokens
+from shared.text.polarity import NEGATIONS, PolarityConflict, polarity_conflict, polarity_tokens, read_polarity
 from shared.text.seams import page_seams, split_at_seams
 
 SUPPORTED = "supported"
@@ -185,6 +185,19 @@ def page_windows(page: str) -> tuple[Window, ...]:
     return tuple(windows)
 
 
+@lru_cache(maxsize=512)
+def prepared_windows(page: str) -> tuple[Window, ...]:
+    """`page_windows`, with everything else a check reads of the page computed once: its
+    vocabulary, its names and each window's polarity. A page cited by many sentences costs
+    this once; each sentence then costs only its own comparison."""
+    windows = page_windows(page)
+    _page_vocabulary(page)
+    _page_key(page)
+    for window in windows:
+        read_polarity(window.text)
+    return windows
+
+
 def _missing_numbers(numbers: tuple[NumberMention, ...], window: Window) -> list[NumberMention]:
     return unstated(numbers, window.numbers)
 
@@ -302,7 +315,7 @@ def ground(sentence: str, page: str, fit: GroundingFit | None = None) -> Groundi
     """How well `page` supports `sentence`: the best window, the checks and the verdict."""
     fit = fit or default_fit()
     tokens, quantities = _split_numbers(sentence)
-    windows = page_windows(page) if page.strip() else ()
+    windows = prepared_windows(page) if page.strip() else ()
     if not (tokens or quantities) or not windows:
         features = dict.fromkeys(FEATURES, 0.0)
         return Grounding(0.0, UNSUPPORTED, "nothing to compare: empty sentence or page", "", 0, 0, features)

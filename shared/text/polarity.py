@@ -138,7 +138,8 @@ class _Reading:
 
 
 @lru_cache(maxsize=8192)  # a page's statements are read once for every sentence checked on it
-def _read(text: str) -> _Reading:
+def read_polarity(text: str) -> _Reading:
+    """The negations and direction words of a text (memoised; evidence windows are read once)."""
     words = tuple(_words(text))
     tokens = tuple(stem(w) for w in words)
     negated, plain = _negated_heads(list(tokens))
@@ -147,7 +148,7 @@ def _read(text: str) -> _Reading:
 
 def polarity_conflict(sentence: str, evidence: str) -> PolarityConflict | None:
     """The first way `sentence` turns `evidence` around, or None when their polarity agrees."""
-    s, e = _read(sentence), _read(evidence)
+    s, e = read_polarity(sentence), read_polarity(evidence)
     s_words, e_words = s.words, e.words
 
     def surface(key: str) -> str:
