@@ -7,13 +7,14 @@ STORE  ?= data
 PDFS   ?=
 export TREERAG_CACHE ?= $(HOME)/.cache/treerag
 
-.PHONY: help venv samples demo test test-unit lint-imports infra up down bench bench-verify clean
+.PHONY: help venv samples demo test test-unit lint-imports infra prometheus prometheus-rules up down bench bench-verify clean
 
 help:
 	@echo "make demo   - set up, index the sample PDFs (and PDFS=...), print trees, answer questions"
 	@echo "make test   - set up venv, Kafka and FerretDB, check the import contracts, run the whole suite"
 	@echo "make test-unit - the import contracts and every test that needs no Kafka or FerretDB (no Java, no Go)"
-	@echo "make up     - run Kafka, FerretDB and every service as local processes; make down stops them"
+	@echo "make up     - run Kafka, FerretDB, every service (and Prometheus when installed) as local processes; make down stops them"
+	@echo "make prometheus - install prometheus and promtool from Debian's packages when missing (as root)"
 	@echo "make bench  - run the benchmarks (needs ../shared/data)"
 	@echo "make bench-verify - the verifier on its labelled set, held-out by document (bench/results/verify.json)"
 
@@ -36,10 +37,27 @@ infra: $(STAMP)
 	PYTHON=$(abspath $(BIN)/python) scripts/infra/kafka.sh fetch
 	PYTHON=$(abspath $(BIN)/python) scripts/infra/ferretdb.sh build
 
+# Debian's `prometheus` package holds both binaries. Idempotent: nothing happens when both are found.
+prometheus:
+	@if command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1; then \
+		echo "prometheus: $$(command -v prometheus), $$(command -v promtool)"; \
+	elif [ "$$(id -u)" != 0 ]; then \
+		echo "prometheus/promtool missing: run 'make prometheus' as root (apt-get install prometheus)" >&2; exit 1; \
+	else \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends prometheus; \
+	fi
+
+# Both configurations and the rules are valid; the alert and recording rules pass their unit tests.
+prometheus-rules: prometheus
+	promtool check config deploy/prometheus/prometheus.yml
+	promtool check config deploy/prometheus/prometheus.local.yml
+	promtool check rules deploy/prometheus/rules/*.yml
+	promtool test rules deploy/prometheus/rules/tests/*.yml
+
 lint-imports: $(STAMP)
 	$(BIN)/lint-imports --no-cache
 
-test: infra lint-imports
+test: infra lint-imports prometheus-rules
 	$(BIN)/python -m pytest -q -ra
 
 test-unit: lint-imports

@@ -8,7 +8,11 @@
 # Env: PYTHON (the venv's python), TREERAG_RUN (state; default $TREERAG_CACHE/run),
 #      TREERAG_KAFKA_PORT (9092), TREERAG_MONGO_PORT (27017), TREERAG_GATEWAY_PORT (8000),
 #      TREERAG_GATEWAY_HOST (127.0.0.1), TREERAG_SCALE_<STAGE> replicas per stage (1), e.g.
-#      TREERAG_SCALE_INDEXER=3; any other TREERAG_* setting is passed to the services.
+#      TREERAG_SCALE_INDEXER=3; any other TREERAG_* setting is passed to the services;
+#      TREERAG_PROMETHEUS_PORT (9090).
+# Replica i of a stage serves /metrics on the stage's default port + 10*i (indexer 9101, 9111...).
+# When the `prometheus` binary is on PATH (`make prometheus`), `up` also runs it with
+# deploy/prometheus/prometheus.local.yml and one scrape target per replica (targets/<job>.json).
 # Logs: $TREERAG_RUN/stack/logs/<service>-<n>.log
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -25,7 +29,10 @@ KPORT="${TREERAG_KAFKA_PORT:-9092}"
 MPORT="${TREERAG_MONGO_PORT:-27017}"
 GPORT="${TREERAG_GATEWAY_PORT:-8000}"
 GHOST="${TREERAG_GATEWAY_HOST:-127.0.0.1}"
+PPORT="${TREERAG_PROMETHEUS_PORT:-9090}"
 STAGES=(indexer navigator compressor verifier)
+declare -A METRICS_PORTS # default metrics port of each stage, from its one definition
+PROM="$STACK/prometheus"
 READY_TIMEOUT="${TREERAG_STACK_READY_TIMEOUT:-240}"
 
 replicas() { # stage
@@ -62,10 +69,53 @@ poll_host() {
 # fail the startup check below as services that "exited during startup".
 clear_dead_pidfiles() {
   local pidfile
-  for pidfile in "$PIDS"/*.pid; do
+  for pidfile in "$PIDS"/*-*.pid; do
     [[ -f "$pidfile" ]] || continue
     pid_alive "$pidfile" services. >/dev/null || rm -f "$pidfile"
   done
+  pid_alive "$PIDS/prometheus.pid" prometheus >/dev/null || rm -f "$PIDS/prometheus.pid"
+}
+
+# targets/<job>.json for Prometheus' file_sd: one "host:port" per replica.
+write_targets() { # job host:port...
+  local job="$1" list
+  shift
+  list="$(printf '"%s",' "$@")"
+  mkdir -p "$PROM/targets"
+  printf '[{"targets": [%s]}]\n' "${list%,}" >"$PROM/targets/$job.json.tmp"
+  mv "$PROM/targets/$job.json.tmp" "$PROM/targets/$job.json" # file_sd reads whole files only
+}
+
+start_prometheus() {
+  if ! command -v prometheus >/dev/null 2>&1; then
+    log "prometheus not installed ('make prometheus' installs it): metrics are not collected"
+    return 0
+  fi
+  local pidfile="$PIDS/prometheus.pid"
+  if pid_alive "$pidfile" prometheus >/dev/null; then
+    log "prometheus already running (pid $(cat "$pidfile"))"
+    return 0
+  fi
+  # The config's relative paths (rules/, targets/) resolve beside the link, in the run folder.
+  mkdir -p "$PROM/data"
+  ln -sfn "$ROOT/deploy/prometheus/prometheus.local.yml" "$PROM/prometheus.yml"
+  ln -sfn "$ROOT/deploy/prometheus/rules" "$PROM/rules"
+  nohup prometheus --config.file="$PROM/prometheus.yml" --storage.tsdb.path="$PROM/data" \
+    --storage.tsdb.retention.time=7d --web.listen-address="127.0.0.1:$PPORT" \
+    >>"$LOGS/prometheus.log" 2>&1 </dev/null &
+  echo $! >"$pidfile"
+  log "started prometheus (pid $!, http://127.0.0.1:$PPORT, log $LOGS/prometheus.log)"
+  local i
+  for ((i = 0; i < 50; i++)); do
+    pid_alive "$pidfile" prometheus >/dev/null || break
+    # Still alive a moment after the port answers: the port is its own, not another server's.
+    port_open "$PPORT" && sleep 1 && pid_alive "$pidfile" prometheus >/dev/null && return 0
+    sleep 0.2
+  done
+  tail -n 5 "$LOGS/prometheus.log" >&2 || true
+  # Optional: the services run without it. A taken port is the usual cause (another Prometheus,
+  # e.g. the Debian package's own service): TREERAG_PROMETHEUS_PORT picks another.
+  log "WARNING: prometheus did not start on 127.0.0.1:$PPORT (log above); set TREERAG_PROMETHEUS_PORT to a free port"
 }
 
 cmd_up() {
@@ -74,21 +124,23 @@ cmd_up() {
   clear_dead_pidfiles
   "$ROOT/scripts/infra/up.sh"
   export TREERAG_KAFKA_BOOTSTRAP="127.0.0.1:$KPORT" TREERAG_MONGO_URL="mongodb://127.0.0.1:$MPORT/"
+  eval "$(cd "$ROOT" && "$PYTHON" -c 'from shared.adapters.metrics import STAGE_METRICS_PORTS as ports
+print(" ".join(f"METRICS_PORTS[{stage}]={port}" for stage, port in ports.items()))')"
   export PYTHONUNBUFFERED=1
   for stage in "${STAGES[@]}"; do
-    local n i
+    local n i port targets=()
     n="$(replicas "$stage")"
-    if ((n > 1)); then
-      # Replicas share the stage's metrics port: the first serves the aggregate of all of them.
-      export PROMETHEUS_MULTIPROC_DIR="$STACK/metrics/$stage"
-      rm -rf "$PROMETHEUS_MULTIPROC_DIR" && mkdir -p "$PROMETHEUS_MULTIPROC_DIR"
-    fi
     for ((i = 0; i < n; i++)); do
-      start_service "$stage" "$i" -m "services.$stage"
+      # Each replica is its own scrape target, so Prometheus sees (and sums) every one.
+      port=$((METRICS_PORTS[$stage] + 10 * i))
+      targets+=("127.0.0.1:$port")
+      TREERAG_METRICS_PORT="$port" start_service "$stage" "$i" -m "services.$stage"
     done
-    unset PROMETHEUS_MULTIPROC_DIR
+    write_targets "$stage" "${targets[@]}"
   done
   start_service gateway 0 -m services.gateway --host "$GHOST" --port "$GPORT"
+  write_targets gateway "$(poll_host):$GPORT"
+  start_prometheus
 
   local url deadline=$((SECONDS + READY_TIMEOUT))
   url="http://$(poll_host):$GPORT"
@@ -99,7 +151,7 @@ with urllib.request.urlopen(sys.argv[1], timeout=3) as r:
     sys.exit(0 if r.status == 200 else 1)
 PY
   do
-    for pidfile in "$PIDS"/*.pid; do
+    for pidfile in "$PIDS"/*-*.pid; do
       [[ -f "$pidfile" ]] || continue
       if ! pid_alive "$pidfile" services. >/dev/null; then
         local name
@@ -114,7 +166,8 @@ PY
   cat <<MSG
 TreeRAG is up.
   gateway:  http://$GHOST:$GPORT   (API docs: http://$GHOST:$GPORT/docs)
-  metrics:  gateway /metrics; indexer :9101, navigator :9102, compressor :9103, verifier :9104
+  metrics:  gateway /metrics; indexer :${METRICS_PORTS[indexer]}, navigator :${METRICS_PORTS[navigator]}, compressor :${METRICS_PORTS[compressor]}, verifier :${METRICS_PORTS[verifier]} (replica i: +10*i)
+  prometheus: $(command -v prometheus >/dev/null 2>&1 && echo "http://127.0.0.1:$PPORT (alerts: /alerts)" || echo "not installed (make prometheus)")
   logs:     $LOGS
   stop:     make down
 MSG
@@ -124,10 +177,11 @@ cmd_down() {
   local rc=0
   if [[ -d "$PIDS" ]]; then
     # The gateway first (no new work), then the stages.
-    for pidfile in "$PIDS"/gateway-*.pid "$PIDS"/*.pid; do
+    for pidfile in "$PIDS"/gateway-*.pid "$PIDS"/*-*.pid; do
       [[ -f "$pidfile" ]] || continue
       stop_pidfile "$pidfile" "$(basename "$pidfile" .pid)" 40 services. || rc=1
     done
+    stop_pidfile "$PIDS/prometheus.pid" prometheus 30 prometheus || rc=1
   fi
   "$ROOT/scripts/infra/down.sh" || rc=1
   return $rc
@@ -135,7 +189,7 @@ cmd_down() {
 
 cmd_status() {
   local any=0
-  for pidfile in "$PIDS"/*.pid; do
+  for pidfile in "$PIDS"/*-*.pid; do
     [[ -f "$pidfile" ]] || continue
     any=1
     if pid="$(pid_alive "$pidfile" services.)"; then
@@ -145,6 +199,9 @@ cmd_status() {
     fi
   done
   ((any)) || echo "no services started from $STACK"
+  if pid="$(pid_alive "$PIDS/prometheus.pid" prometheus)"; then
+    echo "prometheus: running (pid $pid, http://127.0.0.1:$PPORT)"
+  fi
   "$ROOT/scripts/infra/kafka.sh" status || true
   "$ROOT/scripts/infra/ferretdb.sh" status || true
 }

@@ -40,6 +40,21 @@ class Settings(BaseSettings):
         description="Entailment model for the verifier: 'off', or a folder holding model.onnx, tokenizer.json "
         "and config.json (an NLI cross-encoder exported to ONNX; nothing is downloaded).",
     )
+    embeddings: Literal["wordllama", "fastembed", "sentence-transformers", "off"] = Field(
+        default="wordllama",
+        description="Dense vectors for pages, sections and questions (see shared/adapters/embeddings). "
+        "wordllama needs no download; fastembed and sentence-transformers load a model named by "
+        "embeddings_model (downloaded once into embeddings_cache) or found in embeddings_path.",
+    )
+    embeddings_model: str | None = Field(
+        default=None, description="Model name for fastembed / sentence-transformers; None = the backend's default."
+    )
+    embeddings_path: Path | None = Field(
+        default=None, description="A local model folder: loaded from there, never downloaded."
+    )
+    embeddings_cache: Path | None = Field(
+        default=None, description="Where fastembed / sentence-transformers keep downloaded models."
+    )
 
 
 def get_settings() -> Settings:

@@ -15,7 +15,14 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from shared.adapters.memory.queries import InMemoryQueryStore
-from shared.model.documents import DocumentRecord, DocumentStatus, DocumentTree, IndexedDocument
+from shared.app.indexing import store_indexed
+from shared.model.documents import (
+    DocumentEmbeddings,
+    DocumentRecord,
+    DocumentStatus,
+    DocumentTree,
+    IndexedDocument,
+)
 from shared.model.events import DeadLetter, Event
 
 E = TypeVar("E", bound=Event)
@@ -29,13 +36,14 @@ def _now() -> datetime:
 
 
 class FakeRepository:
-    """Documents, pages, trees, PDFs and cache entries in dicts. `reads` counts each read
+    """Documents, pages, trees, vectors, PDFs and cache entries in dicts. `reads` counts each read
     method's calls, so a test can tell whether a handler went to the store."""
 
     def __init__(self) -> None:
         self.documents: dict[str, DocumentRecord] = {}
         self.pages: dict[str, list[str]] = {}
         self.trees: dict[str, DocumentTree] = {}
+        self.embeddings: dict[str, DocumentEmbeddings] = {}
         self.pdfs: dict[str, bytes] = {}
         self.cached: dict[tuple[str, str], dict[str, Any]] = {}
         self.reads: Counter[str] = Counter()
@@ -99,10 +107,18 @@ class FakeRepository:
         self.reads["get_pdf"] += 1
         return self.pdfs.get(doc_id)
 
+    async def put_embeddings(self, embeddings: DocumentEmbeddings) -> None:
+        self.embeddings[embeddings.doc_id] = embeddings
+
+    async def get_embeddings(self, doc_id: str) -> DocumentEmbeddings | None:
+        self.reads["get_embeddings"] += 1
+        return self.embeddings.get(doc_id)
+
+    async def delete_embeddings(self, doc_id: str) -> None:
+        self.embeddings.pop(doc_id, None)
+
     async def put_indexed(self, indexed: IndexedDocument) -> None:
-        await self.put_pages(indexed.record.doc_id, indexed.pages)
-        await self.put_tree(indexed.tree)
-        await self.put_document(indexed.record)
+        await store_indexed(self, indexed)
 
     async def get_cached(self, namespace: str, key: str) -> dict[str, Any] | None:
         self.reads["get_cached"] += 1

@@ -15,6 +15,8 @@ import logging
 import time
 import uuid
 
+import numpy as np
+
 from services.compressor.handlers import STAGE as COMPRESSOR
 from services.compressor.handlers import CompressorHandlers
 from services.compressor.main import routes as compressor_routes
@@ -36,7 +38,7 @@ from shared.app.answer_key import answering_name
 from shared.model.documents import DocumentRecord
 from shared.model.events import AnswerVerified, QueryFailed, QueryReceived
 from shared.model.query import QuerySettings
-from shared.ports.model_roles import AnswerGenerator, NodeScorer
+from shared.ports.model_roles import AnswerGenerator, Embedder, NodeScorer
 from shared.ports.repository import Repository
 from shared.settings import get_settings
 from treerag.pipeline import AskResult, StageTimings
@@ -58,6 +60,7 @@ class QueryEngine:
     `llm`: a model client; answers are then written by it, and nodes scored by it for queries
     whose settings ask for `llm_scoring`. `answer_cache`: answers are looked up before
     navigating and stored after verifying (off by default, so every call computes).
+    `embedder`: the model the documents' vectors were made with (see `IndexCache`).
     """
 
     def __init__(
@@ -66,10 +69,11 @@ class QueryEngine:
         *,
         llm: LLMClient | None = None,
         answer_cache: AnswerCache | None = None,
+        embedder: Embedder | None = None,
     ) -> None:
         self.repository = repository
         self.answer_cache = answer_cache
-        self.index_cache = IndexCache(repository)
+        self.index_cache = IndexCache(repository, embedder)
         self._scorer: NodeScorer | None = None
         self._generator: AnswerGenerator | None = None
         if llm is not None:
@@ -85,6 +89,9 @@ class QueryEngine:
 
     async def indexes(self, doc_ids: list[str] | None) -> list[DocumentIndex]:
         return await self.index_cache.indexes(doc_ids)
+
+    def question_vector(self, question: str) -> np.ndarray | None:
+        return self.index_cache.question_vector(question)
 
     def _pipeline(
         self, scorer: NodeScorer | None, generator: AnswerGenerator | None, use_cache: bool

@@ -18,6 +18,7 @@ from urllib.parse import quote
 
 from fastapi import FastAPI, File, Form, HTTPException, Request, Response, UploadFile
 from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
 from faststream.kafka import Topic
 from faststream.kafka.annotations import KafkaMessage
 from pydantic import ValidationError
@@ -41,6 +42,9 @@ from shared.adapters.metrics import (
     HTTP_SECONDS,
     INFLIGHT_QUERIES,
     MESSAGES_CONSUMED,
+    export_http_series,
+    export_known_series,
+    record_finished_query,
     render_metrics,
 )
 from shared.adapters.mongo.queries import MongoQueryRepository, QueryRecord, QueryStatus
@@ -72,6 +76,15 @@ class Backends:
     repo: MongoRepository
     queries: MongoQueryRepository
     waiter: AnswerWaiter
+
+
+def query_outcome(finished: QueryRecord | None) -> str:
+    """The outcome a finished query is counted under (`treerag_queries_total`)."""
+    if finished is None:
+        return "timeout"
+    if finished.status == QueryStatus.FAILED or finished.outcome is None:
+        return "failed"
+    return "abstained" if finished.outcome.answer.abstained else "answered"
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -107,6 +120,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             logger.warning("unreadable event ignored", extra=log_fields(topic=topic))
             return
         backends["live"].waiter.resolve(event)
+
+    # The answers are read without the delivery layer (no handler, retries or dead letters).
+    export_known_series(STAGE, produced=[bus.topic(DocumentUploaded.TOPIC), bus.topic(QueryReceived.TOPIC)])
+    for topic in (AnswerVerified.TOPIC, QueryFailed.TOPIC):
+        MESSAGES_CONSUMED.labels(STAGE, bus.topic(topic))
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -327,6 +345,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 live.waiter.forget(query_id)
                 INFLIGHT_QUERIES.dec()
             total_ms = round((time.perf_counter() - started) * 1000, 3)
+            record_finished_query(query_outcome(finished), finished.timings if finished else [])
             if finished is None:
                 pending = QueryResponse.of(record, total_ms=total_ms)
                 logger.warning("query timed out", extra=log_fields(total_ms=total_ms))
@@ -361,4 +380,18 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             raise HTTPException(404, f"no query {shortened(query_id, 64)!r}")
         return QueryResponse.of(record)
 
+    export_http_series(declared_endpoints(app))
     return app
+
+
+def declared_endpoints(app: FastAPI) -> list[tuple[str, str, int]]:
+    """(method, route, status) of every API route: its success status, the statuses it declares,
+    and 500 (any route can fail), so the latency and 5xx panels have series before traffic."""
+    endpoints = []
+    for route in app.routes:
+        if not isinstance(route, APIRoute):
+            continue
+        statuses = {route.status_code or 200, 500, *(int(code) for code in route.responses if str(code).isdigit())}
+        endpoints += [(method, route.path, status) for method in sorted(route.methods - {"HEAD"})
+                      for status in sorted(statuses)]
+    return endpoints

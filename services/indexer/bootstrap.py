@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from services.indexer.handlers import IndexerHandlers
 from services.indexer.settings import IndexerSettings
+from shared.adapters.embeddings import make_embedder
 from shared.adapters.llm import make_llm
 from shared.stage import StagePorts
 
@@ -16,4 +17,5 @@ async def build(ports: StagePorts) -> IndexerHandlers:
         llm=make_llm(ports.settings),
         page_delay_s=own.page_delay_ms / 1000,
         max_poll_interval_s=own.max_poll_interval_s,
+        embedder=make_embedder(ports.settings),
     )

@@ -23,6 +23,7 @@ from shared.model.events import DocumentFailed, DocumentUploaded, TreeBuilt
 from shared.model.tree import count_nodes
 from shared.ports.bus import Publisher
 from shared.ports.ledger import DoneLedger
+from shared.ports.model_roles import Embedder
 from shared.ports.repository import Repository
 
 logger = logging.getLogger(__name__)
@@ -54,6 +55,7 @@ class IndexerHandlers:
         max_pages: int,
         llm: LLMClient | None = None,
         page_delay_s: float = 0.0,
+        embedder: Embedder | None = None,
         max_poll_interval_s: float = 1800.0,
     ) -> None:
         self.repo = repo
@@ -62,6 +64,7 @@ class IndexerHandlers:
         self.max_pages = max_pages
         self.llm = llm
         self.page_delay_s = page_delay_s
+        self.embedder = embedder
         self.max_poll_interval_s = max_poll_interval_s
 
     def _progress(self) -> Callable[[int], None] | None:
@@ -94,7 +97,9 @@ class IndexerHandlers:
         options = IndexOptions(**{"max_pages": self.max_pages, **event.index_options})
         try:
             # Extraction and tree building are CPU work: a worker thread keeps heartbeats going.
-            indexed = await asyncio.to_thread(index_pdf, data, event.file_name, options, self.llm, self._progress())
+            indexed = await asyncio.to_thread(
+                index_pdf, data, event.file_name, options, self.llm, self._progress(), self.embedder
+            )
         except PdfError as exc:
             await self._fail(event, str(exc), type(exc).__name__)
             await self.ledger.mark_done(STAGE, event.event_id)

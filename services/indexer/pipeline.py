@@ -26,6 +26,7 @@ from services.indexer.outline import build_outline_tree, usable_outline
 from services.indexer.summaries import summarise_tree
 from services.indexer.verify import verify_tree
 from services.indexer.windows import build_windows, split_long_leaves
+from shared.adapters.embeddings.document import embed_document
 from shared.adapters.logs import log_fields
 from shared.model.documents import (
     BuilderName,
@@ -36,6 +37,7 @@ from shared.model.documents import (
 )
 from shared.model.ids import BuilderChoice, content_id
 from shared.model.tree import TreeNode, count_nodes
+from shared.ports.model_roles import Embedder
 
 logger = logging.getLogger(__name__)
 
@@ -121,8 +123,10 @@ def index_pdf(
     options: IndexOptions | None = None,
     llm: object | None = None,
     progress: Callable[[int], None] | None = None,
+    embedder: Embedder | None = None,
 ) -> IndexedDocument:
     """Index one PDF. `progress(n)` is called as pages are read, with n new pages each time.
+    With an `embedder`, every page and every node (title + summary) also gets a vector.
 
     Raises a services.indexer.errors.PdfError subclass when the file cannot be indexed.
     """
@@ -197,6 +201,7 @@ def index_pdf(
         summarise_tree(nodes, pages, furniture, options.summary_sentences)
     if builder is BuilderName.LLM:
         _llm_summaries(nodes, pages, llm, options.domain, warnings)
+    embeddings = embed_document(doc_id, pages, nodes, embedder) if embedder is not None else None
 
     elapsed = time.perf_counter() - started
     record = DocumentRecord(
@@ -216,4 +221,6 @@ def index_pdf(
             nodes=count_nodes(nodes), seconds=round(elapsed, 3), warnings=len(warnings),
         ),
     )
-    return IndexedDocument(record=record, pages=pages, tree=DocumentTree(doc_id=doc_id, nodes=nodes))
+    return IndexedDocument(
+        record=record, pages=pages, tree=DocumentTree(doc_id=doc_id, nodes=nodes), embeddings=embeddings
+    )

@@ -6,6 +6,7 @@ from services.navigator.handlers import NavigatorHandlers
 from services.navigator.index_cache import IndexCache
 from services.navigator.llm_scoring import LLMNodeScorer
 from shared.adapters.cache import AnswerCache
+from shared.adapters.embeddings import make_embedder
 from shared.adapters.llm import make_llm
 from shared.adapters.nli import answer_key_suffix
 from shared.app.answer_key import answering_name, generator_name
@@ -16,7 +17,7 @@ async def build(ports: StagePorts) -> NavigatorHandlers:
     llm = make_llm(ports.settings)
     scorer = LLMNodeScorer(llm) if llm else None
     return NavigatorHandlers(
-        IndexCache(ports.repository), ports.bus, ports.queries,
+        IndexCache(ports.repository, make_embedder(ports.settings)), ports.bus, ports.queries,
         scorer=scorer,
         cache=AnswerCache(ports.repository),
         answered_by=answering_name(generator_name(llm), scorer) + answer_key_suffix(ports.settings.nli),

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from shared.model.documents import DocumentRecord, DocumentTree
+from services.navigator.dense import DenseVectors
+from shared.model.documents import DocumentEmbeddings, DocumentRecord, DocumentTree
 from shared.model.tree import TreeNode
 from shared.text.lexical import BM25Index, terms
 from shared.text.names import WordGroup
@@ -94,6 +95,8 @@ class DocumentIndex:
     page_to_deepest: np.ndarray  # 0-based page -> index of the deepest node covering it, or -1
     has_summaries: bool
     by_id: dict[str, int] = field(default_factory=dict)
+    # Stored page and node vectors, when the document was indexed with embeddings on.
+    dense: DenseVectors | None = None
     # Resolved cross-references by reference; a tree never changes under its index.
     reference_cache: dict = field(default_factory=dict, repr=False)
     # Memoised look-ups of question words against this vocabulary (spelling, names), by kind.
@@ -215,6 +218,16 @@ class DocumentIndex:
             cached = self._idf_by_entry[term] = np.array([f.idf(term) for f in self.bm25_fields])[number]
         return cached
 
+    def dense_page_scores(self, question_vector: np.ndarray) -> np.ndarray | None:
+        """Cosine of the question with every page (index 0 = physical page 1); None when the
+        document has no vectors or they come from a model of another dimension."""
+        return self.dense.similarities(self.dense.pages, question_vector) if self.dense else None
+
+    def dense_node_scores(self, question_vector: np.ndarray) -> np.ndarray | None:
+        """Cosine of the question with every node's title + summary, in `nodes` order (0 for a
+        node without a vector); None as for `dense_page_scores`."""
+        return self.dense.similarities(self.dense.nodes, question_vector) if self.dense else None
+
     def page_text(self, number: int) -> str | None:
         return self.pages[number - 1] if 1 <= number <= len(self.pages) else None
 
@@ -226,11 +239,17 @@ class DocumentIndex:
 
     @classmethod
     def build(
-        cls, record: DocumentRecord, tree: DocumentTree, pages: list[str], precompute: bool = True
+        cls,
+        record: DocumentRecord,
+        tree: DocumentTree,
+        pages: list[str],
+        precompute: bool = True,
+        embeddings: DocumentEmbeddings | None = None,
     ) -> DocumentIndex:
         """Index one tree version. `precompute` also builds the merged postings and spelling
         groups now (`evidence.prepare` adds the sentence windows), so that queries never pay
-        for them (a cached index answers in milliseconds)."""
+        for them (a cached index answers in milliseconds).
+        `embeddings`: the document's stored vectors, exposed as `dense`."""
         nodes: list[FlatNode] = []
         roots: list[int] = []
 
@@ -271,6 +290,7 @@ class DocumentIndex:
             page_to_deepest=page_to_deepest,
             has_summaries=any(summaries),
             by_id={f.node.id: f.index for f in nodes},
+            dense=DenseVectors.aligned(embeddings, [f.node.id for f in nodes], len(pages)) if embeddings else None,
         )
         if precompute:
             index._field_postings  # noqa: B018 - build the merged postings now, not in a query

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import logging
 
+import numpy as np
+
 from services.navigator.evidence import prepare
 from services.navigator.index import DocumentIndex
 from shared.adapters.logs import log_fields
-from shared.model.documents import DocumentRecord, DocumentStatus
+from shared.model.documents import DocumentEmbeddings, DocumentRecord, DocumentStatus
+from shared.ports.model_roles import Embedder
 from shared.ports.repository import Repository
 
 logger = logging.getLogger(__name__)
@@ -23,9 +26,30 @@ class NoDocumentsError(LookupError):
 
 
 class IndexCache:
-    def __init__(self, repository: Repository) -> None:
+    """`embedder`: the model the documents' vectors were computed with; each index then carries
+    them (`DocumentIndex.dense`) and `question_vector` embeds questions for them."""
+
+    def __init__(self, repository: Repository, embedder: Embedder | None = None) -> None:
         self.repository = repository
+        self.embedder = embedder
         self._indexes: dict[str, DocumentIndex] = {}
+
+    def question_vector(self, question: str) -> np.ndarray | None:
+        """The question's unit vector for `DocumentIndex.dense_*_scores`; None without an embedder."""
+        return self.embedder.embed([question])[0] if self.embedder is not None else None
+
+    async def _embeddings(self, record: DocumentRecord) -> DocumentEmbeddings | None:
+        """The document's stored vectors when they come from the configured model."""
+        if self.embedder is None:
+            return None
+        embeddings = await self.repository.get_embeddings(record.doc_id)
+        if embeddings is not None and embeddings.model != self.embedder.name:
+            logger.warning(
+                "stored vectors come from another model; ignored (re-index to use them)",
+                extra=log_fields(doc_id=record.doc_id, stored=embeddings.model, configured=self.embedder.name),
+            )
+            return None
+        return embeddings
 
     def __contains__(self, doc_id: str) -> bool:
         return doc_id in self._indexes
@@ -39,7 +63,7 @@ class IndexCache:
         if tree is None:
             raise NoDocumentsError(f"document {record.doc_id} ({record.file_name}) has no tree; re-index it")
         pages = await self.repository.get_pages(record.doc_id)
-        index = prepare(DocumentIndex.build(record, tree, pages))
+        index = prepare(DocumentIndex.build(record, tree, pages, embeddings=await self._embeddings(record)))
         current = self._indexes.get(record.doc_id)
         # An older version is stale once a newer tree is indexed; a late build of an older
         # version never replaces a newer one.

@@ -25,6 +25,7 @@ from services.navigator.resolver import (
 )
 from services.navigator.scoring import DocumentScores, Normaliser
 from shared.adapters.logs import log_fields
+from shared.adapters.metrics import SCORER_FALLBACKS
 from shared.model.query import NavigationResult, Passage, QuerySettings, TraversalStats
 from shared.ports.model_roles import NodeScorer
 from shared.text.lexical import query_terms, shared_idf
@@ -89,6 +90,7 @@ class _Walker:
             model = None
         if model is None or len(model) != len(fresh):
             self.fallbacks += 1
+            SCORER_FALLBACKS.inc()
             return
         for i, value in zip(fresh, model, strict=True):
             self.scores.model_scores[i] = min(1.0, max(0.0, float(value)))

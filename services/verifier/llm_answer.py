@@ -12,9 +12,9 @@ import re
 from shared.text.citations import format_citation, parse_citations
 from services.verifier.detector import ABSTENTION
 from shared.adapters.llm.client import LLMClient
-from shared.text.language import LANGUAGE_NAMES, detect_language
 from shared.app.answer_key import ANSWER_PROMPT_VERSION
 from shared.model.query import Passage
+from shared.text.language import LANGUAGE_NAMES, detect_language
 
 logger = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, get_args
 
 
 def multiprocess_dir() -> Path | None:
@@ -44,6 +44,8 @@ from prometheus_client import (  # noqa: E402
 from prometheus_client.metrics_core import CounterMetricFamily, Metric  # noqa: E402
 
 from shared.adapters.logs import log_fields  # noqa: E402
+from shared.model.documents import BuilderName  # noqa: E402
+from shared.model.query import NavigationResult  # noqa: E402
 
 logger = logging.getLogger(__name__)
 
@@ -66,6 +68,12 @@ MESSAGES_PUBLISHED = Counter(
 )
 HANDLER_SECONDS = Histogram(
     "treerag_handler_seconds", "Handler processing time per stage.", ["stage"], buckets=LATENCY_BUCKETS
+)
+PUBLISH_SECONDS = Histogram(
+    "treerag_publish_seconds",
+    "Time from sending an event to the broker's acknowledgement, per publishing stage.",
+    ["stage"],
+    buckets=LATENCY_BUCKETS,
 )
 QUEUE_SECONDS = Histogram(
     "treerag_queue_seconds",
@@ -118,15 +126,102 @@ HTTP_SECONDS = Histogram(
 )
 QUERIES = Counter(
     "treerag_queries_total",
-    "Queries finished at the gateway, by outcome (answered, abstained, failed, timeout, cached).",
+    "Queries a client waited for at the gateway, by outcome (answered, abstained, failed, timeout).",
     ["outcome"],
 )
 QUERY_STAGE_SECONDS = Histogram(
     "treerag_query_stage_seconds",
-    "Per-query time at each stage as reported in the query's timings (queued or processing).",
+    "Per-query time at each stage as reported in the finished query's timings (queued or processing).",
     ["stage", "phase"],
     buckets=LATENCY_BUCKETS,
 )
+
+# Label values known before anything happens. Their series are exported at zero from the start,
+# so a panel tells "none yet" from "no data", and rate() counts the first event after a restart
+# (a series that appears at 1 has no earlier sample to rise from).
+QUERY_STAGES = ("navigator", "compressor", "verifier")
+QUERY_OUTCOMES = ("answered", "abstained", "failed", "timeout")
+QUERY_PHASES = ("queued", "processing")
+DOCUMENT_OUTCOMES = ("ready", "failed")
+BUILDERS = (*(builder.value for builder in BuilderName), "unknown")
+NAVIGATION_MODES: tuple[str, ...] = get_args(NavigationResult.model_fields["mode"].annotation)
+TOKEN_PHASES = ("before", "after")
+CACHES = ("answer", "llm")
+# The purposes the stages name in their model calls (indexer, navigator, verifier).
+LLM_PURPOSES = ("tree", "summaries", "scoring", "answer")
+LLM_OUTCOMES = ("ok", "cached", "malformed", "retried", "failed")
+LLM_DIRECTIONS = ("input", "output")
+# Failure reasons the delivery layer names itself; a handler's own errors are counted under their
+# exception class, which is not known in advance.
+DELIVERY_FAILURE_REASONS = ("invalid_event", "deadline_expired", "ledger_unavailable")
+
+
+def export_known_series(stage: str, consumed: Iterable[str] = (), produced: Iterable[str] = ()) -> None:
+    """Create, at zero, every series this process may later update whose labels are known now.
+
+    `consumed`: the (prefixed) topics the process handles through the delivery layer (handler,
+    queue, failure and dead-letter series); `produced`: the topics it publishes. The domain
+    series (documents, pages, queries, model calls...) are created in every process: a process
+    that never does the work reports a true zero, and every panel sums over processes.
+    """
+    consumed = list(consumed)
+    for topic in consumed:
+        MESSAGES_CONSUMED.labels(stage, topic)
+        DLQ_MESSAGES.labels(stage, topic)
+        MESSAGES_PUBLISHED.labels(stage, f"{topic}.dlq")
+    for topic in produced:
+        MESSAGES_PUBLISHED.labels(stage, topic)
+    if produced:
+        PUBLISH_SECONDS.labels(stage)
+    if consumed:
+        HANDLER_SECONDS.labels(stage)
+        QUEUE_SECONDS.labels(stage)
+        for reason in DELIVERY_FAILURE_REASONS:
+            FAILURES.labels(stage, reason)
+    for outcome in DOCUMENT_OUTCOMES:
+        DOCUMENTS.labels(status=outcome)
+    for builder in BUILDERS:
+        PAGES_INDEXED.labels(builder=builder)
+        TREE_BUILD_SECONDS.labels(builder=builder)
+    for mode in NAVIGATION_MODES:
+        NODES_VISITED.labels(mode=mode)
+    for phase in TOKEN_PHASES:
+        TOKENS.labels(phase=phase)
+    for cache in CACHES:
+        CACHE_HITS.labels(cache=cache)
+        CACHE_MISSES.labels(cache=cache)
+    for purpose in LLM_PURPOSES:
+        for outcome in LLM_OUTCOMES:
+            LLM_CALLS.labels(purpose=purpose, outcome=outcome)
+    for direction in LLM_DIRECTIONS:
+        LLM_TOKENS.labels(direction=direction)
+    for outcome in QUERY_OUTCOMES:
+        QUERIES.labels(outcome=outcome)
+    for query_stage in QUERY_STAGES:
+        for phase in QUERY_PHASES:
+            QUERY_STAGE_SECONDS.labels(query_stage, phase)
+
+
+def export_http_series(endpoints: Iterable[tuple[str, str, int]]) -> None:
+    """Create, at zero, the latency series of every (method, route, status) an HTTP app declares."""
+    for method, route, status in endpoints:
+        HTTP_SECONDS.labels(method, route, str(status))
+
+
+class StageTimingLike(Protocol):
+    """One entry of a query's per-stage timings (`shared.model.events.StageTiming`)."""
+
+    stage: str
+    queued_ms: float
+    processing_ms: float
+
+
+def record_finished_query(outcome: str, timings: Iterable[StageTimingLike]) -> None:
+    """Count a query a client waited for, and where its time went by stage."""
+    QUERIES.labels(outcome=outcome).inc()
+    for timing in timings:
+        QUERY_STAGE_SECONDS.labels(timing.stage, "queued").observe(timing.queued_ms / 1000)
+        QUERY_STAGE_SECONDS.labels(timing.stage, "processing").observe(timing.processing_ms / 1000)
 
 
 _PID_IN_FILE = re.compile(r"_(\d+)\.db$")

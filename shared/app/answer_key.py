@@ -9,9 +9,9 @@ import hashlib
 import importlib.metadata
 import json
 
-from shared.text.language import detect_language
 from shared.model.query import QuerySettings
 from shared.ports.model_roles import AnswerGenerator, NodeScorer
+from shared.text.language import detect_language
 
 EXTRACTIVE = "extractive"
 # The answer prompt's version: bump it when the prompt changes, so cached model answers miss.

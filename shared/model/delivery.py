@@ -6,8 +6,9 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
+from shared.model.clock import utc_now
 from shared.model.events import StageTiming
 
 
@@ -46,11 +47,14 @@ class Delivery:
     started: float = field(default_factory=time.perf_counter)
 
     def timing(self) -> StageTiming:
-        """This stage's entry for the query's per-stage timings, measured up to now."""
+        """This stage's entry for the query's per-stage timings, measured up to now (the bus
+        that publishes it extends it to the send)."""
+        elapsed_s = time.perf_counter() - self.started
         return StageTiming(
             stage=self.stage,
             queued_ms=round(self.queued_ms, 3),
-            processing_ms=round((time.perf_counter() - self.started) * 1000, 3),
+            processing_ms=round(elapsed_s * 1000, 3),
+            started_at=utc_now() - timedelta(seconds=elapsed_s),
         )
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from datetime import datetime
 from enum import StrEnum
 
-from pydantic import BaseModel, Field
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
 
 from shared.model.clock import utc_now
 from shared.model.tree import TreeNode
@@ -46,9 +47,63 @@ class DocumentTree(BaseModel):
     nodes: list[TreeNode]
 
 
+# Stored vectors: half precision keeps cosines within ~1e-3 at half the bytes of float32.
+VECTOR_DTYPE = np.dtype("<f2")
+
+
+def _packed(vectors: np.ndarray, dimension: int) -> bytes:
+    matrix = np.asarray(vectors, dtype=np.float32).reshape(-1, dimension)
+    return matrix.astype(VECTOR_DTYPE).tobytes()
+
+
+def _unpacked(data: bytes, dimension: int) -> np.ndarray:
+    return np.frombuffer(data, dtype=VECTOR_DTYPE).reshape(-1, dimension).astype(np.float32)
+
+
+class DocumentEmbeddings(BaseModel):
+    """Unit vectors of one document's pages and tree nodes, from one embedding model.
+
+    Rows are packed as little-endian float16 bytes (`VECTOR_DTYPE`): 512 bytes per page at 256
+    dimensions. Vectors of different `model`s are never compared."""
+
+    model_config = ConfigDict(ser_json_bytes="base64", val_json_bytes="base64")
+
+    doc_id: str
+    model: str = Field(description="The `Embedder.name` that computed the vectors.")
+    dimension: int = Field(ge=1)
+    node_ids: list[str] = Field(default_factory=list, description="Tree node id of each node vector row.")
+    page_vectors: bytes = Field(default=b"", description="pages x dimension; row i is physical page i + 1.")
+    node_vectors: bytes = Field(default=b"", description="len(node_ids) x dimension, in node_ids order.")
+
+    @classmethod
+    def from_arrays(
+        cls, doc_id: str, model: str, pages: np.ndarray, node_ids: list[str], nodes: np.ndarray
+    ) -> DocumentEmbeddings:
+        dimension = int(pages.shape[1] if pages.ndim == 2 and pages.size else nodes.shape[1])
+        return cls(
+            doc_id=doc_id, model=model, dimension=dimension, node_ids=list(node_ids),
+            page_vectors=_packed(pages, dimension), node_vectors=_packed(nodes, dimension),
+        )
+
+    @property
+    def page_count(self) -> int:
+        return len(self.page_vectors) // (VECTOR_DTYPE.itemsize * self.dimension)
+
+    def page_matrix(self) -> np.ndarray:
+        """float32, one row per page."""
+        return _unpacked(self.page_vectors, self.dimension)
+
+    def node_matrix(self) -> np.ndarray:
+        """float32, one row per entry of `node_ids`."""
+        return _unpacked(self.node_vectors, self.dimension)
+
+
 class IndexedDocument(BaseModel):
-    """Everything one indexing run produces: stored as record, pages and tree."""
+    """Everything one indexing run produces: stored as record, pages, tree and vectors."""
 
     record: DocumentRecord
     pages: list[str] = Field(description="Page text; pages[0] is physical page 1.")
     tree: DocumentTree
+    embeddings: DocumentEmbeddings | None = Field(
+        default=None, description="Page and node vectors; None when embeddings are off."
+    )

@@ -107,11 +107,19 @@ class DocumentFailed(DocumentEvent):
 
 
 class StageTiming(BaseModel):
-    """How long one stage's input waited on the bus and how long the stage worked on it."""
+    """How long one stage's input waited on the bus and how long the stage worked on it.
+
+    `processing_ms` runs from the moment the stage's consumer received the message (before
+    decoding it) to the moment the stage sent its output (its store writes included); the
+    publisher closes it at the send (`shared.adapters.kafka.broker.Bus`). The broker's
+    acknowledgement of that send overlaps the next stage's `queued_ms` and is measured by
+    `treerag_publish_seconds`.
+    """
 
     stage: str
     queued_ms: float
     processing_ms: float
+    started_at: datetime | None = Field(default=None, description="When the stage received the message (UTC).")
 
 
 class QueryEvent(Event):

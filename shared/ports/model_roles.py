@@ -1,12 +1,15 @@
 """Small interfaces the query stages accept for optional model-backed behaviour.
 
 Offline, none is given and the stages use their lexical implementations. The LLM adapters in
-`shared.adapters.llm` provide real implementations.
+`shared.adapters.llm` provide real implementations; the embedding adapters in `shared.adapters.embeddings`
+provide `Embedder`s.
 """
 
 from __future__ import annotations
 
 from typing import Protocol
+
+import numpy as np
 
 from shared.model.query import Passage
 
@@ -35,4 +38,16 @@ class EntailmentJudge(Protocol):
 
     def judge(self, premise: str, hypothesis: str) -> dict[str, float]:
         """Probabilities of "entailment", "neutral" and "contradiction" (summing to 1)."""
+        ...
+
+
+class Embedder(Protocol):
+    """Maps texts to dense vectors: one row per text, L2-normalised float32, so that a dot
+    product is the cosine similarity. The same text always gets the same vector."""
+
+    name: str  # model identity, e.g. "wordllama:l2_supercat_256"; vectors of two names never mix
+    dimension: int
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Shape (len(texts), dimension), dtype float32; an empty text gets the zero vector."""
         ...

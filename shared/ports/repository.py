@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from shared.model.documents import (
+    DocumentEmbeddings,
     DocumentRecord,
     DocumentStatus,
     DocumentTree,
@@ -51,8 +52,17 @@ class Repository(Protocol):
 
     async def get_pdf(self, doc_id: str) -> bytes | None: ...
 
+    async def put_embeddings(self, embeddings: DocumentEmbeddings) -> None:
+        """Replaces the document's earlier vectors."""
+        ...
+
+    async def get_embeddings(self, doc_id: str) -> DocumentEmbeddings | None: ...
+
+    async def delete_embeddings(self, doc_id: str) -> None: ...
+
     async def put_indexed(self, indexed: IndexedDocument) -> None:
-        """Pages and tree first, the record last: a record marked ready always has both."""
+        """Pages, tree and vectors first, the record last: a record marked ready always has
+        them. Without vectors, earlier ones are deleted (they belong to another tree)."""
         ...
 
     async def get_cached(self, namespace: str, key: str) -> dict[str, Any] | None: ...

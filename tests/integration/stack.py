@@ -48,6 +48,8 @@ class ServiceProcess:
     env: dict[str, str]
     log_path: Path
     process: subprocess.Popen[bytes] | None = None
+    # Where its /metrics is served (a stage's own port, the gateway's HTTP port).
+    metrics_port: int | None = None
 
     def start(self) -> ServiceProcess:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -161,7 +163,6 @@ class Stack:
             "TREERAG_MONGO_URL": self.mongo_url,
             "TREERAG_MONGO_DB": self.db_name,
             "TREERAG_TOPIC_PREFIX": self.prefix,
-            "TREERAG_METRICS_PORT": "0",
             "TREERAG_LLM": "off",
             "TREERAG_LOG_LEVEL": "INFO",
             **extra,
@@ -169,9 +170,12 @@ class Stack:
 
     def start_stage(self, stage: str, **extra_env: str) -> ServiceProcess:
         index = self._next_index(stage)
+        # Its own metrics port, so that a Prometheus can scrape every replica.
+        metrics_port = int(extra_env.pop("TREERAG_METRICS_PORT", 0)) or free_port()
         process = ServiceProcess(
-            f"{stage}-{index}", ["-m", f"services.{stage}"], self.env(**extra_env),
-            self.workdir / f"{stage}-{index}.log",
+            f"{stage}-{index}", ["-m", f"services.{stage}"],
+            self.env(TREERAG_METRICS_PORT=str(metrics_port), **extra_env),
+            self.workdir / f"{stage}-{index}.log", metrics_port=metrics_port,
         ).start()
         self.processes.append(process)
         return process
@@ -181,7 +185,7 @@ class Stack:
         index = self._next_index("gateway")
         process = ServiceProcess(
             f"gateway-{index}", ["-m", "services.gateway", "--port", str(port)], self.env(**extra_env),
-            self.workdir / f"gateway-{index}.log",
+            self.workdir / f"gateway-{index}.log", metrics_port=port,
         ).start()
         self.processes.append(process)
         return Gateway(process, port)

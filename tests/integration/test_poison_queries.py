@@ -28,7 +28,12 @@ from shared.model.events import (
     DeadLetter,
     QueryReceived,
 )
-from shared.model.query import CompressedContext, NavigationResult, QuerySettings, TraversalStats
+from shared.model.query import (
+    CompressedContext,
+    NavigationResult,
+    QuerySettings,
+    TraversalStats,
+)
 from shared.settings import get_settings
 
 from .conftest import upload_ready

@@ -172,3 +172,32 @@ def provisioned_datasource_uids() -> set[str]:
         for source in yaml.safe_load(path.read_text()).get("datasources", []):
             uids.add(source["uid"])
     return uids
+
+
+# Variables Grafana itself defines for every dashboard.
+GRAFANA_BUILT_INS = {"__rate_interval", "__interval", "__interval_ms", "__range", "__range_s", "__range_ms",
+                     "__dashboard", "__from", "__to", "__name"}
+_USED_VARIABLE = re.compile(r"\$\{(\w+)(?::\w+)?\}|\$(\w+)|\[\[(\w+)\]\]")
+
+
+@pytest.mark.parametrize("path", dashboard_files(), ids=lambda p: p.name)
+def test_every_variable_a_query_uses_is_defined_and_every_variable_queries_a_provisioned_datasource(
+    path: Path,
+) -> None:
+    dashboard = json.loads(path.read_text())
+    defined = {v["name"]: v for v in dashboard.get("templating", {}).get("list", [])}
+    problems = []
+    for title, expr in queries(dashboard):
+        for match in _USED_VARIABLE.finditer(expr):
+            name = next(group for group in match.groups() if group)
+            if name not in defined and name not in GRAFANA_BUILT_INS:
+                problems.append(f"{title}: ${name} is not a variable of this dashboard")
+    for name, variable in defined.items():
+        if variable.get("type") == "query":
+            source = variable.get("datasource") or {}
+            if source.get("uid") not in provisioned_datasource_uids():
+                problems.append(f"variable {name}: datasource {source!r} is not provisioned")
+            query = variable["query"]["query"] if isinstance(variable["query"], dict) else variable["query"]
+            if not re.fullmatch(r"label_values\(.+,\s*\w+\)", query):
+                problems.append(f"variable {name}: {query!r} is not a label_values(series, label) query")
+    assert not problems, "\n".join(problems)

@@ -1,7 +1,8 @@
 """The Prometheus and Grafana files under deploy/ are valid and scrape every stage on its port.
 
-`promtool check config` is not available here, so the checks follow Prometheus' and Grafana's
-documented file structure.
+These checks follow Prometheus' and Grafana's documented file structure and need no binary;
+`make prometheus-rules` (part of `make test`) also runs `promtool check config` and the rules'
+unit tests.
 """
 
 from __future__ import annotations
@@ -52,12 +53,27 @@ def scrape_jobs(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return jobs
 
 
-def test_local_config_scrapes_every_stage_on_loopback_default_ports() -> None:
+def test_local_config_scrapes_every_replica_listed_in_its_targets_file() -> None:
     jobs = scrape_jobs(load(PROMETHEUS / "prometheus.local.yml"))
     assert set(jobs) == set(STAGE_METRICS_PORTS)
-    for stage, port in STAGE_METRICS_PORTS.items():
-        targets = [t for group in jobs[stage]["static_configs"] for t in group["targets"]]
-        assert targets == [f"127.0.0.1:{port}"], f"{stage} should be scraped on 127.0.0.1:{port}, not {targets}"
+    for stage in STAGE_METRICS_PORTS:
+        [file_sd] = jobs[stage]["file_sd_configs"]
+        check_durations(file_sd, f"{stage} file_sd")
+        # scripts/stack.sh writes one line per replica there (tests/integration/prometheus.py too).
+        assert file_sd["files"] == [f"targets/{stage}.json"]
+
+
+def test_stack_script_takes_the_stages_metrics_ports_from_their_one_definition() -> None:
+    script = (REPO / "scripts" / "stack.sh").read_text()
+    assert "STAGE_METRICS_PORTS" in script
+    assert not re.search(r"\b910[1-4]\b", script.split("cmd_up()")[1]), "a port number is repeated in stack.sh"
+
+
+@pytest.mark.parametrize("config", ["prometheus.local.yml", "prometheus.yml"])
+def test_both_configs_load_the_rules(config: str) -> None:
+    patterns = load(PROMETHEUS / config)["rule_files"]
+    found = [path for pattern in patterns for path in PROMETHEUS.glob(pattern)]
+    assert found and all(path.parent == PROMETHEUS / "rules" for path in found), patterns
 
 
 def test_compose_config_discovers_every_replica_by_service_name() -> None:
@@ -97,7 +113,9 @@ def test_compose_mounts_the_configs_where_prometheus_and_grafana_read_them() -> 
         pytest.skip("no docker-compose file with prometheus and grafana services yet")
     services = compose["services"]
     prom_mounts = " ".join(str(v) for v in services["prometheus"].get("volumes", []))
-    assert "deploy/prometheus/prometheus.yml" in prom_mounts
+    assert "deploy/prometheus/prometheus.yml:/etc/prometheus/prometheus.yml" in prom_mounts
+    # prometheus.yml's rule_files are relative to it.
+    assert "deploy/prometheus/rules:/etc/prometheus/rules" in prom_mounts
     graf_mounts = " ".join(str(v) for v in services["grafana"].get("volumes", []))
     provider = load(GRAFANA / "provisioning" / "dashboards" / "treerag.yml")["providers"][0]
     assert "deploy/grafana/provisioning" in graf_mounts and "/etc/grafana/provisioning" in graf_mounts

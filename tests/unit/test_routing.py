@@ -56,7 +56,7 @@ class System:
     message published on every topic, by producer."""
 
     def __init__(self, prefix: str = "") -> None:
-        self.settings = Settings(llm="off", topic_prefix=prefix, max_attempts=2)
+        self.settings = Settings(llm="off", embeddings="wordllama", topic_prefix=prefix, max_attempts=2)
         self.broker = make_broker(self.settings, "system")
         self.repository = FakeRepository()
         self.queries = FakeQueryStore()
@@ -156,6 +156,9 @@ async def test_an_uploaded_pdf_is_indexed_and_warms_the_navigator_before_any_que
         assert system.topics_seen() == ["document.uploaded", "tree.built"]  # sorted
         assert system.repository.documents[doc_id].status == DocumentStatus.READY
         loads = system.repository.reads["get_tree"]
+        # The indexer stored page vectors and the navigator's warmed index carries them.
+        assert system.repository.embeddings[doc_id].page_count == system.repository.documents[doc_id].page_count
+        assert system.repository.reads["get_embeddings"] == 1
 
         await bus.publish(query(f"What is in section {headings[1].title}?"))
 

@@ -13,6 +13,7 @@ from tqdm import tqdm
 from services.indexer.errors import PdfError
 from services.indexer.pipeline import IndexOptions, index_pdf
 from shared.adapters.embedded.store import EmbeddedRepository
+from shared.adapters.embeddings import EmbeddingsConfigError, make_embedder
 from shared.adapters.llm.client import BaseLLMClient
 from shared.adapters.llm.errors import LLMConfigError
 from shared.app.indexing import decide_indexing, next_version
@@ -82,6 +83,11 @@ async def _index_all(args: argparse.Namespace) -> int:
     except ModelRequiredError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    try:
+        embedder = make_embedder()
+    except EmbeddingsConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     repo = EmbeddedRepository(args.store)
     options = IndexOptions(builder=args.builder, max_pages=args.max_pages, domain=args.domain)
     failed = 0
@@ -102,7 +108,7 @@ async def _index_all(args: argparse.Namespace) -> int:
             continue
         pages_bar = tqdm(desc=name[:30], unit="page", file=sys.stderr, disable=quiet, leave=False, position=1)
         try:
-            indexed = index_pdf(data, name, options, llm=llm, progress=pages_bar.update)
+            indexed = index_pdf(data, name, options, llm=llm, progress=pages_bar.update, embedder=embedder)
         except PdfError as exc:
             pages_bar.close()
             print(f"error: {path}: {exc}", file=sys.stderr)

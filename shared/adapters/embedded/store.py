@@ -8,7 +8,9 @@ import os
 from pathlib import Path
 from typing import Any
 
+from shared.app.indexing import store_indexed
 from shared.model.documents import (
+    DocumentEmbeddings,
     DocumentRecord,
     DocumentStatus,
     DocumentTree,
@@ -24,7 +26,8 @@ def _write_atomic(path: Path, data: bytes) -> None:
 
 
 class EmbeddedRepository:
-    """Layout: documents/<id>.json, pages/<id>.json, trees/<id>.json, pdfs/<id>.pdf, cache/."""
+    """Layout: documents/<id>.json, pages/<id>.json, trees/<id>.json, pdfs/<id>.pdf, cache/,
+    embeddings/<id>.vec (a JSON header line, then the packed float16 page and node vectors)."""
 
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root)
@@ -100,10 +103,28 @@ class EmbeddedRepository:
         path = self._path("pdfs", doc_id, ".pdf")
         return path.read_bytes() if path.is_file() else None
 
+    async def put_embeddings(self, embeddings: DocumentEmbeddings) -> None:
+        header = embeddings.model_dump(mode="json", exclude={"page_vectors", "node_vectors"})
+        header["page_bytes"] = len(embeddings.page_vectors)
+        data = json.dumps(header).encode() + b"\n" + embeddings.page_vectors + embeddings.node_vectors
+        _write_atomic(self._path("embeddings", embeddings.doc_id, ".vec"), data)
+
+    async def get_embeddings(self, doc_id: str) -> DocumentEmbeddings | None:
+        path = self._path("embeddings", doc_id, ".vec")
+        if not path.is_file():
+            return None
+        data = path.read_bytes()
+        split = data.index(b"\n")
+        header = json.loads(data[:split])
+        vectors = data[split + 1 :]
+        page_bytes = int(header.pop("page_bytes"))
+        return DocumentEmbeddings(**header, page_vectors=vectors[:page_bytes], node_vectors=vectors[page_bytes:])
+
+    async def delete_embeddings(self, doc_id: str) -> None:
+        self._path("embeddings", doc_id, ".vec").unlink(missing_ok=True)
+
     async def put_indexed(self, indexed: IndexedDocument) -> None:
-        await self.put_pages(indexed.record.doc_id, indexed.pages)
-        await self.put_tree(indexed.tree)
-        await self.put_document(indexed.record)
+        await store_indexed(self, indexed)
 
     def _cache_path(self, namespace: str, key: str) -> Path:
         digest = hashlib.sha256(key.encode()).hexdigest()

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import logging
+import time
 
 from faststream.kafka import KafkaBroker
 from faststream.kafka.prometheus import KafkaPrometheusMiddleware
 from prometheus_client import REGISTRY
 
 from shared.adapters.kafka.topics import REPLICATION_FACTOR
-from shared.adapters.metrics import MESSAGES_PUBLISHED
-from shared.model.events import Event
+from shared.adapters.metrics import MESSAGES_PUBLISHED, PUBLISH_SECONDS
+from shared.model.clock import utc_now
+from shared.model.events import Event, QueryEvent
 from shared.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -54,7 +56,9 @@ class Bus:
     async def publish(self, event: Event) -> None:
         if not event.producer:
             event.producer = self.stage
+        self._stamp_send(event)
         topic = self.topic(event.TOPIC)
+        sending = time.perf_counter()
         await self.broker.publish(
             event.model_dump_json().encode(),
             topic=topic,
@@ -62,7 +66,18 @@ class Bus:
             headers={"event_type": event.TOPIC, "schema_version": str(event.schema_version)},
             correlation_id=event.key,
         )
+        PUBLISH_SECONDS.labels(self.stage).observe(time.perf_counter() - sending)
         MESSAGES_PUBLISHED.labels(self.stage, topic).inc()
+
+    def _stamp_send(self, event: Event) -> None:
+        """The event is produced now: the next stage's queue time starts here, and this stage's
+        own timing entry (the last one, when it has added it) ends here."""
+        sent = utc_now()
+        event.produced_at = sent
+        if isinstance(event, QueryEvent) and event.timings:
+            own = event.timings[-1]
+            if own.stage == self.stage and own.started_at is not None:
+                own.processing_ms = round(max(0.0, (sent - own.started_at).total_seconds()) * 1000, 3)
 
     async def publish_raw(self, topic: str, payload: bytes, key: str | None) -> None:
         await self.broker.publish(payload, topic=topic, key=key.encode() if key else None)

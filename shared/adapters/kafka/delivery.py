@@ -45,7 +45,6 @@ from shared.adapters.logs import correlated, log_fields
 from shared.adapters.metrics import (
     DLQ_MESSAGES,
     FAILURES,
-    HANDLER_SECONDS,
     MESSAGES_CONSUMED,
     QUEUE_SECONDS,
 )
@@ -93,6 +92,8 @@ class RawMessage:
     offset: int
     key: str | None
     body: bytes
+    # When the consumer received it: a stage's handling time runs from here (decoding included).
+    received: float = field(default_factory=time.perf_counter)
 
 
 def _correlation(event: Event) -> dict[str, str]:
@@ -184,7 +185,7 @@ class ReliableConsumer(Generic[E]):
         message = (raw.topic, raw.partition, raw.offset)
         ledger = self.ledger_factory()
         attempt = self._failures.get(message, 0) + 1
-        delivery = Delivery(self.stage, raw.topic, raw.partition, raw.offset, attempt, queued_ms)
+        delivery = Delivery(self.stage, raw.topic, raw.partition, raw.offset, attempt, queued_ms, raw.received)
         try:
             await self.handler(event, delivery)
         except Exception as exc:
@@ -201,8 +202,6 @@ class ReliableConsumer(Generic[E]):
                 await self._forget(ledger, message)
                 return
             raise
-        finally:
-            HANDLER_SECONDS.labels(self.stage).observe(time.perf_counter() - delivery.started)
         if message in self._failures:
             await self._forget(ledger, message)
 
@@ -252,7 +251,7 @@ class ReliableConsumer(Generic[E]):
             await self._give_up(raw, event, attempt - 1, reason, "ProcessDied")
             await self._forget(ledger, message)
             return
-        delivery = Delivery(self.stage, raw.topic, raw.partition, raw.offset, attempt, queued_ms)
+        delivery = Delivery(self.stage, raw.topic, raw.partition, raw.offset, attempt, queued_ms, raw.received)
         try:
             await self.handler(event, delivery)
         except Exception as exc:
@@ -261,8 +260,6 @@ class ReliableConsumer(Generic[E]):
                 await self._forget(ledger, message)
                 return
             raise
-        finally:
-            HANDLER_SECONDS.labels(self.stage).observe(time.perf_counter() - delivery.started)
         await ledger.end_attempts(self.group_id, *message)
 
     async def _give_up(self, raw: RawMessage, event: E | None, attempts: int, reason: str, error_type: str) -> None:

@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 from shared.adapters.kafka.runtime import StageRuntime
 from shared.adapters.logs import configure_logging, log_fields
+from shared.adapters.metrics import export_known_series
 from shared.stage import Stage, StagePorts
 
 logger = logging.getLogger(__name__)
@@ -21,6 +22,11 @@ async def subscribe_stage(stage: Stage[H], runtime: StageRuntime, ports: StagePo
     """Build the stage's handlers from `ports` and subscribe each of its routes on `runtime`."""
     handlers = await stage.build(ports)
     routes = stage.routes(handlers)
+    export_known_series(
+        stage.name,
+        consumed=[runtime.bus.topic(r.consumes.TOPIC) for r in routes if not r.broadcast],
+        produced=[runtime.bus.topic(event.TOPIC) for event in stage.produces],
+    )
     for route in routes:
         if route.broadcast:
             runtime.subscribe_broadcast(route.consumes, route.handle)

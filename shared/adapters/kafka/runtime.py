@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
@@ -26,6 +27,7 @@ from shared.adapters.kafka.delivery import GiveUp, Handler, RawMessage, Reliable
 from shared.adapters.kafka.topics import ensure_topics
 from shared.adapters.logs import log_fields
 from shared.adapters.metrics import (
+    HANDLER_SECONDS,
     STAGE_METRICS_PORTS,
     run_lag_reporter,
     start_metrics_server,
@@ -156,9 +158,15 @@ class StageRuntime:
         )
 
         async def on_message(msg: KafkaMessage) -> None:
+            received = time.perf_counter()
             record = msg.raw_message
             key = record.key.decode("utf-8", errors="replace") if record.key else None
-            await consumer(RawMessage(record.topic, record.partition, record.offset, key, msg.body))
+            try:
+                await consumer(RawMessage(record.topic, record.partition, record.offset, key, msg.body, received))
+            finally:
+                # The whole handling: decoding, attempts bookkeeping, the work, its store writes
+                # and publications, a dead letter; the same span as the timing a query carries.
+                HANDLER_SECONDS.labels(self.stage).observe(time.perf_counter() - received)
 
         subscriber(on_message)
         self._subscribers.append(subscriber)

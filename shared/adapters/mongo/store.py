@@ -11,6 +11,11 @@ Collections (database `settings.mongo_db`):
                limit however long the PDF is); chunk 0 also lists where every chunk starts
 - `trees`      one tree per document, `_id` = doc_id (so a rebuild replaces, never duplicates)
 - `documents_stamp` one row counting writes to `documents` (see `list_documents`)
+- `embeddings` one small row per document with vectors, `_id` = doc_id: model, dimension, node
+               ids and how many parts hold the vectors
+- `embedding_parts` the packed float16 vectors (pages, then nodes), `_id` = "<doc_id>:<part>",
+               at most `CHUNK_BYTES` each; kept apart from `embeddings` so that reading a head
+               never scans vector bytes on FerretDB
 - `cache.<h>`  `_id` = "<namespace>:<sha256(key)>", spread over CACHE_BUCKETS collections by the
                first hex digit <h> of the hash (see below)
 - GridFS buckets `pdfs.<h>` for the PDF bytes (16 buckets by the first hex digit <h> of
@@ -49,8 +54,10 @@ from pymongo import ASCENDING, AsyncMongoClient
 from pymongo.asynchronous.database import AsyncDatabase
 from pymongo.errors import BulkWriteError, DuplicateKeyError
 
+from shared.app.indexing import store_indexed
 from shared.model.clock import utc_now
 from shared.model.documents import (
+    DocumentEmbeddings,
     DocumentRecord,
     DocumentStatus,
     DocumentTree,
@@ -130,6 +137,8 @@ class MongoRepository:
         self.page_chunks = self.db["page_chunks"]
         self.trees = self.db["trees"]
         self.documents_stamp = self.db["documents_stamp"]
+        self.embeddings = self.db["embeddings"]
+        self.embedding_parts = self.db["embedding_parts"]
         # The last full listing and the write stamp it was read under (see `list_documents`).
         self._listing: tuple[tuple[str, int, int], list[DocumentRecord]] | None = None
         # Where PDFs were stored before they were spread over buckets: still read.
@@ -386,12 +395,61 @@ class MongoRepository:
             return None
         return await stream.read()
 
+    # ------------------------------------------------------------ vectors
+
+    async def put_embeddings(self, embeddings: DocumentEmbeddings) -> None:
+        """Parts first, the head last (a reader never follows a head to a missing part); a
+        rebuild replaces the head and drops parts past the new end."""
+        doc_id = embeddings.doc_id
+        data = embeddings.page_vectors + embeddings.node_vectors
+        parts = [
+            {"_id": f"{doc_id}:{k}", "doc_id": doc_id, "data": data[start : start + CHUNK_BYTES]}
+            for k, start in enumerate(range(0, len(data), CHUNK_BYTES))
+        ]
+        head = embeddings.model_dump(mode="json", exclude={"page_vectors", "node_vectors"})
+        head.update({"_id": doc_id, "page_bytes": len(embeddings.page_vectors), "parts": len(parts)})
+        await self._insert_or_replace(self.embedding_parts, parts)
+        try:
+            await self.embeddings.insert_one(head)
+            return
+        except DuplicateKeyError:
+            pass
+        previous = await self.embeddings.find_one({"_id": doc_id}, {"parts": 1})
+        await self.embeddings.replace_one({"_id": doc_id}, head, upsert=True)
+        old_count = int(previous.get("parts", 0)) if previous else 0
+        stale = [f"{doc_id}:{k}" for k in range(len(parts), old_count)]
+        if stale:
+            await self.embedding_parts.delete_many({"_id": {"$in": stale}})
+
+    async def get_embeddings(self, doc_id: str) -> DocumentEmbeddings | None:
+        head = await self.embeddings.find_one({"_id": doc_id})
+        if head is None:
+            return None
+        rows = await asyncio.gather(
+            *(self.embedding_parts.find_one({"_id": f"{doc_id}:{k}"}, {"data": 1}) for k in range(int(head["parts"])))
+        )
+        if any(row is None for row in rows):
+            raise RuntimeError(
+                f"vectors of document {doc_id} are incomplete; index the document again (upload with rebuild)"
+            )
+        data = b"".join(bytes(row["data"]) for row in rows if row is not None)
+        page_bytes = int(head["page_bytes"])
+        fields = {k: v for k, v in head.items() if k not in ("_id", "page_bytes", "parts")}
+        return DocumentEmbeddings(**fields, page_vectors=data[:page_bytes], node_vectors=data[page_bytes:])
+
+    async def delete_embeddings(self, doc_id: str) -> None:
+        head = await self.embeddings.find_one({"_id": doc_id}, {"parts": 1})
+        if head is None:
+            return
+        await self.embeddings.delete_one({"_id": doc_id})
+        parts = [f"{doc_id}:{k}" for k in range(int(head.get("parts", 0)))]
+        if parts:
+            await self.embedding_parts.delete_many({"_id": {"$in": parts}})
+
     # ------------------------------------------------------------ indexing result
 
     async def put_indexed(self, indexed: IndexedDocument) -> None:
-        await self.put_pages(indexed.record.doc_id, indexed.pages)
-        await self.put_tree(indexed.tree)
-        await self.put_document(indexed.record)
+        await store_indexed(self, indexed)
 
     # ------------------------------------------------------------ cache
 

@@ -1,0 +1,53 @@
+"""The per-stage timings an answer reports account for each stage's whole handling.
+
+A stage's `processing_ms` runs from the receipt of its message to the send of its output; what
+its handler spends after that is the wait for the broker's acknowledgement
+(`treerag_publish_seconds`). Together they are the stage's `treerag_handler_seconds`.
+"""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from .conftest import upload_ready
+from .pdfs import manual_pdf
+from .stack import Gateway, ServiceProcess, Stack
+
+pytestmark = pytest.mark.integration
+
+SUMS = ("treerag_handler_seconds_sum", "treerag_publish_seconds_sum")
+
+
+def seconds_spent(process: ServiceProcess) -> dict[str, float]:
+    text = httpx.get(f"http://127.0.0.1:{process.metrics_port}/metrics", timeout=10).text
+    stage = process.name.rsplit("-", 1)[0]
+    return {sample.name: sample.value for family in text_string_to_metric_families(text)
+            for sample in family.samples if sample.name in SUMS and sample.labels.get("stage") == stage}
+
+
+def test_answer_timings_plus_publish_waits_make_up_each_stages_handler_time(
+    stack: Stack, gateway: Gateway, query_stages: list[ServiceProcess], indexer: ServiceProcess
+) -> None:
+    document = upload_ready(gateway, manual_pdf(unit=505), "unit-505.pdf")
+    for attempt in range(3):  # a query of another test still in flight would blur the difference
+        before = {p.name: seconds_spent(p) for p in query_stages}
+        response = httpx.post(f"{gateway.url}/v1/query", timeout=60, json={
+            "question": f"When are the intake filters of unit 505 replaced? ({attempt})",
+            "doc_ids": [document["doc_id"]]})
+        assert response.status_code == 200, response.text
+        reported = {t["stage"]: t for t in response.json()["timings"]["stages"]}
+        problems = []
+        for process in query_stages:
+            after = seconds_spent(process)
+            handler_ms, publish_ms = ((after[name] - before[process.name][name]) * 1000 for name in SUMS)
+            processing_ms = reported[process.name.rsplit("-", 1)[0]]["processing_ms"]
+            # What is left: logging and bookkeeping after the send, the verifier's cache write.
+            unaccounted_ms = handler_ms - processing_ms - publish_ms
+            if not -1.0 <= unaccounted_ms <= 3.0 + 0.1 * handler_ms:
+                problems.append(f"{process.name}: handler {handler_ms:.1f} ms, reported {processing_ms:.1f} ms, "
+                                f"publish {publish_ms:.1f} ms")
+        if not problems:
+            return
+    raise AssertionError("\n".join(problems))
