@@ -340,6 +340,7 @@ def _generated(
     warnings: list[str] = []
     checks: list[SentenceCheck] = []
     kept_lines: list[str] = []
+    cited: list[Citation] = []  # of the sentences the answer keeps
     for sentence in _split_generated(text):
         citation: Citation | None = None
         for parsed in parse_citations(sentence):
@@ -363,6 +364,7 @@ def _generated(
             warnings.append(f"dropped a sentence its cited page contradicts: {check.reason}")
             continue
         if citation:
+            cited.append(citation)
             mark = format_citation(citation.file_name or citation.doc_id, citation.pages)
             body, end = (plain[:-1], plain[-1]) if plain[-1] in ".!?" else (plain, "")
             kept_lines.append(f"{body} {mark}{end}")
@@ -372,7 +374,7 @@ def _generated(
     return VerifiedAnswer(
         question=question,
         answer=" ".join(kept_lines),
-        citations=_unique([c.citation for c in checks if c.citation]),
+        citations=_unique(cited),
         sentences=checks,
         confidence=confidence,
         warnings=warnings + detector_warnings,

@@ -108,6 +108,16 @@ def test_generated_hallucination_gets_low_confidence_warning() -> None:
     assert any("not supported by their cited pages" in w for w in answer.warnings)
 
 
+def test_a_dropped_sentence_takes_its_citation_with_it() -> None:
+    text = ("Each safety valve opens at a pressure of 12 bar [plant.pdf, p. 4]. "
+            "The shift supervisor tests every safety valve once per quarter [plant.pdf, p. 5].")
+    kept = answer_question(context("valve facts"), QuerySettings(), "dfs", _Generator(text), page_text)
+    assert [c.pages for c in kept.citations] == [[4], [5]]
+    wrong = text.replace("12 bar", "15 bar")
+    answer = answer_question(context("valve facts"), QuerySettings(), "dfs", _Generator(wrong), page_text)
+    assert [c.pages for c in answer.citations] == [[5]]
+
+
 def test_contradicted_sentence_of_a_model_answer_is_dropped_by_default_and_flagged_on_request() -> None:
     text = ("Each safety valve opens at a pressure of 12 bar [plant.pdf, p. 4]. "
             "Each safety valve opens at a pressure of 15 bar [plant.pdf, p. 4].")
