@@ -7,7 +7,7 @@ STORE  ?= data
 PDFS   ?=
 export TREERAG_CACHE ?= $(HOME)/.cache/treerag
 
-.PHONY: help venv samples demo test test-unit lint-imports infra prometheus prometheus-rules up down bench eval fit-ranker clean
+.PHONY: help venv samples demo test test-unit lint-imports infra prometheus prometheus-rules up down bench bench-verify eval fit-ranker clean
 
 help:
 	@echo "make demo   - set up, index the sample PDFs (and PDFS=...), print trees, answer questions"
@@ -16,6 +16,7 @@ help:
 	@echo "make up     - run Kafka, FerretDB, every service (and Prometheus when installed) as local processes; make down stops them"
 	@echo "make prometheus - install prometheus and promtool from Debian's packages when missing (as root)"
 	@echo "make bench  - run the benchmarks (needs ../shared/data)"
+	@echo "make bench-verify - the verifier on its labelled set, held-out by document (bench/results/verify.json)"
 	@echo "make eval   - held-out (5-fold, split by document) table of every system on every dev set"
 
 $(STAMP): pyproject.toml
@@ -71,6 +72,9 @@ down:
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.run_all
+
+bench-verify: $(STAMP)
+	$(BIN)/python -m bench.verify
 
 clean:
 	rm -rf $(VENV) $(STORE) samples .pytest_cache
