@@ -106,7 +106,7 @@ class QueryEngine:
                                       answered_by=answered_by)
         compressor = CompressorHandlers(bus, queries)
         verifier = VerifierHandlers(self.repository, bus, queries, generator=generator, cache=cache,
-                                    answered_by=answered_by, judge=judge)
+                                    judge=judge)
         bus.attach(NAVIGATOR, navigator_routes(navigator))
         bus.attach(COMPRESSOR, compressor_routes(compressor))
         bus.attach(VERIFIER, verifier_routes(verifier))

@@ -9,6 +9,7 @@ import time
 
 from services.navigator.index_cache import IndexCache, NoDocumentsError
 from services.navigator.navigate import navigate
+from services.navigator.ranking.model import shipped_model
 from shared.adapters.cache import AnswerCache
 from shared.adapters.logs import log_fields
 from shared.adapters.metrics import NODES_VISITED
@@ -79,7 +80,8 @@ class NavigatorHandlers:
             return
         documents = [(ix.doc_id, ix.record.version) for ix in indexes]
         loaded = time.perf_counter()
-        if await self._answer_from_cache(event, documents, delivery):
+        key = self.answer_key(event, documents)
+        if await self._answer_from_cache(event, documents, key, delivery):
             return
         looked_up = time.perf_counter()
         # Traversal is CPU work: a worker thread keeps the consumer's heartbeats going.
@@ -88,7 +90,7 @@ class NavigatorHandlers:
         navigated = time.perf_counter()
         NODES_VISITED.labels(mode=result.mode).observe(result.stats.nodes_visited)
         timings = [*event.timings, delivery.timing()]
-        carried = {**event.carry(), "timings": timings, "documents": documents}
+        carried = {**event.carry(), "timings": timings, "documents": documents, "answer_key": key}
         await self.bus.publish(NodesSelected(**carried, navigation=result))
         self.done.add(event.query_id)
         # Where a slow query's time went, without a profiler.
@@ -99,21 +101,26 @@ class NavigatorHandlers:
                              navigate_ms=_ms(navigated - looked_up), publish_ms=_ms(time.perf_counter() - navigated)),
         )
 
+    def answer_key(self, event: QueryReceived, documents: list[tuple[str, int]]) -> str:
+        """The answer-cache key: it names the ranking model too, so a refitted model never
+        serves answers the previous one ranked."""
+        return query_answer_key(event.question, documents, event.settings, self.answered_by,
+                                ranker=shipped_model().digest())
+
     async def _answer_from_cache(
-        self, event: QueryReceived, documents: list[tuple[str, int]], delivery: Delivery
+        self, event: QueryReceived, documents: list[tuple[str, int]], key: str, delivery: Delivery
     ) -> bool:
         """A question asked before over the same document versions and settings is answered
         from the cache: straight to `answer.verified`, skipping the other stages."""
         if self.cache is None:
             return False
-        key = query_answer_key(event.question, documents, event.settings, self.answered_by)
         cached = await self.cache.get(key)
         if cached is None:
             return False
         outcome = QueryOutcome.model_validate(cached)
         timings = [*event.timings, delivery.timing()]
         await self.queries.mark_answered(event.query_id, outcome, timings, query_seed(event))
-        carried = {**event.carry(), "timings": timings, "documents": documents}
+        carried = {**event.carry(), "timings": timings, "documents": documents, "answer_key": key}
         await self.bus.publish(AnswerVerified(**carried, outcome=outcome, producer=STAGE))
         self.done.add(event.query_id)
         logger.info("answered from the cache")

@@ -11,8 +11,8 @@ import logging
 
 import numpy as np
 
-from services.navigator.ranking.features import prepare_ranking
 from services.navigator.index import DocumentIndex
+from services.navigator.ranking.features import prepare_ranking
 from shared.adapters.logs import log_fields
 from shared.model.documents import DocumentEmbeddings, DocumentRecord, DocumentStatus
 from shared.ports.model_roles import Embedder

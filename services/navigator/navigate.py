@@ -18,15 +18,19 @@ from services.navigator.evidence import (
     term_weights,
 )
 from services.navigator.index import DocumentIndex
+from services.navigator.ranking.features import (
+    CandidateSet,
+    DocumentEvidence,
+    build_candidates,
+)
+from services.navigator.ranking.fused import FusedRanking, absent_share, rank
+from services.navigator.ranking.model import RankingModel, shipped_model
 from services.navigator.resolver import (
     Reference,
     find_references,
     find_text_references,
     resolve,
 )
-from services.navigator.ranking.features import CandidateSet, DocumentEvidence, build_candidates
-from services.navigator.ranking.fused import FusedRanking, absent_share, rank
-from services.navigator.ranking.model import RankingModel, shipped_model
 from services.navigator.scoring import DocumentScores, Normaliser
 from shared.adapters.logs import log_fields
 from shared.adapters.metrics import SCORER_FALLBACKS

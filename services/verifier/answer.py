@@ -15,11 +15,6 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from shared.text.citations import (
-    format_citation,
-    parse_citations,
-    strip_citations,
-)
 from services.verifier.detector import (
     ABSTENTION,
     SourcePage,
@@ -44,6 +39,11 @@ from shared.model.query import (
     VerifiedAnswer,
 )
 from shared.ports.model_roles import AnswerGenerator, EntailmentJudge
+from shared.text.citations import (
+    format_citation,
+    parse_citations,
+    strip_citations,
+)
 from shared.text.lexical import query_terms, sentences_of, terms
 from shared.text.normalize import normalize
 from shared.text.question import literal_share, literals

@@ -6,8 +6,7 @@ from services.verifier.handlers import VerifierHandlers
 from services.verifier.llm_answer import LLMAnswerGenerator
 from shared.adapters.cache import AnswerCache
 from shared.adapters.llm import make_llm
-from shared.adapters.nli import answer_key_suffix, make_entailment_judge
-from shared.app.answer_key import generator_name
+from shared.adapters.nli import make_entailment_judge
 from shared.stage import StagePorts
 
 
@@ -20,6 +19,5 @@ async def build(ports: StagePorts) -> VerifierHandlers:
         ports.repository, ports.bus, ports.queries,
         generator=LLMAnswerGenerator(llm) if llm else None,
         cache=AnswerCache(ports.repository),
-        answered_by=generator_name(llm) + answer_key_suffix(ports.settings.nli),
         judge=judge,
     )

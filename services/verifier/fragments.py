@@ -11,7 +11,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
-from shared.text.seams import CLOSED, HEADING_WORDS, Seam, is_symbolic, page_seams, split_at_seams
+from shared.text.seams import (
+    CLOSED,
+    HEADING_WORDS,
+    Seam,
+    is_symbolic,
+    page_seams,
+    split_at_seams,
+)
 
 __all__ = ["MAX_ANSWER_SENTENCE_WORDS", "Seam", "is_heading_only", "is_symbolic", "page_seams", "shorten",
            "split_at_seams"]

@@ -10,10 +10,14 @@ from services.verifier.answer import answer_question
 from shared.adapters.cache import AnswerCache
 from shared.adapters.logs import log_fields
 from shared.adapters.metrics import ABSTENTIONS, ANSWER_CONFIDENCE
-from shared.app.answer_key import EXTRACTIVE, query_answer_key
 from shared.app.query_failures import query_seed, report_query_failure
 from shared.model.delivery import Delivery, Failure, RecentKeys
-from shared.model.events import AnswerVerified, ContextCompressed, DocumentDeleted, QueryOutcome
+from shared.model.events import (
+    AnswerVerified,
+    ContextCompressed,
+    DocumentDeleted,
+    QueryOutcome,
+)
 from shared.ports.bus import Publisher
 from shared.ports.model_roles import AnswerGenerator, EntailmentJudge
 from shared.ports.queries import QueryStore
@@ -74,7 +78,6 @@ class VerifierHandlers:
         queries: QueryStore,
         generator: AnswerGenerator | None = None,
         cache: AnswerCache | None = None,
-        answered_by: str = EXTRACTIVE,
         judge: EntailmentJudge | None = None,
     ) -> None:
         self.repo = repo
@@ -84,7 +87,6 @@ class VerifierHandlers:
         self.pages = PageTexts(repo)
         self.generator = generator
         self.cache = cache
-        self.answered_by = answered_by  # the answer-cache key names what answers
         self.judge = judge
 
     async def _page_texts(self, event: ContextCompressed) -> dict[tuple[str, int], str]:
@@ -131,9 +133,10 @@ class VerifierHandlers:
                 ABSTENTIONS.inc()
             # An answer navigated with lexical fallbacks (the model failed) is not kept: the
             # next ask should get the model's ranking.
-            if self.cache is not None and event.documents and not navigation.stats.scorer_fallbacks:
-                key = query_answer_key(event.question, event.documents, event.settings, self.answered_by)
-                cache_put = self.cache.put(key, outcome.model_dump(mode="json"),
+            # The key is the navigator's (an event without one is not cached).
+            if (self.cache is not None and event.documents and event.answer_key
+                    and not navigation.stats.scorer_fallbacks):
+                cache_put = self.cache.put(event.answer_key, outcome.model_dump(mode="json"),
                                            refs=[doc_id for doc_id, _ in event.documents])
         else:
             # An earlier delivery stored an answer but died before publishing: publish that one.

@@ -9,11 +9,11 @@ from __future__ import annotations
 import logging
 import re
 
-from shared.text.citations import format_citation, parse_citations
 from services.verifier.detector import ABSTENTION
 from shared.adapters.llm.client import LLMClient
 from shared.app.answer_key import ANSWER_PROMPT_VERSION
 from shared.model.query import Passage
+from shared.text.citations import format_citation, parse_citations
 from shared.text.language import LANGUAGE_NAMES, detect_language
 
 logger = logging.getLogger(__name__)

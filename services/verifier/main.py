@@ -6,7 +6,12 @@ from __future__ import annotations
 from services.verifier.bootstrap import build
 from services.verifier.handlers import STAGE as NAME
 from services.verifier.handlers import VerifierHandlers
-from shared.model.events import AnswerVerified, ContextCompressed, DocumentDeleted, QueryFailed
+from shared.model.events import (
+    AnswerVerified,
+    ContextCompressed,
+    DocumentDeleted,
+    QueryFailed,
+)
 from shared.stage import Route, Stage
 
 

@@ -17,7 +17,7 @@ EXTRACTIVE = "extractive"
 # The answer prompt's version: bump it when the prompt changes, so cached model answers miss.
 ANSWER_PROMPT_VERSION = "answer-v1"
 # Bump when the key's material or the cached value's shape changes: old entries then miss.
-KEY_SCHEMA_VERSION = 2  # 2: sentences carry verdicts and evidence windows
+KEY_SCHEMA_VERSION = 3  # 2: sentences carry verdicts and evidence windows; 3: the ranking model
 
 
 def _product_version() -> str:
@@ -50,11 +50,12 @@ def answer_cache_key(
     model: str,
     language: str,
     prompt_version: str,
+    ranker: str = "",
 ) -> str:
     """SHA-256 (hex) of a canonical JSON of the question, the (doc_id, version) pairs, every
     QuerySettings field (read from the model, so a new setting is never forgotten), the
-    model ("extractive" offline), the answer language, the prompt version and the product
-    release."""
+    model ("extractive" offline), the answer language, the prompt version, the page-ranking
+    model and the product release."""
     material = {
         "key_schema": KEY_SCHEMA_VERSION,
         "product": PRODUCT_VERSION,
@@ -64,6 +65,7 @@ def answer_cache_key(
         "model": model,
         "language": language,
         "prompt_version": prompt_version,
+        "ranker": ranker,
     }
     canonical = json.dumps(material, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
@@ -85,7 +87,10 @@ def query_answer_key(
     settings: QuerySettings,
     generator: AnswerGenerator | str | None,
     scorer: NodeScorer | None = None,
+    *,
+    ranker: str = "",
 ) -> str:
+    """`ranker`: the digest of the model that orders pages (a refitted model ranks otherwise)."""
     name = answering_name(generator, scorer)
     return answer_cache_key(
         question,
@@ -94,4 +99,5 @@ def query_answer_key(
         model=name,
         language=detect_language(question),
         prompt_version=ANSWER_PROMPT_VERSION if name != EXTRACTIVE else EXTRACTIVE,
+        ranker=ranker,
     )

@@ -16,9 +16,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from shared.model.query import Citation, EvidenceWindow, SentenceCheck
-from shared.text.citations import strip_citations
 from shared.ports.model_roles import EntailmentJudge
-from shared.text.grounding import CONTRADICTED, SUPPORTED, UNSUPPORTED, Grounding, default_fit, ground
+from shared.text.citations import strip_citations
+from shared.text.grounding import (
+    CONTRADICTED,
+    SUPPORTED,
+    UNSUPPORTED,
+    Grounding,
+    default_fit,
+    ground,
+)
 from shared.text.lexical import sentences_of
 
 _VERDICT_RANK = {SUPPORTED: 2, CONTRADICTED: 1}

@@ -147,6 +147,12 @@ class QueryEvent(Event):
         description="When the client stops waiting (set by the gateway); stages drop the query after it.",
     )
 
+    answer_key: str | None = Field(
+        default=None, pattern=r"^[0-9a-f]{64}$",
+        description="The answer-cache key the navigator computed (set by the navigator); the verifier "
+        "stores the answer under it, so the key is computed in one place.",
+    )
+
     @property
     def key(self) -> str:
         return self.query_id
@@ -165,6 +171,7 @@ class QueryEvent(Event):
             "documents": list(self.documents),
             "deadline": self.deadline,
             "tenant": self.tenant,
+            "answer_key": self.answer_key,
         }
 
 

@@ -30,7 +30,13 @@ from pathlib import Path
 from shared.text.lexical import STOPWORDS, sentences_of, stem
 from shared.text.normalize import fold, normalize, tokenize
 from shared.text.numbers import NumberMention, number_mentions, unstated
-from shared.text.polarity import NEGATIONS, PolarityConflict, polarity_conflict, polarity_tokens, read_polarity
+from shared.text.polarity import (
+    NEGATIONS,
+    PolarityConflict,
+    polarity_conflict,
+    polarity_tokens,
+    read_polarity,
+)
 from shared.text.seams import page_seams, split_at_seams
 
 SUPPORTED = "supported"

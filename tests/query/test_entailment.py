@@ -6,7 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from shared.adapters.nli import EntailmentModelError, answer_key_suffix, make_entailment_judge
+from shared.adapters.nli import (
+    EntailmentModelError,
+    answer_key_suffix,
+    make_entailment_judge,
+)
 from shared.app.verification import SourcePage, check_sentence
 
 PAGE = [SourcePage("d1", 7, "Maintenance\nThe coolant pump is serviced every 500 operating hours by the plant fitter.\n")]

@@ -7,9 +7,17 @@ import numpy as np
 import pytest
 
 from services.navigator.navigate import explore, navigate
-from services.navigator.ranking.features import FEATURES, build_candidates, page_references
+from services.navigator.ranking.features import (
+    FEATURES,
+    build_candidates,
+    page_references,
+)
 from services.navigator.ranking.fused import ABSTENTION_FEATURES
-from services.navigator.ranking.model import LEXICAL_MODEL_PATH, load_model, shipped_model
+from services.navigator.ranking.model import (
+    LEXICAL_MODEL_PATH,
+    load_model,
+    shipped_model,
+)
 from services.navigator.ranking.profile import build_profile
 from shared.model.query import QuerySettings
 from shared.text.names import named_words

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from services.verifier.answer import MAX_ANSWER_WORDS, answer_question
+from services.verifier.detector import ABSTENTION, SourcePage, check_sentence
+from services.verifier.fragments import MAX_ANSWER_SENTENCE_WORDS
+from shared.model.query import Citation, CompressedContext, Passage, QuerySettings
 from shared.text.citations import (
     format_citation,
     parse_citations,
     strip_citations,
 )
-from services.verifier.detector import ABSTENTION, SourcePage, check_sentence
-from services.verifier.fragments import MAX_ANSWER_SENTENCE_WORDS
-from shared.model.query import Citation, CompressedContext, Passage, QuerySettings
 
 PAGES = {
     4: "Each safety valve opens at a pressure of 12 bar. The valves are painted red.",

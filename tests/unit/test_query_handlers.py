@@ -335,3 +335,15 @@ async def test_verifier_reads_a_documents_pages_once_per_version() -> None:
     assert "C4" in stages.bus.of_type(AnswerVerified)[-1].outcome.answer.answer
 
 
+
+
+async def test_the_answer_key_names_the_ranking_model() -> None:
+    """A refitted ranking model orders pages differently: answers cached under the previous
+    model must not be served."""
+    from shared.app.answer_key import EXTRACTIVE, query_answer_key
+    from shared.model.query import QuerySettings
+
+    documents = [("d1", 1)]
+    before = query_answer_key(PUMP, documents, QuerySettings(), EXTRACTIVE, ranker="aaaa")
+    assert before == query_answer_key(PUMP, documents, QuerySettings(), EXTRACTIVE, ranker="aaaa")
+    assert before != query_answer_key(PUMP, documents, QuerySettings(), EXTRACTIVE, ranker="bbbb")

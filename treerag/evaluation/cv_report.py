@@ -9,7 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from services.navigator.ranking.model import MODEL_PATH, load_model
-from treerag.evaluation.crossval import BASELINES, CrossValidation, Outcome, paired_ci, summarise
+from treerag.evaluation.crossval import (
+    BASELINES,
+    CrossValidation,
+    Outcome,
+    paired_ci,
+    summarise,
+)
 
 POOLED = "pooled"
 

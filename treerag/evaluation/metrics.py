@@ -6,8 +6,8 @@ import statistics
 
 from pydantic import BaseModel
 
-from shared.text.citations import strip_citations
 from shared.model.query import VerifiedAnswer
+from shared.text.citations import strip_citations
 from shared.text.normalize import tokenize
 from treerag.evaluation.dataset import QAItem
 

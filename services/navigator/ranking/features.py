@@ -36,10 +36,14 @@ import numpy as np
 
 from services.navigator.evidence import page_fields
 from services.navigator.index import DocumentIndex
+from services.navigator.ranking.dense import (
+    page_vectors,
+    question_vector,
+    section_vectors,
+)
+from services.navigator.ranking.profile import bigrams, page_profile
 from shared.text.lexical import terms
 from shared.text.question import literal_share, topic_text
-from services.navigator.ranking.dense import page_vectors, question_vector, section_vectors
-from services.navigator.ranking.profile import bigrams, page_profile
 
 FEATURES = (
     "bm25", "bm25_rank", "proximity", "section_path", "summary_path", "header", "header_pairs",

@@ -67,7 +67,9 @@ class ModelFileError(RuntimeError):
 def shipped_model() -> RankingModel:
     """The model for this process's embedder: the dense one when it was fitted with the same
     embedder, else the lexical one."""
-    from services.navigator.ranking.dense import embedder_name  # loads the embedder only when asked
+    from services.navigator.ranking.dense import (
+        embedder_name,  # loads the embedder only when asked
+    )
 
     model = load_model(MODEL_PATH)
     name = embedder_name()
