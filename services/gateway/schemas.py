@@ -17,6 +17,7 @@ from shared.model.query import (
     DocKey,
     NavigationMode,
     QuerySettings,
+    SentenceCheck,
     TraversalStats,
 )
 
@@ -84,6 +85,9 @@ class QueryResponse(BaseModel):
     answer: str | None = None
     abstained: bool | None = None
     citations: list[Citation] = Field(default_factory=list)
+    sentences: list[SentenceCheck] = Field(
+        default_factory=list, description="Each answer sentence, the page it cites and how well that page supports it.",
+    )
     confidence: float | None = None
     warnings: list[str] = Field(default_factory=list)
     mode: str | None = None
@@ -113,6 +117,7 @@ class QueryResponse(BaseModel):
                 answer=outcome.answer.answer,
                 abstained=outcome.answer.abstained,
                 citations=outcome.answer.citations,
+                sentences=outcome.answer.sentences,
                 confidence=outcome.answer.confidence,
                 warnings=outcome.warnings,
                 mode=outcome.mode,
