@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import swagger_ui_bundle
+import fastapi_offline
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
@@ -16,14 +16,18 @@ from fastapi.templating import Jinja2Templates
 
 HERE = Path(__file__).parent
 STATIC_DIR = HERE / "static"
-SWAGGER_DIR = Path(swagger_ui_bundle.swagger_ui_path)
+# Swagger UI and ReDoc bundles (their licences: fastapi-offline's package metadata).
+API_DOCS_DIR = Path(fastapi_offline.__file__).parent / "static"
 
 CONTENT_SECURITY_POLICY = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
     "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 )
-# Swagger UI sets style attributes in the markup it builds; its scripts stay same-origin only.
-DOCS_CONTENT_SECURITY_POLICY = CONTENT_SECURITY_POLICY.replace("style-src 'self'", "style-src 'self' 'unsafe-inline'")
+# Swagger UI and ReDoc set styles in the markup they build and ReDoc searches in a worker it makes
+# from a blob; their scripts stay same-origin only.
+DOCS_CONTENT_SECURITY_POLICY = CONTENT_SECURITY_POLICY.replace(
+    "style-src 'self'", "style-src 'self' 'unsafe-inline'"
+) + "; worker-src 'self' blob:"
 
 templates = Jinja2Templates(directory=str(HERE / "templates"))
 
@@ -59,10 +63,14 @@ def page_views() -> APIRouter:
     async def api_docs(request: Request) -> HTMLResponse:
         return _page(request, "docs.html", DOCS_CONTENT_SECURITY_POLICY)
 
+    @router.get("/redoc", response_class=HTMLResponse)
+    async def api_reference(request: Request) -> HTMLResponse:
+        return _page(request, "redoc.html", DOCS_CONTENT_SECURITY_POLICY)
+
     return router
 
 
 def mount_pages(app: FastAPI) -> None:
     app.include_router(page_views())
-    app.mount("/static/swagger-ui", StaticFiles(directory=SWAGGER_DIR), name="swagger-ui")
+    app.mount("/static/api-docs", StaticFiles(directory=API_DOCS_DIR), name="api-docs")
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
