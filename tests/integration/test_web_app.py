@@ -256,7 +256,8 @@ def test_api_docs_render_offline(gateway: Gateway, browser: Any) -> None:
         tab.page.goto(f"{gateway.url}/docs")
         tab.page.locator(".opblock-summary-path[data-path='/v1/documents/{doc_id}/pages/{number}/image']").wait_for()
         tab.page.goto(f"{gateway.url}/redoc")
-        tab.page.get_by_text("Where a text is on the page, as boxes to highlight").first.wait_for()
-        assert tab.problems == []
+        tab.page.locator("h2", has_text="Where a text is on the page, as boxes to highlight").wait_for()
+        # ReDoc's footer asks for its vendor's logo from another origin: the policy refuses it.
+        assert [p for p in tab.problems if "violates the following Content Security Policy directive: \"img-src" not in p] == []
     finally:
         tab.close()
