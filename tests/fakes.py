@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from shared.adapters.memory.queries import InMemoryQueryStore
+from shared.app.indexing import store_indexed
 from shared.model.documents import (
     DocumentEmbeddings,
     DocumentRecord,
@@ -117,13 +118,7 @@ class FakeRepository:
         self.embeddings.pop(doc_id, None)
 
     async def put_indexed(self, indexed: IndexedDocument) -> None:
-        await self.put_pages(indexed.record.doc_id, indexed.pages)
-        await self.put_tree(indexed.tree)
-        if indexed.embeddings is not None:
-            await self.put_embeddings(indexed.embeddings)
-        else:
-            await self.delete_embeddings(indexed.record.doc_id)
-        await self.put_document(indexed.record)
+        await store_indexed(self, indexed)
 
     async def get_cached(self, namespace: str, key: str) -> dict[str, Any] | None:
         self.reads["get_cached"] += 1

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from shared.model.documents import DocumentRecord, DocumentStatus
+from shared.model.documents import DocumentRecord, DocumentStatus, IndexedDocument
 from shared.model.ids import BuilderChoice
+from shared.ports.repository import Repository
 
 
 @dataclass(frozen=True)
@@ -42,3 +43,15 @@ def next_version(previous: DocumentRecord | None, built: DocumentRecord) -> int:
     if previous is None:
         return built.version
     return previous.version + 1 if has_tree(previous) else previous.version
+
+
+async def store_indexed(repository: Repository, indexed: IndexedDocument) -> None:
+    """Pages, tree and vectors first, the record last: a record marked ready always has them.
+    A tree built without vectors drops the older version's, so no stale vector is read."""
+    await repository.put_pages(indexed.record.doc_id, indexed.pages)
+    await repository.put_tree(indexed.tree)
+    if indexed.embeddings is not None:
+        await repository.put_embeddings(indexed.embeddings)
+    else:
+        await repository.delete_embeddings(indexed.record.doc_id)
+    await repository.put_document(indexed.record)

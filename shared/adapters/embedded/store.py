@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from shared.app.indexing import store_indexed
 from shared.model.documents import (
     DocumentEmbeddings,
     DocumentRecord,
@@ -123,13 +124,7 @@ class EmbeddedRepository:
         self._path("embeddings", doc_id, ".vec").unlink(missing_ok=True)
 
     async def put_indexed(self, indexed: IndexedDocument) -> None:
-        await self.put_pages(indexed.record.doc_id, indexed.pages)
-        await self.put_tree(indexed.tree)
-        if indexed.embeddings is not None:
-            await self.put_embeddings(indexed.embeddings)
-        else:
-            await self.delete_embeddings(indexed.record.doc_id)
-        await self.put_document(indexed.record)
+        await store_indexed(self, indexed)
 
     def _cache_path(self, namespace: str, key: str) -> Path:
         digest = hashlib.sha256(key.encode()).hexdigest()

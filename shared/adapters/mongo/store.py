@@ -54,6 +54,7 @@ from pymongo import ASCENDING, AsyncMongoClient
 from pymongo.asynchronous.database import AsyncDatabase
 from pymongo.errors import BulkWriteError, DuplicateKeyError
 
+from shared.app.indexing import store_indexed
 from shared.model.clock import utc_now
 from shared.model.documents import (
     DocumentEmbeddings,
@@ -448,13 +449,7 @@ class MongoRepository:
     # ------------------------------------------------------------ indexing result
 
     async def put_indexed(self, indexed: IndexedDocument) -> None:
-        await self.put_pages(indexed.record.doc_id, indexed.pages)
-        await self.put_tree(indexed.tree)
-        if indexed.embeddings is not None:
-            await self.put_embeddings(indexed.embeddings)
-        else:
-            await self.delete_embeddings(indexed.record.doc_id)
-        await self.put_document(indexed.record)
+        await store_indexed(self, indexed)
 
     # ------------------------------------------------------------ cache
 
