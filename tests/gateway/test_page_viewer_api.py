@@ -177,3 +177,16 @@ def test_boxes_need_a_text_and_an_existing_page(client: TestClient, doc_id: str)
     assert client.get(f"/v1/documents/{doc_id}/pages/1/boxes").status_code == 422
     assert client.get(f"/v1/documents/{doc_id}/pages/1/boxes", params={"text": "x" * 5000}).status_code == 422
     assert client.get(f"/v1/documents/{doc_id}/pages/9/boxes", params={"text": "valve"}).status_code == 404
+
+
+def test_the_text_layer_places_each_printed_line_where_it_is(client: TestClient, doc_id: str) -> None:
+    response = client.get(f"/v1/documents/{doc_id}/pages/2/text-layer")
+    assert response.status_code == 200
+    layer = response.json()
+    assert math.isclose(layer["aspect"], 841.89 / 595.28, rel_tol=1e-3)
+    texts = [run["text"] for run in layer["runs"]]
+    assert texts == [OTHER, CITED]  # in reading order
+    cited = layer["runs"][1]["box"]
+    assert math.isclose(cited["left"], CITED_AT_MM[0] / 210, abs_tol=0.02)
+    assert math.isclose(cited["top"], CITED_AT_MM[1] / 297, abs_tol=0.02)
+    assert client.get(f"/v1/documents/{doc_id}/pages/4/text-layer").status_code == 404

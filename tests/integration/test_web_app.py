@@ -216,6 +216,15 @@ def test_a_citation_opens_its_page_with_the_cited_sentence_highlighted(
         shot = Image.open(io.BytesIO(tab.page.locator("#viewer-boxes .box").first.screenshot())).convert("RGB")
         red, green, blue = (sum(channel) / len(channel) for channel in zip(*shot.getdata(), strict=True))
         assert blue < red - 40 and blue < green - 40, (red, green, blue)
+        # The page's text lies over the image where it is printed, selectable: the cited line too.
+        line = tab.page.locator("#viewer-text-layer span", has_text=f"replaced after {30 + UNIT} days").first
+        line_box = line.bounding_box()
+        box = tab.page.locator("#viewer-boxes .box").first.bounding_box()  # measured after the scroll
+        assert abs(line_box["y"] - box["y"]) < 0.02 * frame["height"]
+        # The box starts mid-line (after the previous sentence) and ends with the line, as the run does.
+        assert abs(line_box["x"] + line_box["width"] - box["x"] - box["width"]) < 0.02 * frame["width"]
+        line.click(click_count=3)
+        assert f"{30 + UNIT} days" in tab.page.evaluate("() => window.getSelection().toString()")
         tab.page.locator("#answer-details summary").click()
         assert tab.page.locator("#answer-timings tbody tr").count() >= 3  # navigator, compressor, verifier, total
         screenshot(tab.page, "ask")

@@ -13,9 +13,11 @@ from services.gateway.web.cache import ByteBoundedCache
 from services.gateway.web.rendering import (
     EvidenceBoxes,
     PageNotFound,
+    TextLayer,
     UnreadablePdf,
     evidence_boxes,
     render_page,
+    text_layer,
 )
 from shared.model.documents import DocumentRecord
 
@@ -97,6 +99,15 @@ def page_router(source: Callable[[], DocumentSource]) -> APIRouter:
         _, data = await pdf_of(doc_id)
         try:
             return await asyncio.to_thread(evidence_boxes, data, number, text)
+        except (PageNotFound, UnreadablePdf) as exc:
+            raise refused(exc) from exc
+
+    @router.get("/v1/documents/{doc_id}/pages/{number}/text-layer", response_model=TextLayer,
+                summary="The page's printed text with positions, to lay over the image")
+    async def page_text_layer(doc_id: str, number: PageNumber) -> TextLayer:
+        _, data = await pdf_of(doc_id)
+        try:
+            return await asyncio.to_thread(text_layer, data, number)
         except (PageNotFound, UnreadablePdf) as exc:
             raise refused(exc) from exc
 

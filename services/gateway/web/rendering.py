@@ -52,6 +52,19 @@ class EvidenceBoxes(BaseModel):
     boxes: list[Box] = Field(default_factory=list)
 
 
+class TextRun(BaseModel):
+    """One run of printed text (pdfium's rectangles: a line, or part of one) and where it is."""
+
+    text: str
+    box: Box
+
+
+class TextLayer(BaseModel):
+    page: int
+    aspect: float = Field(description="Page height / width: font sizes follow the page's width.")
+    runs: list[TextRun]
+
+
 @dataclass(frozen=True)
 class RenderedPage:
     png: bytes
@@ -191,5 +204,27 @@ def evidence_boxes(data: bytes, number: int, evidence: str) -> EvidenceBoxes:
             boxes = [box for start, end in spans for box in _boxes(textpage, start, end, width, height)]
             matched = " … ".join(text[start:end] for start, end in spans)
             return EvidenceBoxes(page=number, match=match if boxes else "none", matched_text=matched, boxes=boxes)
+        finally:
+            pdf.close()
+
+
+def text_layer(data: bytes, number: int) -> TextLayer:
+    """The page's text as positioned runs, so a viewer can lay it over the image for selection."""
+    with _PDFIUM:
+        pdf = _open(data)
+        try:
+            page = _page(pdf, number)
+            width, height = page.get_size()
+            textpage = page.get_textpage()
+            runs: list[TextRun] = []
+            for i in range(textpage.count_rects()):
+                left, bottom, right, top = textpage.get_rect(i)
+                text = textpage.get_text_bounded(left, bottom, right, top).strip()
+                if text:
+                    runs.append(TextRun(text=text, box=Box(
+                        left=_clamp(left / width), top=_clamp(1 - top / height),
+                        width=_clamp((right - left) / width), height=_clamp((top - bottom) / height),
+                    )))
+            return TextLayer(page=number, aspect=round(height / max(width, 1.0), 6), runs=runs)
         finally:
             pdf.close()

@@ -9,6 +9,7 @@ export class PageViewer {
     this.root = root;
     this.image = root.querySelector("#viewer-image");
     this.boxes = root.querySelector("#viewer-boxes");
+    this.layer = root.querySelector("#viewer-text-layer");
     this.title = root.querySelector("#viewer-title");
     this.input = root.querySelector("#viewer-page");
     this.count = root.querySelector("#viewer-count");
@@ -67,11 +68,13 @@ export class PageViewer {
     this.input.value = page;
     this.count.textContent = pageCount ? `of ${pageCount}` : "";
     this.boxes.replaceChildren();
+    this.layer.replaceChildren();
     this.note.textContent = "";
     this.image.alt = `Page ${page} of ${name}`;
     this.image.src = `/v1/documents/${id}/pages/${page}/image?scale=${SCALE}`;
     this.text.textContent = "";
     if (this.textPanel.open) this.loadText();
+    this.loadTextLayer(id, page);
     const evidence = page === this.state.evidencePage ? this.state.evidence : "";
     if (!evidence) return;
     try {
@@ -94,6 +97,33 @@ export class PageViewer {
     } catch (error) {
       this.note.textContent = `Could not highlight the evidence: ${error.message}`;
     }
+  }
+
+  // The page's text as transparent runs over the image, where it is printed: it can be selected
+  // and copied as on the PDF. Font sizes follow the frame's width, so the layer scales with it.
+  async loadTextLayer(id, page) {
+    let layer;
+    try {
+      layer = await api(`/v1/documents/${id}/pages/${page}/text-layer`);
+    } catch {
+      return;
+    }
+    if (this.state.page !== page) return;
+    const spans = layer.runs.map((run) => {
+      const span = document.createElement("span");
+      span.textContent = run.text;
+      span.style.left = `${run.box.left * 100}%`;
+      span.style.top = `${run.box.top * 100}%`;
+      span.style.fontSize = `${run.box.height * layer.aspect * 100}cqw`;
+      return span;
+    });
+    this.layer.replaceChildren(...spans);
+    const frameWidth = this.layer.getBoundingClientRect().width;
+    if (!frameWidth) return;
+    layer.runs.forEach((run, i) => {
+      const width = spans[i].getBoundingClientRect().width;
+      if (width > 0) spans[i].style.transform = `scaleX(${(run.box.width * frameWidth) / width})`;
+    });
   }
 
   async loadText() {
