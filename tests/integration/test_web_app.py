@@ -19,10 +19,10 @@ import httpx
 import pypdfium2 as pdfium
 import pytest
 from fpdf import FPDF
-from PIL import Image
+from PIL import Image, ImageStat
 
 from .conftest import upload_ready
-from .pdfs import FILLER, TOPICS
+from .pdfs import FILLER, TOPICS, corrupt_pdf
 from .stack import Gateway, ServiceProcess
 
 pytestmark = pytest.mark.integration
@@ -128,10 +128,20 @@ def uploaded(gateway: Gateway, browser: Any, indexer_for_module: ServiceProcess)
     tab = Page(browser, DESKTOP)
     try:
         tab.page.goto(f"{gateway.url}/")
-        tab.page.set_input_files("#file-input", files=[{"name": FILE_NAME, "mimeType": "application/pdf", "buffer": data}])
+        # Two files at once: each gets its own progress bar and its own status.
+        tab.page.set_input_files("#file-input", files=[
+            {"name": FILE_NAME, "mimeType": "application/pdf", "buffer": data},
+            {"name": "broken-913.pdf", "mimeType": "application/pdf", "buffer": corrupt_pdf() + b"913"},
+        ])
         row = tab.page.locator("#documents tbody tr", has_text="unit-913.pdf")
         row.locator(".status-ready").wait_for(timeout=120_000)
-        assert tab.page.locator("#uploads progress").first.get_attribute("value") == "100"
+        broken = tab.page.locator("#documents tbody tr", has_text="broken-913.pdf")
+        broken.locator(".status-failed .reason").wait_for(timeout=120_000)
+        assert broken.locator(".reason").inner_text().strip()  # the indexer's reason, in words
+        progress = tab.page.locator("#uploads li")
+        assert progress.count() == 2
+        assert [progress.nth(i).locator("progress").get_attribute("value") for i in range(2)] == ["100", "100"]
+        assert progress.nth(0).locator(".status-ready").inner_text() == "ready: 5 pages"
         screenshot(tab.page, "documents")
         tab.check("documents")
         yield {"data": data, "doc_id": row.get_attribute("data-doc-id")}
@@ -214,7 +224,7 @@ def test_a_citation_opens_its_page_with_the_cited_sentence_highlighted(
         assert abs((box["y"] - frame["y"]) / frame["height"] - top) < 0.02
         # ... and the screenshot shows the highlight there: yellow-tinted pixels inside the box.
         shot = Image.open(io.BytesIO(tab.page.locator("#viewer-boxes .box").first.screenshot())).convert("RGB")
-        red, green, blue = (sum(channel) / len(channel) for channel in zip(*shot.getdata(), strict=True))
+        red, green, blue = ImageStat.Stat(shot).mean
         assert blue < red - 40 and blue < green - 40, (red, green, blue)
         # The page's text lies over the image where it is printed, selectable: the cited line too.
         line = tab.page.locator("#viewer-text-layer span", has_text=f"replaced after {30 + UNIT} days").first
@@ -229,6 +239,23 @@ def test_a_citation_opens_its_page_with_the_cited_sentence_highlighted(
         assert tab.page.locator("#answer-timings tbody tr").count() >= 3  # navigator, compressor, verifier, total
         screenshot(tab.page, "ask")
         tab.check("ask")
+    finally:
+        tab.close()
+
+
+def test_a_question_nothing_supports_is_answered_with_an_abstention_in_words(
+        gateway: Gateway, browser: Any, uploaded: dict[str, Any]) -> None:
+    tab = Page(browser, DESKTOP)
+    try:
+        tab.page.goto(f"{gateway.url}/ask")
+        tab.page.locator(f"#doc-filter option[value='{uploaded['doc_id']}']").wait_for(state="attached")
+        tab.page.select_option("#doc-filter", uploaded["doc_id"])
+        tab.page.fill("#question", "Which zebra plays the saxophone in the quantum orchestra?")
+        tab.page.locator("#ask-button").click()
+        verdict = tab.page.locator("#answer-verdict")
+        verdict.filter(has_text="No answer").wait_for(timeout=60_000)
+        assert tab.page.locator("#answer-text .citation").count() == 0
+        tab.check("ask, abstained")
     finally:
         tab.close()
 

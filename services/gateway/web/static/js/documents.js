@@ -7,6 +7,7 @@ const input = document.getElementById("file-input");
 const uploads = document.getElementById("uploads");
 const tbody = document.querySelector("#documents tbody");
 const listStatus = document.getElementById("list-status");
+const uploadStates = new Map(); // doc id -> the status line of its upload, kept current by refresh()
 
 function upload(file) {
   const progress = el("progress", { max: 100, value: 0, "aria-label": `Upload of ${file.name}` });
@@ -25,6 +26,7 @@ function upload(file) {
     if (request.status === 202 || request.status === 200) {
       progress.value = 100;
       state.textContent = body.duplicate ? `already uploaded (${statusLabel(body.status)})` : "uploaded; indexing follows";
+      if (!body.duplicate) uploadStates.set(body.doc_id, state);
       refresh();
     } else {
       state.textContent = `refused: ${typeof body.detail === "string" ? body.detail : request.status}`;
@@ -82,6 +84,16 @@ async function refresh() {
     const docs = await api("/v1/documents");
     docs.sort((a, b) => b.created_at.localeCompare(a.created_at));
     tbody.replaceChildren(...docs.map(row));
+    for (const doc of docs) {
+      const state = uploadStates.get(doc.doc_id);
+      if (state && (doc.status === "ready" || doc.status === "failed")) {
+        state.textContent = doc.status === "ready" ? `ready: ${doc.page_count} pages` : "indexing failed (reason below)";
+        state.className = doc.status === "ready" ? "status-ready" : "error";
+        uploadStates.delete(doc.doc_id);
+      } else if (state) {
+        state.textContent = statusLabel(doc.status);
+      }
+    }
     const busy = docs.filter((d) => d.status === "uploaded" || d.status === "indexing").length;
     listStatus.textContent = docs.length
       ? `${docs.length} document${docs.length === 1 ? "" : "s"}${busy ? `, ${busy} being indexed` : ""}.`
