@@ -27,6 +27,9 @@ class Settings(BaseSettings):
     query_timeout_s: float = Field(default=30.0, gt=0)
     gateway_port: int = 8000
     metrics_port: int | None = Field(default=None, description="Stage metrics port; None = stage default.")
+    prometheus_url: str | None = Field(
+        default=None, description="Prometheus the gateway's pipeline page reads per-stage figures from.",
+    )
 
     llm: Literal["gemini", "openai", "off"] = "off"
     llm_model: str | None = None

@@ -150,7 +150,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         redoc_url=None,
     )
     install_validation_handler(app)
-    mount_web(app, lambda: b().repo)
+    mount_web(app, lambda: b().repo, settings.prometheus_url)
 
     @app.middleware("http")
     async def measure(request: Request, call_next: Any) -> Response:

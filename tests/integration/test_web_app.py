@@ -23,7 +23,8 @@ from PIL import Image, ImageStat
 
 from .conftest import upload_ready
 from .pdfs import FILLER, TOPICS, corrupt_pdf
-from .stack import Gateway, ServiceProcess
+from .prometheus import Prometheus, wait_for_scrapes
+from .stack import Gateway, ServiceProcess, Stack, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -271,14 +272,58 @@ def test_the_ask_page_fits_a_phone(gateway: Gateway, browser: Any, uploaded: dic
         tab.close()
 
 
-def test_the_pipeline_page_shows_the_gateways_metrics(gateway: Gateway, browser: Any, uploaded: dict[str, Any]) -> None:
+@pytest.fixture(scope="module")
+def prometheus_gateway(stack: Stack, uploaded: dict[str, Any], tmp_path_factory: pytest.TempPathFactory,
+                       ) -> Iterator[tuple[Gateway, Prometheus]]:
+    """A Prometheus scraping every process of the stack, and a gateway that reads it."""
+    targets: dict[str, list[str]] = {}
+    for process in stack.processes:
+        if process.alive and process.metrics_port:
+            targets.setdefault(process.name.rsplit("-", 1)[0], []).append(f"127.0.0.1:{process.metrics_port}")
+    server = Prometheus.start(tmp_path_factory.mktemp("web-prometheus"), targets)
+    gateway = stack.start_gateway(TREERAG_PROMETHEUS_URL=server.url)
+    try:
+        wait_until(gateway.ready, 240, "the gateway with Prometheus /readyz", interval_s=0.5)
+        wait_for_scrapes(server, sorted(targets))
+        for _ in range(3):  # traffic in the rate window
+            response = httpx.post(f"{gateway.url}/v1/query", timeout=60,
+                                  json={"question": QUESTION, "doc_ids": [uploaded["doc_id"]]})
+            assert response.status_code == 200, response.text
+        wait_for_scrapes(server, sorted(targets))
+        yield gateway, server
+    finally:
+        stack.stop(gateway.process)
+        server.stop()
+
+
+def test_the_pipeline_page_shows_each_stage_from_prometheus(
+        browser: Any, prometheus_gateway: tuple[Gateway, Prometheus]) -> None:
+    gateway, _ = prometheus_gateway
+    figures = httpx.get(f"{gateway.url}/v1/pipeline", timeout=10).json()
+    assert figures["source"] == "prometheus", figures
+    stages = {s["stage"] for s in figures["stages"]}
+    assert {"indexer", "navigator", "compressor", "verifier"} <= stages
+    navigator = next(s for s in figures["stages"] if s["stage"] == "navigator")
+    assert navigator["messages_per_s"] > 0 and navigator["handler_p95_s"] > 0
     tab = Page(browser, DESKTOP)
     try:
         tab.page.goto(f"{gateway.url}/pipeline")
+        tab.page.locator("#stages tbody th", has_text="navigator").wait_for()
         tab.page.locator("#pipeline tbody tr").first.wait_for()
         assert "document.uploaded" in tab.page.locator("#pipeline tbody").inner_text()
         screenshot(tab.page, "pipeline")
         tab.check("pipeline")
+    finally:
+        tab.close()
+
+
+def test_without_prometheus_the_pipeline_page_says_so(gateway: Gateway, browser: Any) -> None:
+    tab = Page(browser, DESKTOP)
+    try:
+        tab.page.goto(f"{gateway.url}/pipeline")
+        tab.page.locator("#stages-status", has_text="TREERAG_PROMETHEUS_URL").wait_for()
+        tab.page.locator("#pipeline tbody tr").first.wait_for()
+        tab.check("pipeline without Prometheus")
     finally:
         tab.close()
 

@@ -81,5 +81,43 @@ async function refresh() {
   statusLine.textContent = `Updated ${new Date(now).toLocaleTimeString()}.`;
 }
 
-refresh();
-setInterval(refresh, POLL_MS);
+const stagesStatus = document.getElementById("stages-status");
+const stagesBody = document.querySelector("#stages tbody");
+
+function number(value, digits = 2) {
+  return value === null || value === undefined ? "–" : value.toFixed(digits);
+}
+
+function seconds(value) {
+  return value === null || value === undefined ? "–" : `${(value * 1000).toFixed(1)} ms`;
+}
+
+async function refreshStages() {
+  try {
+    const response = await fetch("/v1/pipeline");
+    const body = await response.json();
+    if (body.source !== "prometheus") {
+      stagesStatus.textContent = `Per-stage figures need Prometheus: ${body.detail}.`;
+      stagesBody.replaceChildren();
+      return;
+    }
+    stagesBody.replaceChildren(...body.stages.map((s) => {
+      const row = document.createElement("tr");
+      row.append(cell("th", s.stage, { scope: "row" }), cell("td", number(s.messages_per_s)), cell("td", number(s.consumer_lag, 0)),
+        cell("td", number(s.failures_15m, 0)), cell("td", number(s.dead_letters_15m, 0)), cell("td", seconds(s.handler_p95_s)),
+        cell("td", seconds(s.queue_p95_s)));
+      return row;
+    }));
+    stagesStatus.textContent = body.stages.length ? "From Prometheus, the dashboards' queries." : "Prometheus has no stage series yet.";
+  } catch (error) {
+    stagesStatus.textContent = `Could not read the per-stage figures: ${error.message}`;
+  }
+}
+
+function refreshAll() {
+  refresh();
+  refreshStages();
+}
+
+refreshAll();
+setInterval(refreshAll, POLL_MS);
