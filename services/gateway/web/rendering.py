@@ -86,15 +86,6 @@ def _page(pdf: pdfium.PdfDocument, number: int) -> pdfium.PdfPage:
     return pdf[number - 1]
 
 
-def page_count(data: bytes) -> int:
-    with _PDFIUM:
-        pdf = _open(data)
-        try:
-            return len(pdf)
-        finally:
-            pdf.close()
-
-
 def render_page(data: bytes, number: int, scale: float) -> RenderedPage:
     """PNG of page `number` (1-based) at `scale` (1 = 72 dpi), scaled down to MAX_PIXELS."""
     with _PDFIUM:
