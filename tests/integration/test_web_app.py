@@ -160,6 +160,28 @@ def indexer_for_module(stack: Any) -> Iterator[ServiceProcess]:
         stack.stop(process)
 
 
+def test_delete_is_offered_exactly_when_the_api_has_it(gateway: Gateway, browser: Any, uploaded: dict[str, Any]) -> None:
+    spec = httpx.get(f"{gateway.url}/openapi.json", timeout=10).json()
+    api_deletes = "delete" in spec["paths"]["/v1/documents/{doc_id}"]
+    tab = Page(browser, DESKTOP)
+    try:
+        tab.page.goto(f"{gateway.url}/")
+        broken = tab.page.locator("#documents tbody tr", has_text="broken-913.pdf")
+        broken.wait_for()
+        button = broken.get_by_role("button", name="Delete broken-913.pdf")
+        if not api_deletes:
+            tab.page.wait_for_timeout(500)  # the page has read the API description
+            assert button.count() == 0
+            return
+        button.click()
+        button.click()  # the second press confirms
+        broken.wait_for(state="detached", timeout=30_000)
+        assert httpx.get(f"{gateway.url}/v1/documents/broken-913.pdf", timeout=10).status_code == 404
+        tab.check("documents after a delete")
+    finally:
+        tab.close()
+
+
 def test_the_uploaded_pdf_is_listed_ready_with_its_pages(gateway: Gateway, uploaded: dict[str, Any]) -> None:
     document = httpx.get(f"{gateway.url}/v1/documents/{uploaded['doc_id']}", timeout=10).json()
     assert document["status"] == "ready"

@@ -7,6 +7,7 @@ const input = document.getElementById("file-input");
 const uploads = document.getElementById("uploads");
 const tbody = document.querySelector("#documents tbody");
 const listStatus = document.getElementById("list-status");
+let canDelete = false; // offered once the API has DELETE /v1/documents/{doc_id}
 const uploadStates = new Map(); // doc id -> the status line of its upload, kept current by refresh()
 
 function upload(file) {
@@ -62,6 +63,28 @@ dropzone.addEventListener("drop", (event) => {
   uploadAll(event.dataTransfer.files);
 });
 
+function deleteButton(doc) {
+  if (!canDelete) return el("td");
+  const button = el("button", { type: "button", class: "secondary", "aria-label": `Delete ${doc.file_name}`, text: "Delete" });
+  button.addEventListener("click", async () => {
+    // Two steps instead of a dialog: the first press asks, the second deletes.
+    if (!button.dataset.armed) {
+      button.dataset.armed = "1";
+      button.textContent = "Delete for good?";
+      return;
+    }
+    button.disabled = true;
+    try {
+      await api(`/v1/documents/${encodeURIComponent(doc.doc_id)}`, { method: "DELETE" });
+      listStatus.textContent = `Deleted ${doc.file_name}.`;
+    } catch (error) {
+      listStatus.textContent = `Could not delete ${doc.file_name}: ${error.message}`;
+    }
+    refresh();
+  });
+  return el("td", {}, button);
+}
+
 function row(doc) {
   const status = el("td", { class: `status status-${doc.status}` }, statusLabel(doc.status));
   if (doc.status === "failed" && doc.reason) status.append(el("div", { class: "reason", text: doc.reason }));
@@ -76,6 +99,7 @@ function row(doc) {
     el("td", { text: doc.page_count || "" }),
     el("td", { text: doc.builder || "" }),
     warnings,
+    deleteButton(doc),
   );
 }
 
@@ -103,5 +127,11 @@ async function refresh() {
   }
 }
 
+api("/openapi.json")
+  .then((spec) => {
+    canDelete = Boolean(spec.paths?.["/v1/documents/{doc_id}"]?.delete);
+    if (canDelete) refresh();
+  })
+  .catch(() => {});
 refresh();
 setInterval(refresh, POLL_MS);
