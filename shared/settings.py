@@ -25,10 +25,24 @@ class Settings(BaseSettings):
     max_pages: int = Field(default=10_000, ge=1, description="Larger PDFs are refused.")
     max_upload_bytes: int = Field(default=200 * 1024 * 1024, ge=1)
     query_timeout_s: float = Field(default=30.0, gt=0)
+    publish_timeout_s: float = Field(
+        default=2.0, gt=0, description="How long an upload waits for Kafka before leaving the event to the outbox relay."
+    )
+    outbox_relay_interval_s: float = Field(default=1.0, gt=0, description="How often the gateway's relay runs.")
     gateway_port: int = 8000
+    gateway_host: str = Field(default="127.0.0.1", description="Interface the gateway listens on.")
     metrics_port: int | None = Field(default=None, description="Stage metrics port; None = stage default.")
     prometheus_url: str | None = Field(
         default=None, description="Prometheus the gateway's pipeline page reads per-stage figures from.",
+    )
+    metrics_host: str = Field(default="127.0.0.1", description="Interface the stages' /metrics listen on.")
+    allowed_hosts: str = Field(
+        default="127.0.0.1,localhost,::1",
+        description="Host headers the gateway answers (comma-separated; '*.example.com' wildcards, '*' any): "
+        "a page on another site cannot reach a loopback gateway through DNS rebinding.",
+    )
+    cors_origins: str = Field(
+        default="", description="Origins allowed to call the gateway from a browser (comma-separated); empty: none."
     )
 
     llm: Literal["gemini", "openai", "off"] = "off"

@@ -9,7 +9,9 @@ test asks about: reads of the repository, events published, dead letters written
 
 from __future__ import annotations
 
+import json
 from collections import Counter
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -24,6 +26,7 @@ from shared.model.documents import (
     IndexedDocument,
 )
 from shared.model.events import DeadLetter, Event
+from shared.model.outbox import OutboxEntry
 
 E = TypeVar("E", bound=Event)
 
@@ -46,6 +49,7 @@ class FakeRepository:
         self.embeddings: dict[str, DocumentEmbeddings] = {}
         self.pdfs: dict[str, bytes] = {}
         self.cached: dict[tuple[str, str], dict[str, Any]] = {}
+        self.cache_refs: dict[tuple[str, str], tuple[str, ...]] = {}
         self.reads: Counter[str] = Counter()
 
     async def put_document(self, record: DocumentRecord) -> None:
@@ -124,11 +128,57 @@ class FakeRepository:
         self.reads["get_cached"] += 1
         return self.cached.get((namespace, key))
 
-    async def put_cached(self, namespace: str, key: str, value: dict[str, Any]) -> None:
+    async def put_cached(
+        self, namespace: str, key: str, value: dict[str, Any], refs: Sequence[str] = ()
+    ) -> None:
         self.cached[(namespace, key)] = value
+        self.cache_refs[(namespace, key)] = tuple(refs)
+
+    async def delete_document(self, doc_id: str) -> bool:
+        await self.delete_embeddings(doc_id)
+        for store in (self.pages, self.trees, self.pdfs):
+            store.pop(doc_id, None)  # type: ignore[attr-defined]
+        quoted = json.dumps(doc_id)
+        for entry in [k for k, v in self.cached.items()
+                      if doc_id in self.cache_refs.get(k, ()) or quoted in json.dumps(v)]:
+            self.cached.pop(entry)
+            self.cache_refs.pop(entry, None)
+        return self.documents.pop(doc_id, None) is not None
 
     async def close(self) -> None:
         return None
+
+
+class FakeOutbox:
+    """Owed events in a dict, with the Mongo outbox's claim rule (a claim pushes `due_at`)."""
+
+    def __init__(self) -> None:
+        self.entries: dict[str, OutboxEntry] = {}
+
+    async def add(self, entry: OutboxEntry) -> None:
+        self.entries.setdefault(entry.entry_id, entry)
+
+    async def claim_due(self, now: datetime, until: datetime, limit: int) -> list[OutboxEntry]:
+        due = sorted((e for e in self.entries.values() if e.due_at <= now), key=lambda e: e.due_at)[:limit]
+        for entry in due:
+            self.entries[entry.entry_id] = entry.model_copy(update={"due_at": until, "attempts": entry.attempts + 1})
+        return [self.entries[e.entry_id] for e in due]
+
+    async def reschedule(self, entry_id: str, due_at: datetime) -> None:
+        if entry_id in self.entries:
+            self.entries[entry_id] = self.entries[entry_id].model_copy(update={"due_at": due_at})
+
+    async def remove(self, entry_id: str) -> None:
+        self.entries.pop(entry_id, None)
+
+    async def discard(self, key: str) -> int:
+        owed = [k for k, e in self.entries.items() if e.key == key]
+        for k in owed:
+            del self.entries[k]
+        return len(owed)
+
+    async def pending(self) -> int:
+        return len(self.entries)
 
 
 class PublishFailed(ConnectionError):

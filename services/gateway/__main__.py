@@ -12,13 +12,17 @@ from shared.adapters.logs import configure_logging
 from shared.settings import get_settings
 
 
-def main() -> None:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     settings = get_settings()
     parser = argparse.ArgumentParser(prog="python -m services.gateway", description=__doc__)
-    parser.add_argument("--host", default=os.environ.get("TREERAG_GATEWAY_HOST", "127.0.0.1"))
+    parser.add_argument("--host", default=settings.gateway_host, help="Interface (TREERAG_GATEWAY_HOST, loopback).")
     parser.add_argument("--port", type=int, default=settings.gateway_port)
     parser.add_argument("--workers", type=int, default=1, help="Worker processes (each is a replica).")
-    args = parser.parse_args()
+    return parser.parse_args(argv)
+
+
+def main() -> None:
+    args = parse_args()
     configure_logging(os.environ.get("TREERAG_LOG_LEVEL", "INFO"))
     logging.getLogger("aiokafka").setLevel(logging.WARNING)
     uvicorn.run(

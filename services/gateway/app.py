@@ -26,6 +26,7 @@ from pydantic import ValidationError
 from services.gateway.answers import AnswerWaiter
 from services.gateway.errors import install_validation_handler, shortened
 from services.gateway.schemas import (
+    DeletedOut,
     DocumentOut,
     PageOut,
     QueryAccepted,
@@ -33,6 +34,7 @@ from services.gateway.schemas import (
     QueryResponse,
     UploadAccepted,
 )
+from services.gateway.security import install_security
 from services.gateway.web import mount_web
 from shared.adapters.kafka.broker import Bus, make_broker
 from shared.adapters.kafka.topics import ensure_topics
@@ -46,9 +48,12 @@ from shared.adapters.metrics import (
     record_finished_query,
     render_metrics,
 )
+from shared.adapters.mongo.outbox import MongoOutbox
 from shared.adapters.mongo.queries import MongoQueryRepository, QueryRecord, QueryStatus
 from shared.adapters.mongo.store import MongoRepository, connect
+from shared.app.deletion import delete_document
 from shared.app.indexing import decide_indexing
+from shared.app.outbox import OutboxPublisher
 from shared.model.documents import DocumentRecord, DocumentStatus
 from shared.model.events import (
     AnswerVerified,
@@ -56,6 +61,7 @@ from shared.model.events import (
     QueryFailed,
     QueryReceived,
 )
+from shared.model.file_names import FileNameError, ascii_fallback, file_name_label
 from shared.model.ids import BuilderChoice, content_id
 from shared.model.query import QuerySettings
 from shared.settings import Settings, get_settings
@@ -73,6 +79,7 @@ class Backends:
     repo: MongoRepository
     queries: MongoQueryRepository
     waiter: AnswerWaiter
+    outbox: OutboxPublisher  # document events: never lost to a Kafka outage
 
 
 def query_outcome(finished: QueryRecord | None) -> str:
@@ -129,14 +136,19 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         mongo = connect(settings.mongo_url)
         repo = MongoRepository(mongo, settings.mongo_db, owns_client=False)
         queries = MongoQueryRepository(mongo, settings.mongo_db)
+        outbox = MongoOutbox(mongo[settings.mongo_db])
         await repo.ensure_indexes()
         await queries.ensure_indexes()
-        backends["live"] = Backends(repo, queries, AnswerWaiter(queries))
+        await outbox.ensure_indexes()
+        publisher = OutboxPublisher(outbox, bus, send_timeout_s=settings.publish_timeout_s)
+        backends["live"] = Backends(repo, queries, AnswerWaiter(queries), publisher)
         await broker.start()
+        relay = asyncio.create_task(publisher.run_relay(settings.outbox_relay_interval_s))
         logger.info("gateway ready", extra=log_fields(kafka=settings.kafka_bootstrap, mongo_db=settings.mongo_db))
         try:
             yield
         finally:
+            relay.cancel()
             await broker.stop()
             backends.clear()
             await mongo.close()
@@ -164,6 +176,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             route = request.scope.get("route")
             path = getattr(route, "path", "unmatched")
             HTTP_SECONDS.labels(request.method, path, str(status)).observe(time.perf_counter() - started)
+
+    install_security(app, settings)  # after `measure`: outermost, so its headers are on every response
 
     # ------------------------------------------------------------ health
 
@@ -220,7 +234,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     ) -> UploadAccepted:
         data = await read_upload(file)
         doc_id = content_id(data)
-        file_name = (file.filename or f"{doc_id}.pdf").rsplit("/", 1)[-1]
+        try:
+            file_name = file_name_label(file.filename, fallback=f"{doc_id}.pdf")
+        except FileNameError as exc:
+            raise HTTPException(422, str(exc)) from exc
         live = b()
         with correlated(doc_id=doc_id):
             existing = await live.repo.get_document(doc_id)
@@ -230,27 +247,35 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                                       duplicate=True)
             rebuild = decision.rebuild
             await live.repo.put_pdf(doc_id, data)
+            event = DocumentUploaded(
+                doc_id=doc_id, tenant=settings.tenant, file_name=file_name, size_bytes=len(data),
+                pdf_ref=f"gridfs:{doc_id}", index_options={"builder": builder}, rebuild=rebuild,
+            )
+            # Owed before the record says "uploaded": whatever fails next, the event goes out.
+            await live.outbox.stage(event)
             record = (existing or DocumentRecord(doc_id=doc_id, file_name=file_name, tenant=settings.tenant))
             await live.repo.put_document(record.model_copy(update={"status": DocumentStatus.UPLOADED, "reason": None}))
-            await bus.publish(
-                DocumentUploaded(
-                    doc_id=doc_id, tenant=settings.tenant, file_name=file_name, size_bytes=len(data),
-                    pdf_ref=f"gridfs:{doc_id}", index_options={"builder": builder}, rebuild=rebuild,
-                )
-            )
-            logger.info("document uploaded", extra=log_fields(file_name=file_name, bytes=len(data)))
+            published = await live.outbox.send(event)
+            logger.info("document uploaded", extra=log_fields(file_name=file_name, bytes=len(data),
+                                                              published=published))
         return UploadAccepted(doc_id=doc_id, status=DocumentStatus.UPLOADED, file_name=file_name,
-                              duplicate=existing is not None)
+                              duplicate=existing is not None, published=published)
 
     @app.get("/v1/documents", response_model=list[DocumentOut], tags=["documents"])
-    async def list_documents(status: DocumentStatus | None = None) -> list[DocumentOut]:
+    async def list_documents(status: DocumentStatus | None = None, file_name: str | None = None) -> list[DocumentOut]:
+        """Every document with its id; `file_name` lists those uploaded under that name (a name
+        is a label: several documents may share it)."""
         records = await b().repo.list_documents()
-        return [DocumentOut.of(r) for r in records if status is None or r.status == status]
+        return [DocumentOut.of(r) for r in records
+                if (status is None or r.status == status) and (file_name is None or r.file_name == file_name)]
 
-    async def find(doc_key: str) -> DocumentRecord:
-        record = await b().repo.find_document(doc_key)
+    async def find(doc_id: str) -> DocumentRecord:
+        """Documents are addressed by id only: a file name is a label several documents may share."""
+        record = await b().repo.get_document(doc_id)
         if record is None:
-            raise HTTPException(404, f"no document matches {shortened(doc_key, 64)!r}; GET /v1/documents lists them")
+            raise HTTPException(
+                404, f"no document with id {shortened(doc_id, 64)!r}; GET /v1/documents (?file_name=NAME) lists the ids"
+            )
         return record
 
     @app.get("/v1/documents/{doc_id}", response_model=DocumentOut, tags=["documents"])
@@ -281,9 +306,20 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         if data is None:
             raise HTTPException(404, f"the PDF of {record.doc_id} is not stored")
         # Headers are latin-1: an ASCII fallback name plus the RFC 6266 UTF-8 form.
-        fallback = record.file_name.encode("ascii", "replace").decode().replace('"', "_").replace("?", "_")
-        disposition = f"inline; filename=\"{fallback}\"; filename*=UTF-8''{quote(record.file_name)}"
+        disposition = f"inline; filename=\"{ascii_fallback(record.file_name)}\"; filename*=UTF-8''{quote(record.file_name)}"
         return Response(data, media_type="application/pdf", headers={"Content-Disposition": disposition})
+
+    @app.delete("/v1/documents/{doc_id}", response_model=DeletedOut, tags=["documents"])
+    async def delete(doc_id: str) -> DeletedOut:
+        """The PDF, pages, tree, record, cached answers and stored queries citing it; the stages
+        drop what they keep in memory."""
+        live = b()
+        with correlated(doc_id=doc_id):
+            deletion = await delete_document(doc_id, live.repo, live.queries, live.outbox, live.outbox.outbox)
+        if deletion is None:
+            raise HTTPException(404, f"no document with id {doc_id!r}; GET /v1/documents lists them")
+        return DeletedOut(doc_id=doc_id, file_name=deletion.record.file_name,
+                          queries_removed=deletion.queries_removed)
 
     # ------------------------------------------------------------ queries
 

@@ -27,6 +27,11 @@ class UploadAccepted(BaseModel):
     status: DocumentStatus
     file_name: str
     duplicate: bool = Field(default=False, description="The same bytes were uploaded before.")
+    published: bool = Field(
+        default=True,
+        description="The indexing request is on the bus; false: Kafka did not answer in time and the "
+        "gateway publishes it as soon as Kafka is back (nothing to do for the client).",
+    )
 
 
 class DocumentOut(BaseModel):
@@ -48,6 +53,12 @@ class DocumentOut(BaseModel):
         return cls.model_validate(record.model_dump())
 
 
+class DeletedOut(BaseModel):
+    doc_id: str
+    file_name: str
+    queries_removed: int = Field(description="Stored queries asked over the document or citing it.")
+
+
 class PageOut(BaseModel):
     doc_id: str
     page: int
@@ -62,7 +73,7 @@ class QueryRequest(BaseModel):
     question: str = Field(min_length=1, max_length=QUESTION_MAX_CHARS)
     doc_ids: list[DocKey] = Field(
         default_factory=list, max_length=DOC_IDS_MAX,
-        description="Doc ids, unique id prefixes or file names; empty: all documents.",
+        description="Doc ids (GET /v1/documents lists them); empty: all documents.",
     )
     mode: NavigationMode | None = Field(default=None, description="Overrides settings.mode.")
     settings: QuerySettings = Field(

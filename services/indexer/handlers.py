@@ -104,6 +104,11 @@ class IndexerHandlers:
             await self._fail(event, str(exc), type(exc).__name__)
             await self.ledger.mark_done(STAGE, event.event_id)
             return
+        if await self.repo.get_document(event.doc_id) is None:
+            # Deleted while it was being indexed: storing the result would bring it back.
+            await self.ledger.mark_done(STAGE, event.event_id)
+            logger.info("document deleted while indexing; result dropped")
+            return
         record = self._finish_record(indexed, event, previous)
         await self.repo.put_indexed(indexed.model_copy(update={"record": record}))
         builder = record.builder.value if record.builder else "unknown"

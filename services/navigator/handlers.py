@@ -17,6 +17,7 @@ from shared.app.query_failures import query_failure, query_seed, report_query_fa
 from shared.model.delivery import Delivery, Failure, RecentKeys
 from shared.model.events import (
     AnswerVerified,
+    DocumentDeleted,
     NodesSelected,
     QueryOutcome,
     QueryReceived,
@@ -57,6 +58,12 @@ class NavigatorHandlers:
         """A new or rebuilt tree: build its index now, before a query waits for it."""
         self.indexes.forget(event.doc_id)
         await self.indexes.warm(event.doc_id)
+
+    async def on_document_deleted(self, event: DocumentDeleted, delivery: Delivery) -> None:
+        """Nothing of a deleted document stays in memory: its index and cached answers."""
+        self.indexes.forget(event.doc_id)
+        answers = await self.cache.forget_document(event.doc_id) if self.cache is not None else 0
+        logger.info("deleted document forgotten", extra=log_fields(doc_id=event.doc_id, cached_answers=answers))
 
     async def on_query_received(self, event: QueryReceived, delivery: Delivery) -> None:
         if event.query_id in self.done:

@@ -13,7 +13,7 @@ from shared.adapters.metrics import ABSTENTIONS, ANSWER_CONFIDENCE
 from shared.app.answer_key import EXTRACTIVE, query_answer_key
 from shared.app.query_failures import query_seed, report_query_failure
 from shared.model.delivery import Delivery, Failure, RecentKeys
-from shared.model.events import AnswerVerified, ContextCompressed, QueryOutcome
+from shared.model.events import AnswerVerified, ContextCompressed, DocumentDeleted, QueryOutcome
 from shared.ports.bus import Publisher
 from shared.ports.model_roles import AnswerGenerator
 from shared.ports.queries import QueryStore
@@ -47,6 +47,16 @@ class PageTexts:
         else:
             self._pages.move_to_end(key)
         return {n: pages[n - 1] for n in numbers if 1 <= n <= len(pages)}
+
+    def __contains__(self, doc_id: str) -> bool:
+        return any(key[0] == doc_id for key in self._pages)
+
+    def forget(self, doc_id: str) -> int:
+        """Drop every version of a deleted document's pages; how many versions were kept."""
+        stale = [key for key in self._pages if key[0] == doc_id]
+        for key in stale:
+            self._chars -= sum(map(len, self._pages.pop(key)))
+        return len(stale)
 
     def _remember(self, key: tuple[str, int], pages: list[str]) -> None:
         self._pages[key] = pages
@@ -120,7 +130,8 @@ class VerifierHandlers:
             # next ask should get the model's ranking.
             if self.cache is not None and event.documents and not navigation.stats.scorer_fallbacks:
                 key = query_answer_key(event.question, event.documents, event.settings, self.answered_by)
-                cache_put = self.cache.put(key, outcome.model_dump(mode="json"))
+                cache_put = self.cache.put(key, outcome.model_dump(mode="json"),
+                                           refs=[doc_id for doc_id, _ in event.documents])
         else:
             # An earlier delivery stored an answer but died before publishing: publish that one.
             stored = await self.queries.get(event.query_id)
@@ -136,6 +147,13 @@ class VerifierHandlers:
             extra=log_fields(confidence=answer.confidence, abstained=answer.abstained,
                              citations=len(answer.citations)),
         )
+
+    async def on_document_deleted(self, event: DocumentDeleted, delivery: Delivery) -> None:
+        """Nothing of a deleted document stays in memory: its page texts and cached answers."""
+        versions = self.pages.forget(event.doc_id)
+        answers = await self.cache.forget_document(event.doc_id) if self.cache is not None else 0
+        logger.info("deleted document forgotten", extra=log_fields(doc_id=event.doc_id, page_versions=versions,
+                                                                  cached_answers=answers))
 
     async def give_up(self, failure: Failure) -> None:
         await report_query_failure(self.bus, self.queries, failure)

@@ -6,6 +6,7 @@ import asyncio
 import json
 import logging
 from collections import OrderedDict
+from collections.abc import Sequence
 from typing import Any
 
 from shared.adapters.logs import log_fields
@@ -28,6 +29,7 @@ class AnswerCache:
         self.hits = 0
         self.misses = 0
         self._entries: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._refs: dict[str, frozenset[str]] = {}  # key -> doc ids its answer was made from
         self._lock = asyncio.Lock()
 
     async def get(self, key: str) -> dict[str, Any] | None:
@@ -51,17 +53,33 @@ class AnswerCache:
         CACHE_HITS.labels(cache=CACHE_NAME).inc()
         return json.loads(json.dumps(value))  # callers may mutate their copy
 
-    async def put(self, key: str, value: dict[str, Any]) -> None:
-        await self._remember(key, value)
+    async def put(self, key: str, value: dict[str, Any], refs: Sequence[str] = ()) -> None:
+        """`refs`: the doc ids the answer was made from (deleting one drops the entry)."""
+        await self._remember(key, value, refs)
         if self.repository is not None:
             try:
-                await self.repository.put_cached(self.namespace, key, value)
+                await self.repository.put_cached(self.namespace, key, value, refs=refs)
             except Exception:
                 logger.warning("answer cache write failed", exc_info=True, extra=log_fields(key=key[:16]))
 
-    async def _remember(self, key: str, value: dict[str, Any]) -> None:
+    async def _remember(self, key: str, value: dict[str, Any], refs: Sequence[str] = ()) -> None:
         async with self._lock:
             self._entries[key] = json.loads(json.dumps(value))
             self._entries.move_to_end(key)
+            if refs:
+                self._refs[key] = frozenset(refs)
             while len(self._entries) > self.max_entries:
-                self._entries.popitem(last=False)
+                dropped, _ = self._entries.popitem(last=False)
+                self._refs.pop(dropped, None)
+
+    async def forget_document(self, doc_id: str) -> int:
+        """Drop the entries kept in memory that hold anything of `doc_id` (the store's copies
+        go with the document itself); how many."""
+        quoted = json.dumps(doc_id)
+        async with self._lock:
+            stale = [key for key, value in self._entries.items()
+                     if doc_id in self._refs.get(key, ()) or quoted in json.dumps(value)]
+            for key in stale:
+                del self._entries[key]
+                self._refs.pop(key, None)
+        return len(stale)

@@ -293,8 +293,9 @@ def _mark_dead_at_exit() -> None:
 _serving: dict[int, Any] = {}
 
 
-def start_metrics_server(port: int, addr: str = "0.0.0.0") -> bool:
-    """Serve /metrics for this stage process on `port` in a daemon thread.
+def start_metrics_server(port: int, addr: str = "127.0.0.1") -> bool:
+    """Serve /metrics for this stage process on `addr:port` in a daemon thread (loopback unless
+    TREERAG_METRICS_HOST says otherwise: a container's scraper needs 0.0.0.0 inside its network).
 
     Returns True when this process serves, False when the port is taken by another worker of the
     same stage in multiprocess mode (that worker then serves the aggregate, so this one only

@@ -103,6 +103,15 @@ class DocumentFailed(DocumentEvent):
     error_type: str = ""
 
 
+class DocumentDeleted(DocumentEvent):
+    """A document and everything derived from it were removed from the store: stages drop
+    what they keep of it in memory (indexes, page texts, cached answers)."""
+
+    TOPIC: ClassVar[str] = "document.deleted"
+
+    file_name: str = ""
+
+
 # ---------------------------------------------------------------- query topics
 
 
@@ -226,7 +235,7 @@ class DeadLetter(BaseModel):
     error_type: str = ""
 
 
-DOCUMENT_EVENTS: tuple[type[DocumentEvent], ...] = (DocumentUploaded, TreeBuilt, DocumentFailed)
+DOCUMENT_EVENTS: tuple[type[DocumentEvent], ...] = (DocumentUploaded, TreeBuilt, DocumentFailed, DocumentDeleted)
 QUERY_EVENTS: tuple[type[QueryEvent], ...] = (
     QueryReceived,
     NodesSelected,

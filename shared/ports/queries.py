@@ -31,3 +31,7 @@ class QueryStore(Protocol):
         settings or timings of the failed message, which may be what failed the stage. `get`
         completes the record with the pending row's question and settings."""
         ...
+
+    async def forget_document(self, doc_id: str) -> int:
+        """Remove the stored queries and results asked over or citing `doc_id`; how many."""
+        ...

@@ -6,6 +6,7 @@ Two implementations: `EmbeddedRepository` (a folder, one process) and the MongoD
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 from shared.model.documents import (
@@ -67,6 +68,15 @@ class Repository(Protocol):
 
     async def get_cached(self, namespace: str, key: str) -> dict[str, Any] | None: ...
 
-    async def put_cached(self, namespace: str, key: str, value: dict[str, Any]) -> None: ...
+    async def put_cached(
+        self, namespace: str, key: str, value: dict[str, Any], refs: Sequence[str] = ()
+    ) -> None:
+        """`refs`: the doc ids the value was made from, so deleting one of them drops it."""
+        ...
+
+    async def delete_document(self, doc_id: str) -> bool:
+        """Remove the document's record, PDF, pages, tree, vectors and every cached value made from it
+        (named in `refs`, or an answer citing it). False when no record was stored."""
+        ...
 
     async def close(self) -> None: ...

@@ -81,9 +81,8 @@ def test_a_page_is_rendered_at_the_requested_scale(client: TestClient, doc_id: s
         assert abs(width - A4_PT[0] * scale) <= 1 and abs(height - A4_PT[1] * scale) <= 1
 
 
-def test_a_document_can_be_named_by_its_file_name(client: TestClient) -> None:
-    width, _ = image(client, "manual.pdf", 2, scale=1).size
-    assert abs(width - A4_PT[0]) <= 1
+def test_a_document_is_addressed_by_its_id_not_its_file_name(client: TestClient) -> None:
+    assert client.get("/v1/documents/manual.pdf/pages/1/image").status_code == 404
 
 
 def test_pages_and_pdfs_are_served_from_memory_after_the_first_request(

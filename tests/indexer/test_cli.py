@@ -95,3 +95,13 @@ def test_import_refuses_non_json(tmp_path, capsys) -> None:  # type: ignore[no-u
     bad.write_text("{not json")
     assert main(["import", str(bad), "--format", "treerag", "--store", str(tmp_path)]) == 1
     assert "not JSON" in capsys.readouterr().err
+
+
+def test_index_refuses_a_file_named_with_control_characters(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    # A name is printed by `treerag tree` and sent in headers: an escape sequence must not get in.
+    manual, _ = pdfs.manual_pdf()
+    path = pdfs.write(tmp_path, "manual\x1b[2J.pdf", manual)
+    store = tmp_path / "store"
+    assert main(["index", str(path), "--store", str(store)]) == 1
+    assert "control characters (U+001B)" in capsys.readouterr().err
+    assert not list((store / "documents").glob("*.json"))

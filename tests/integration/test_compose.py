@@ -49,7 +49,7 @@ def test_every_stage_can_be_scaled() -> None:
         assert service["environment"]["TREERAG_METRICS_PORT"] == str(STAGE_METRICS_PORTS[name])
     gateway = services["gateway"]
     assert "container_name" not in gateway
-    assert all("-" in str(p).split(":")[0] for p in gateway["ports"]), "gateway replicas need a host port range"
+    assert all("-" in str(p).split(":")[-2] for p in gateway["ports"]), "gateway replicas need a host port range"
     assert int(services["indexer"]["environment"]["TREERAG_TOPIC_PARTITIONS"]) >= 3
 
 
@@ -68,3 +68,15 @@ def test_docker_compose_config_accepts_the_file() -> None:
         [docker, "compose", "-f", str(COMPOSE), "config", "--services"], cwd=REPO, capture_output=True, text=True
     )
     assert set(STAGES) <= set(scaled.stdout.split())
+
+
+def test_only_the_gateway_is_published_and_only_on_the_hosts_loopback() -> None:
+    services = compose()["services"]
+    published = {name: service.get("ports", []) for name, service in services.items() if service.get("ports")}
+    assert set(published) <= {"gateway", "prometheus", "grafana"}, published
+    for name, ports in published.items():
+        for port in ports:
+            assert str(port).startswith("127.0.0.1:"), f"{name} publishes {port} on every interface"
+    gateway_env = services["gateway"]["environment"]
+    assert "gateway" in gateway_env["TREERAG_ALLOWED_HOSTS"]  # Prometheus scrapes it by that name
+    assert gateway_env["TREERAG_CORS_ORIGINS"] == "${TREERAG_CORS_ORIGINS:-}"

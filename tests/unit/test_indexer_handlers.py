@@ -157,3 +157,28 @@ async def test_give_up_without_a_record_creates_a_failed_one() -> None:
     assert (record.status, record.tenant) == (DocumentStatus.FAILED, "acme")
     assert record.reason is not None and "not stored" in record.reason
     assert indexer.bus.topics == ["document.failed"]
+
+
+async def test_a_document_deleted_while_it_is_indexed_is_not_brought_back(
+    manual: tuple[bytes, list[ExpectedHeading]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import services.indexer.handlers as handlers_module
+
+    indexer = Indexer()
+    event = await indexer.upload(manual[0])
+    real_index_pdf = handlers_module.index_pdf
+
+    def index_then_delete(*args, **kwargs):  # type: ignore[no-untyped-def]
+        indexed = real_index_pdf(*args, **kwargs)
+        # `DELETE /v1/documents/{id}` lands while the tree is being built.
+        indexer.repository.documents.pop(event.doc_id)
+        indexer.repository.pdfs.pop(event.doc_id)
+        return indexed
+
+    monkeypatch.setattr(handlers_module, "index_pdf", index_then_delete)
+    await indexer.handle(event)
+
+    assert event.doc_id not in indexer.repository.documents
+    assert event.doc_id not in indexer.repository.pages and event.doc_id not in indexer.repository.trees
+    assert indexer.bus.of_type(TreeBuilt) == []
+    assert await indexer.ledger.is_done("indexer", event.event_id)  # a redelivery does not redo it

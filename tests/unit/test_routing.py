@@ -101,9 +101,9 @@ def query(question: str, query_id: str = "q1") -> QueryReceived:
     ("name", "topics"),
     [
         ("indexer", {"document.uploaded"}),
-        ("navigator", {"query.received", "tree.built"}),
+        ("navigator", {"query.received", "tree.built", "document.deleted"}),
         ("compressor", {"nodes.selected"}),
-        ("verifier", {"context.compressed"}),
+        ("verifier", {"context.compressed", "document.deleted"}),
     ],
 )
 async def test_each_stage_subscribes_its_input_topics_with_the_configured_prefix(name: str, topics: set[str]) -> None:

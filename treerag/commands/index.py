@@ -17,6 +17,7 @@ from shared.adapters.embeddings import EmbeddingsConfigError, make_embedder
 from shared.adapters.llm.client import BaseLLMClient
 from shared.adapters.llm.errors import LLMConfigError
 from shared.app.indexing import decide_indexing, next_version
+from shared.model.file_names import FileNameError, file_name_label
 from shared.model.ids import content_id
 from shared.model.tree import walk_tree
 from shared.settings import get_settings
@@ -94,7 +95,12 @@ async def _index_all(args: argparse.Namespace) -> int:
     quiet = args.no_progress or not sys.stderr.isatty()
     files = tqdm(args.files, desc="files", unit="file", file=sys.stderr, disable=quiet, position=0)
     for path in files:
-        name = path.name
+        try:
+            name = file_name_label(path.name, fallback=path.name)
+        except FileNameError as exc:
+            print(f"error: {path!r}: {exc}", file=sys.stderr)
+            failed += 1
+            continue
         try:
             data = path.read_bytes()
         except OSError as exc:

@@ -31,7 +31,7 @@ PDF_CACHE_BYTES = 128 * 1024 * 1024
 
 
 class DocumentSource(Protocol):
-    async def find_document(self, key: str) -> DocumentRecord | None: ...
+    async def get_document(self, doc_id: str) -> DocumentRecord | None: ...
 
     async def get_pdf(self, doc_id: str) -> bytes | None: ...
 
@@ -45,11 +45,12 @@ def page_router(source: Callable[[], DocumentSource]) -> APIRouter:
     images = ByteBoundedCache(IMAGE_CACHE_BYTES)
     pdfs = ByteBoundedCache(PDF_CACHE_BYTES)
 
-    async def pdf_of(doc_key: str) -> tuple[DocumentRecord, bytes]:
+    async def pdf_of(doc_id: str) -> tuple[DocumentRecord, bytes]:
+        # Addressed by id only, as every document route: a file name is a label several share.
         store = source()
-        record = await store.find_document(doc_key)
+        record = await store.get_document(doc_id)
         if record is None:
-            raise HTTPException(404, f"no document matches {shortened(doc_key, 64)!r}; GET /v1/documents lists them")
+            raise HTTPException(404, f"no document with id {shortened(doc_id, 64)!r}; GET /v1/documents lists the ids")
         # Doc ids are content hashes: the bytes of an id never change, so they can be kept.
         data = pdfs.get(record.doc_id)
         if data is None:

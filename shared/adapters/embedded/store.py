@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +28,10 @@ def _write_atomic(path: Path, data: bytes) -> None:
 
 
 class EmbeddedRepository:
-    """Layout: documents/<id>.json, pages/<id>.json, trees/<id>.json, pdfs/<id>.pdf, cache/,
-    embeddings/<id>.vec (a JSON header line, then the packed float16 page and node vectors)."""
+    """Layout: documents/<id>.json, pages/<id>.json, trees/<id>.json, pdfs/<id>.pdf,
+    embeddings/<id>.vec (a JSON header line, then the packed float16 page and node vectors),
+    cache/<namespace>/<sha256(key)>.json, and cache-refs/<doc id>/<namespace>/<sha256(key)>: an
+    empty file per cached value made from that document, so deleting it finds them."""
 
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root)
@@ -134,8 +138,39 @@ class EmbeddedRepository:
         path = self._cache_path(namespace, key)
         return json.loads(path.read_bytes()) if path.is_file() else None
 
-    async def put_cached(self, namespace: str, key: str, value: dict[str, Any]) -> None:
-        _write_atomic(self._cache_path(namespace, key), json.dumps(value, ensure_ascii=False).encode())
+    async def put_cached(
+        self, namespace: str, key: str, value: dict[str, Any], refs: Sequence[str] = ()
+    ) -> None:
+        path = self._cache_path(namespace, key)
+        for doc_id in refs:
+            marker = self.root / "cache-refs" / doc_id / namespace / path.stem
+            marker.parent.mkdir(parents=True, exist_ok=True)
+            marker.touch()
+        _write_atomic(path, json.dumps(value, ensure_ascii=False).encode())
+
+    async def delete_document(self, doc_id: str) -> bool:
+        """Everything derived first, the record last (asking again finishes a deletion that
+        stopped midway)."""
+        record_path = self._path("documents", doc_id)
+        existed = record_path.is_file()
+        self._pages.pop(doc_id, None)
+        for path in (self._path("pages", doc_id), self._path("trees", doc_id), self._path("pdfs", doc_id, ".pdf")):
+            path.unlink(missing_ok=True)
+        await self.delete_embeddings(doc_id)
+        refs = self.root / "cache-refs" / doc_id
+        if refs.is_dir():
+            for marker in refs.glob("*/*"):
+                self._path(f"cache/{marker.parent.name}", marker.name).unlink(missing_ok=True)
+            shutil.rmtree(refs, ignore_errors=True)
+        # Values cached before they named their documents: found by the id they cite.
+        quoted = json.dumps(doc_id).encode()
+        cache = self.root / "cache"
+        if cache.is_dir():
+            for path in cache.glob("*/*.json"):
+                if quoted in path.read_bytes():
+                    path.unlink(missing_ok=True)
+        record_path.unlink(missing_ok=True)
+        return existed
 
     async def close(self) -> None:
         self._pages.clear()

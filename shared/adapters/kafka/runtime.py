@@ -210,7 +210,7 @@ class StageRuntime:
                 stage=self.stage, kafka=self.settings.kafka_bootstrap, mongo_db=self.settings.mongo_db, pid=os.getpid()
             ),
         )
-        start_metrics_server(self._metrics_port())
+        start_metrics_server(self._metrics_port(), addr=self.settings.metrics_host)
         await ensure_topics(
             self.settings.kafka_bootstrap, self.settings.topic_partitions, prefix=self.settings.topic_prefix
         )

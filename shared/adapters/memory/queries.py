@@ -46,3 +46,17 @@ class InMemoryQueryStore:
             failed_stage=stage, created_at=now, finished_at=now,
         )
         return True
+
+    async def forget_document(self, doc_id: str) -> int:
+        asked = {q for q, r in self.pending.items() if doc_id in r.doc_ids}
+
+        def involves(query_id: str, record: QueryRecord) -> bool:
+            cited = record.outcome is not None and any(c.doc_id == doc_id for c in record.outcome.answer.citations)
+            return query_id in asked or doc_id in record.doc_ids or cited
+
+        removed = 0
+        for records in (self.pending, self.results):
+            for query_id in [q for q, r in records.items() if involves(q, r)]:
+                del records[query_id]
+                removed += 1
+        return removed

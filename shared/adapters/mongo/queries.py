@@ -108,6 +108,17 @@ class MongoQueryRepository:
             return False
         return True
 
+    async def forget_document(self, doc_id: str) -> int:
+        """Remove the queries asked over `doc_id` with their results (a failure names only its
+        query), and the results citing it (an answer over all documents names the ones it used
+        only in its citations)."""
+        asked = [row["_id"] for row in await self.queries.find({"doc_ids": doc_id}, {"_id": 1}).to_list(None)]
+        removed = (await self.queries.delete_many({"_id": {"$in": asked}})).deleted_count if asked else 0
+        finished = await self.results.delete_many(
+            {"$or": [{"_id": {"$in": asked}}, {"doc_ids": doc_id}, {"outcome.answer.citations.doc_id": doc_id}]}
+        )
+        return removed + finished.deleted_count
+
     async def purge(self, older_than: timedelta) -> int:
         cutoff = utc_now() - older_than
         removed = await self.queries.delete_many({"created_at": {"$lt": cutoff}})

@@ -16,7 +16,8 @@ Collections (database `settings.mongo_db`):
 - `embedding_parts` the packed float16 vectors (pages, then nodes), `_id` = "<doc_id>:<part>",
                at most `CHUNK_BYTES` each; kept apart from `embeddings` so that reading a head
                never scans vector bytes on FerretDB
-- `cache.<h>`  `_id` = "<namespace>:<sha256(key)>", spread over CACHE_BUCKETS collections by the
+- `cache.<h>`  `_id` = "<namespace>:<sha256(key)>", `refs` = the doc ids the value was made
+               from (so a deleted document's cached answers go with it), spread over CACHE_BUCKETS collections by the
                first hex digit <h> of the hash (see below)
 - GridFS buckets `pdfs.<h>` for the PDF bytes (16 buckets by the first hex digit <h> of
                sha256(doc_id)), file id = doc_id, chunk ids "<doc_id>:<n>"
@@ -43,7 +44,7 @@ import logging
 import math
 import re
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from datetime import timedelta
 from typing import Any
@@ -469,10 +470,12 @@ class MongoRepository:
         doc = await self._cache_bucket(cid).find_one({"_id": cid})
         return doc["value"] if doc else None
 
-    async def put_cached(self, namespace: str, key: str, value: dict[str, Any]) -> None:
+    async def put_cached(
+        self, namespace: str, key: str, value: dict[str, Any], refs: Sequence[str] = ()
+    ) -> None:
         cid = self._cache_id(namespace, key)
         bucket = self._cache_bucket(cid)
-        row = {"_id": cid, "namespace": namespace, "value": value, "at": utc_now()}
+        row = {"_id": cid, "namespace": namespace, "value": value, "refs": list(refs), "at": utc_now()}
         try:
             await bucket.insert_one(row)
         except DuplicateKeyError:
@@ -485,6 +488,30 @@ class MongoRepository:
         for bucket in self._cache_buckets():
             removed += (await bucket.delete_many({"at": {"$lt": cutoff}})).deleted_count
         return removed
+
+    # ------------------------------------------------------------ deletion
+
+    async def delete_document(self, doc_id: str) -> bool:
+        """Everything derived first, the record last: a deletion that dies midway is finished
+        by asking again (the record still names the document)."""
+        existed = await self.documents.find_one({"_id": doc_id}, {"_id": 1}) is not None
+        await self.page_chunks.delete_many({"doc_id": doc_id})
+        await self.trees.delete_many({"_id": doc_id})
+        await self.delete_embeddings(doc_id)
+        # Parts a write that died midway left without a head listing them.
+        await self.embedding_parts.delete_many({"_id": {"$regex": "^" + re.escape(doc_id) + ":"}})
+        bucket = pdf_bucket_name(doc_id)
+        await self.db[f"{bucket}.files"].delete_many({"_id": doc_id})
+        await self.db[f"{bucket}.chunks"].delete_many({"files_id": doc_id})
+        await self.db["pdfs.files"].delete_many({"_id": doc_id})
+        await self.db["pdfs.chunks"].delete_many({"files_id": doc_id})
+        # Rows written before `refs` existed are found by the citations of the answer they hold.
+        cited = {"$or": [{"refs": doc_id}, {"value.answer.citations.doc_id": doc_id}]}
+        for cache in self._cache_buckets():
+            await cache.delete_many(cited)
+        async with self._changing_documents():
+            await self.documents.delete_many({"_id": doc_id})
+        return existed
 
     async def close(self) -> None:
         if self._owns_client:

@@ -1,0 +1,94 @@
+"""What every gateway response carries and every request must pass, whatever the route:
+the Host allow-list (against DNS rebinding), CORS (off unless origins are configured) and
+the security headers."""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+from collections.abc import Awaitable, Callable
+
+from fastapi import FastAPI, Request, Response
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import JSONResponse
+
+from shared.settings import Settings
+
+# The API returns JSON, PDFs and images: nothing of it may run scripts or be framed. The web app's
+# pages and the API docs (services/gateway/web) send their own policy: this origin only.
+API_POLICY = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+SECURITY_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "Cross-Origin-Resource-Policy": "same-origin",
+}
+
+logger = logging.getLogger(__name__)
+
+Next = Callable[[Request], Awaitable[Response]]
+
+
+def split_list(value: str) -> list[str]:
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def host_name(host_header: str) -> str:
+    """The host of a Host header, without its port (`[::1]:8000` -> `::1`)."""
+    host = host_header.strip().lower()
+    if host.startswith("["):
+        return host[1:].split("]", 1)[0]
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def _in_network(host: str, pattern: str) -> bool:
+    """`pattern` a network such as 172.16.0.0/12 (a scraper addressing replicas by IP)."""
+    if "/" not in pattern:
+        return False
+    try:
+        return ipaddress.ip_address(host) in ipaddress.ip_network(pattern, strict=False)
+    except ValueError:
+        return False
+
+
+def host_allowed(host: str, allowed: list[str]) -> bool:
+    """`allowed` entries: a host name or address, `*.domain`, a network (`10.0.0.0/8`) or `*`."""
+    for pattern in allowed:
+        pattern = pattern.lower()
+        if pattern == "*" or host == pattern or (pattern.startswith("*.") and host.endswith(pattern[1:])):
+            return True
+        if _in_network(host, pattern):
+            return True
+    return False
+
+
+def install_security(app: FastAPI, settings: Settings) -> None:
+    """Added last, so it wraps every other middleware and route (also their error responses)."""
+    allowed_hosts = split_list(settings.allowed_hosts)
+    origins = split_list(settings.cors_origins)
+    if origins:
+        app.add_middleware(
+            CORSMiddleware, allow_origins=origins, allow_methods=["GET", "POST", "DELETE"],
+            allow_headers=["Authorization", "Content-Type"], max_age=600,
+        )
+
+    @app.middleware("http")
+    async def guard(request: Request, call_next: Next) -> Response:
+        host = host_name(request.headers.get("host", ""))
+        if not host_allowed(host, allowed_hosts):
+            response: Response = JSONResponse(
+                {"detail": f"host {host!r} is not served here; add it to TREERAG_ALLOWED_HOSTS to allow it"},
+                status_code=400,
+            )
+        else:
+            try:
+                response = await call_next(request)
+            except Exception:
+                # Answered here rather than by the server's bare 500, so it carries the headers too.
+                logger.exception("unhandled error", extra={"fields": {"path": request.url.path}})
+                response = JSONResponse({"detail": "internal error; the gateway log has the details"},
+                                        status_code=500)
+        response.headers.setdefault("Content-Security-Policy", API_POLICY)
+        for name, value in SECURITY_HEADERS.items():
+            response.headers.setdefault(name, value)
+        return response

@@ -1,0 +1,48 @@
+"""Deleting a document over in-memory ports: the rule empties the store and publishes
+`document.deleted`; the query stages then hold nothing of the document in memory."""
+
+from __future__ import annotations
+
+from shared.app.answer_key import EXTRACTIVE, query_answer_key
+from shared.app.deletion import delete_document
+from shared.app.outbox import OutboxPublisher
+from shared.model.events import DocumentDeleted, DocumentUploaded
+from tests.fakes import FakeOutbox
+from tests.query.documents import kitchen_guide, plant_manual
+from tests.unit.stages import QueryStages, delivery, question
+from tests.unit.test_query_handlers import PUMP, ask
+
+
+def reupload(doc_id: str) -> DocumentUploaded:
+    return DocumentUploaded(doc_id=doc_id, file_name="plant.pdf", size_bytes=1, pdf_ref=f"gridfs:{doc_id}")
+
+
+async def test_deleted_document_leaves_nothing_in_the_store_or_the_stages_memory() -> None:
+    plant, kitchen = plant_manual(), kitchen_guide()
+    gone, kept = plant.record.doc_id, kitchen.record.doc_id
+    stages = QueryStages()
+    for document in (plant, kitchen):
+        await stages.repository.put_indexed(document)
+    answered = await ask(stages, question(PUMP, doc_ids=[gone]))
+    key = query_answer_key(PUMP, answered.documents, answered.settings, EXTRACTIVE)
+    assert gone in stages.indexes and gone in stages.verifier.pages
+    assert await stages.navigator.cache.get(key) is not None  # type: ignore[union-attr]
+
+    outbox = FakeOutbox()
+    await OutboxPublisher(outbox, stages.bus).stage(reupload(gone))  # an upload still owed to Kafka
+    deletion = await delete_document(gone, stages.repository, stages.queries, stages.bus, outbox)
+    assert deletion is not None and deletion.queries_removed == 1  # the stored answer
+    assert await outbox.pending() == 0  # the owed upload will not bring the document back
+
+    [event] = stages.bus.of_type(DocumentDeleted)
+    assert event.doc_id == gone
+    await stages.navigator.on_document_deleted(event, delivery("navigator", event.TOPIC))
+    await stages.verifier.on_document_deleted(event, delivery("verifier", event.TOPIC))
+
+    assert gone not in stages.indexes and gone not in stages.verifier.pages
+    assert await stages.navigator.cache.get(key) is None  # type: ignore[union-attr]
+    assert await stages.queries.get(answered.query_id) is None
+    repository = stages.repository
+    assert gone not in repository.documents and gone not in repository.pages and gone not in repository.trees
+    assert kept in repository.documents and repository.pages[kept]
+    assert await delete_document(gone, stages.repository, stages.queries, stages.bus, outbox) is None
