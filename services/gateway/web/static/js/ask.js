@@ -1,6 +1,6 @@
 // Ask: question, document filter and mode; the answer sentence by sentence, each citation opening
 // the page viewer with the sentence highlighted on the cited page.
-import { api, el, pagesLabel } from "./common.js";
+import { api, docName, el, pagesLabel } from "./common.js";
 import { pageViewer } from "./viewer.js";
 
 const form = document.getElementById("ask-form");
@@ -13,7 +13,7 @@ const viewer = pageViewer();
 async function loadDocuments() {
   try {
     const docs = await api("/v1/documents?status=ready");
-    filter.replaceChildren(...docs.map((d) => el("option", { value: d.doc_id, text: d.file_name })));
+    filter.replaceChildren(...docs.map((d) => el("option", { value: d.doc_id, text: docName(d) })));
     if (!docs.length) status.textContent = "No document is ready yet: upload one on the Documents page.";
   } catch (error) {
     status.textContent = `Could not list the documents: ${error.message}`;
@@ -21,7 +21,7 @@ async function loadDocuments() {
 }
 
 function citationButton(citation, evidence) {
-  const name = citation.file_name || citation.doc_id;
+  const name = docName(citation);
   const label = `[${name}, ${pagesLabel(citation.pages)}]`;
   return el("button", {
     type: "button",
@@ -66,7 +66,7 @@ function render(result) {
   warnings.replaceChildren(...(result.warnings || []).map((w) => el("li", { text: w })));
   const path = document.getElementById("answer-path");
   const stats = result.stats || {};
-  const cited = [...new Set((result.citations || []).map((c) => `${c.file_name || c.doc_id} ${pagesLabel(c.pages)}`))];
+  const cited = [...new Set((result.citations || []).map((c) => `${docName(c)} ${pagesLabel(c.pages)}`))];
   path.replaceChildren(
     el("p", { text: `Search: ${result.mode || "?"}${result.mode_reason ? ` (${result.mode_reason})` : ""}.` }),
     el("p", {

@@ -46,6 +46,11 @@ export async function api(path, options = {}) {
   return body;
 }
 
+// A document's name as shown: its file name, or its id when the name is blank (names are labels).
+export function docName(doc) {
+  return (doc.file_name || "").trim() || doc.doc_id;
+}
+
 export function pagesLabel(pages) {
   if (!pages.length) return "";
   if (pages.length === 1) return `p. ${pages[0]}`;

@@ -1,5 +1,5 @@
 // Document: its facts, warnings and the section tree; a section opens its first page.
-import { api, el, statusLabel } from "./common.js";
+import { api, docName, el, statusLabel } from "./common.js";
 import { pageViewer } from "./viewer.js";
 
 const root = document.getElementById("document");
@@ -19,7 +19,7 @@ function node(n, doc) {
       type: "button",
       class: "node-title",
       "aria-label": `${n.title}, ${range}${n.verified ? ", verified" : ""}: open page ${n.page_start}`,
-      onclick: () => viewer.open({ docId: doc.doc_id, page: n.page_start, pageCount: doc.page_count, name: doc.file_name }),
+      onclick: () => viewer.open({ docId: doc.doc_id, page: n.page_start, pageCount: doc.page_count, name: docName(doc) }),
     },
     el("span", { text: n.title }),
     " ",
@@ -42,11 +42,11 @@ async function load() {
     treeStatus.textContent = error.message;
     return;
   }
-  document.getElementById("doc-title").textContent = doc.file_name;
-  document.title = `${doc.file_name} · TreeRAG`;
+  document.getElementById("doc-title").textContent = docName(doc);
+  document.title = `${docName(doc)} · TreeRAG`;
   const facts = document.getElementById("doc-facts");
   facts.replaceChildren();
-  if (doc.title && doc.title !== doc.file_name) fact(facts, "Title", doc.title);
+  if (doc.title && doc.title !== docName(doc)) fact(facts, "Title", doc.title);
   fact(facts, "Status", statusLabel(doc.status) + (doc.reason ? `: ${doc.reason}` : ""));
   fact(facts, "Pages", String(doc.page_count));
   if (doc.builder) fact(facts, "Tree built from", doc.builder);

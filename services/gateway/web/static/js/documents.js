@@ -1,5 +1,5 @@
 // Documents: upload several PDFs with per-file progress; the list polls each document's status.
-import { api, el, statusLabel } from "./common.js";
+import { api, docName, el, statusLabel } from "./common.js";
 
 const POLL_MS = 2000;
 const dropzone = document.getElementById("dropzone");
@@ -65,7 +65,7 @@ dropzone.addEventListener("drop", (event) => {
 
 function deleteButton(doc) {
   if (!canDelete) return el("td");
-  const button = el("button", { type: "button", class: "secondary", "aria-label": `Delete ${doc.file_name}`, text: "Delete" });
+  const button = el("button", { type: "button", class: "secondary", "aria-label": `Delete ${docName(doc)}`, text: "Delete" });
   button.addEventListener("click", async () => {
     // Two steps instead of a dialog: the first press asks, the second deletes.
     if (!button.dataset.armed) {
@@ -76,9 +76,9 @@ function deleteButton(doc) {
     button.disabled = true;
     try {
       await api(`/v1/documents/${encodeURIComponent(doc.doc_id)}`, { method: "DELETE" });
-      listStatus.textContent = `Deleted ${doc.file_name}.`;
+      listStatus.textContent = `Deleted ${docName(doc)}.`;
     } catch (error) {
-      listStatus.textContent = `Could not delete ${doc.file_name}: ${error.message}`;
+      listStatus.textContent = `Could not delete ${docName(doc)}: ${error.message}`;
     }
     refresh();
   });
@@ -94,7 +94,9 @@ function row(doc) {
   return el(
     "tr",
     { "data-doc-id": doc.doc_id },
-    el("td", {}, el("a", { href: `/documents/${encodeURIComponent(doc.doc_id)}`, text: doc.file_name })),
+    // Names are labels several documents may share: the id tells them apart.
+    el("td", {}, el("a", { href: `/documents/${encodeURIComponent(doc.doc_id)}`, text: docName(doc) }),
+      el("div", { class: "muted doc-id", text: doc.doc_id })),
     status,
     el("td", { text: doc.page_count || "" }),
     el("td", { text: doc.builder || "" }),
