@@ -143,6 +143,7 @@ def uploaded(gateway: Gateway, browser: Any, indexer_for_module: ServiceProcess)
         assert progress.count() == 2
         assert [progress.nth(i).locator("progress").get_attribute("value") for i in range(2)] == ["100", "100"]
         assert progress.nth(0).locator(".status-ready").inner_text() == "ready: 5 pages"
+        assert "refused" not in tab.page.locator("#uploads").inner_text()  # both uploads were accepted
         screenshot(tab.page, "documents")
         tab.check("documents")
         yield {"data": data, "doc_id": row.get_attribute("data-doc-id")}
