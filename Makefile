@@ -7,7 +7,7 @@ STORE  ?= data
 PDFS   ?=
 export TREERAG_CACHE ?= $(HOME)/.cache/treerag
 
-.PHONY: help venv samples demo test test-unit lint-imports infra prometheus prometheus-rules chromium up down bench clean
+.PHONY: help venv samples demo test test-unit lint-imports infra prometheus prometheus-rules chromium up down bench bench-verify clean
 
 help:
 	@echo "make demo   - set up, index the sample PDFs (and PDFS=...), print trees, answer questions"
@@ -17,6 +17,7 @@ help:
 	@echo "make prometheus - install prometheus and promtool from Debian's packages when missing (as root)"
 	@echo "make chromium - install Debian's chromium for the web app's browser tests when missing (as root)"
 	@echo "make bench  - run the benchmarks (needs ../shared/data)"
+	@echo "make bench-verify - the verifier on its labelled set, held-out by document (bench/results/verify.json)"
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -81,6 +82,9 @@ down:
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.run_all
+
+bench-verify: $(STAMP)
+	$(BIN)/python -m bench.verify
 
 clean:
 	rm -rf $(VENV) $(STORE) samples .pytest_cache

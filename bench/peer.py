@@ -30,7 +30,7 @@ from services.compressor.compress import compress
 from services.navigator.index import DocumentIndex
 from services.navigator.navigate import navigate
 from services.verifier.answer import answer_question
-from services.verifier.citations import strip_citations
+from shared.text.citations import strip_citations
 from shared.model.documents import DocumentRecord, DocumentStatus
 from shared.model.interop import import_treerag_index
 from shared.model.query import CompressedContext, Passage, QuerySettings

@@ -52,6 +52,11 @@ class Settings(BaseSettings):
     llm_timeout_s: float = 60.0
     llm_max_concurrency: int = 4
 
+    nli: str = Field(
+        default="off",
+        description="Entailment model for the verifier: 'off', or a folder holding model.onnx, tokenizer.json "
+        "and config.json (an NLI cross-encoder exported to ONNX; nothing is downloaded).",
+    )
     embeddings: Literal["wordllama", "fastembed", "sentence-transformers", "off"] = Field(
         default="wordllama",
         description="Dense vectors for pages, sections and questions (see shared/adapters/embeddings). "

@@ -33,12 +33,14 @@ from shared.adapters.llm.client import LLMClient
 from shared.adapters.logs import correlated, log_fields
 from shared.adapters.memory.bus import InMemoryBus
 from shared.adapters.memory.queries import InMemoryQueryStore
+from shared.adapters.nli import answer_key_suffix, configured_judge
 from shared.app.answer_key import answering_name
 from shared.model.documents import DocumentRecord
 from shared.model.events import AnswerVerified, QueryFailed, QueryReceived
 from shared.model.query import QuerySettings
 from shared.ports.model_roles import AnswerGenerator, Embedder, NodeScorer
 from shared.ports.repository import Repository
+from shared.settings import get_settings
 from treerag.pipeline import AskResult, StageTimings
 
 logger = logging.getLogger(__name__)
@@ -97,12 +99,14 @@ class QueryEngine:
         """A bus with the three query stages attached, as their `main.py` declares them."""
         bus, queries = InMemoryBus(), InMemoryQueryStore()
         cache = self.answer_cache if use_cache else None
-        answered_by = answering_name(generator, scorer)
+        nli = get_settings().nli
+        judge = configured_judge(nli)
+        answered_by = answering_name(generator, scorer) + answer_key_suffix(nli)
         navigator = NavigatorHandlers(self.index_cache, bus, queries, scorer=scorer, cache=cache,
                                       answered_by=answered_by)
         compressor = CompressorHandlers(bus, queries)
         verifier = VerifierHandlers(self.repository, bus, queries, generator=generator, cache=cache,
-                                    answered_by=answered_by)
+                                    answered_by=answered_by, judge=judge)
         bus.attach(NAVIGATOR, navigator_routes(navigator))
         bus.attach(COMPRESSOR, compressor_routes(compressor))
         bus.attach(VERIFIER, verifier_routes(verifier))

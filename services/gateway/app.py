@@ -33,6 +33,8 @@ from services.gateway.schemas import (
     QueryRequest,
     QueryResponse,
     UploadAccepted,
+    VerifyRequest,
+    VerifyResponse,
 )
 from services.gateway.security import install_security
 from services.gateway.web import mount_web
@@ -51,9 +53,11 @@ from shared.adapters.metrics import (
 from shared.adapters.mongo.outbox import MongoOutbox
 from shared.adapters.mongo.queries import MongoQueryRepository, QueryRecord, QueryStatus
 from shared.adapters.mongo.store import MongoRepository, connect
+from shared.adapters.nli import configured_judge
 from shared.app.deletion import delete_document
 from shared.app.indexing import decide_indexing
 from shared.app.outbox import OutboxPublisher
+from shared.app.verification import SourcePage, answer_confidence, verify_text
 from shared.model.documents import DocumentRecord, DocumentStatus
 from shared.model.events import (
     AnswerVerified,
@@ -393,6 +397,21 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             if finished.status == QueryStatus.FAILED:
                 return JSONResponse(response.model_dump(mode="json"), status_code=502)
             return response
+
+    @app.post("/v1/verify", response_model=VerifyResponse, tags=["queries"])
+    async def verify(req: VerifyRequest) -> VerifyResponse:
+        """Checks any answer, sentence by sentence, against the stored pages it cites."""
+        sources: list[SourcePage] = []
+        for cited in req.citations:
+            record = await find(cited.doc_id)
+            texts = await b().repo.get_page_texts(record.doc_id, sorted(set(cited.pages)))
+            missing = sorted(set(cited.pages) - set(texts))
+            if missing:
+                raise HTTPException(404, f"document {record.doc_id} has no page {missing[0]} (it has {record.page_count})")
+            sources.extend(SourcePage(record.doc_id, page, text) for page, text in sorted(texts.items()))
+        checks = await asyncio.to_thread(verify_text, req.answer, sources, configured_judge(settings.nli))
+        counts = {v: sum(c.verdict == v for c in checks) for v in ("supported", "contradicted", "unsupported")}
+        return VerifyResponse(sentences=checks, confidence=answer_confidence(checks), **counts)
 
     @app.get("/v1/queries/{query_id}", response_model=QueryResponse, tags=["queries"])
     async def get_query(query_id: str) -> QueryResponse:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from shared.adapters.mongo.queries import QueryRecord, QueryStatus
 from shared.model.documents import BuilderName, DocumentRecord, DocumentStatus
@@ -96,10 +96,10 @@ class QueryResponse(BaseModel):
     answer: str | None = None
     abstained: bool | None = None
     citations: list[Citation] = Field(default_factory=list)
-    sentences: list[SentenceCheck] = Field(
-        default_factory=list, description="Each answer sentence, the page it cites and how well that page supports it.",
-    )
     confidence: float | None = None
+    sentences: list[SentenceCheck] = Field(
+        default_factory=list, description="Each answer sentence's verdict and the evidence window on its cited page."
+    )
     warnings: list[str] = Field(default_factory=list)
     mode: str | None = None
     mode_reason: str | None = None
@@ -128,8 +128,8 @@ class QueryResponse(BaseModel):
                 answer=outcome.answer.answer,
                 abstained=outcome.answer.abstained,
                 citations=outcome.answer.citations,
-                sentences=outcome.answer.sentences,
                 confidence=outcome.answer.confidence,
+                sentences=outcome.answer.sentences,
                 warnings=outcome.warnings,
                 mode=outcome.mode,
                 mode_reason=outcome.mode_reason,
@@ -143,3 +143,28 @@ class QueryResponse(BaseModel):
 class QueryAccepted(BaseModel):
     query_id: str
     status: QueryStatus
+
+
+class CitedPages(BaseModel):
+    doc_id: DocKey = Field(description="Doc id, unique id prefix or file name.")
+    pages: list[int] = Field(min_length=1, max_length=50)
+
+    @field_validator("pages")
+    @classmethod
+    def _positive(cls, pages: list[int]) -> list[int]:
+        if any(p < 1 for p in pages):
+            raise ValueError("page numbers start at 1")
+        return pages
+
+
+class VerifyRequest(BaseModel):
+    answer: str = Field(min_length=1, max_length=20_000, description="Text to check, sentence by sentence.")
+    citations: list[CitedPages] = Field(min_length=1, max_length=20, description="The pages the answer rests on.")
+
+
+class VerifyResponse(BaseModel):
+    sentences: list[SentenceCheck] = Field(description="Each sentence's verdict, score, reason and evidence window.")
+    supported: int
+    contradicted: int
+    unsupported: int
+    confidence: float = Field(description="Mean sentence score, a contradicted sentence counting zero.")

@@ -8,6 +8,7 @@ from services.navigator.llm_scoring import LLMNodeScorer
 from shared.adapters.cache import AnswerCache
 from shared.adapters.embeddings import make_embedder
 from shared.adapters.llm import make_llm
+from shared.adapters.nli import answer_key_suffix
 from shared.app.answer_key import answering_name, generator_name
 from shared.stage import StagePorts
 
@@ -19,5 +20,5 @@ async def build(ports: StagePorts) -> NavigatorHandlers:
         IndexCache(ports.repository, make_embedder(ports.settings)), ports.bus, ports.queries,
         scorer=scorer,
         cache=AnswerCache(ports.repository),
-        answered_by=answering_name(generator_name(llm), scorer),
+        answered_by=answering_name(generator_name(llm), scorer) + answer_key_suffix(ports.settings.nli),
     )

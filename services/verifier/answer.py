@@ -1,8 +1,10 @@
 """Verified answers: extractive offline, or a generator's text, both checked the same way.
 
 Offline the answer is the few context sentences that best cover the question, each followed by
-its page citation. A generator's answer goes through the same citation parsing and five-signal
-scoring; citations to pages that are not in the context are removed and reported.
+its page citation. A generator's answer goes through the same citation parsing and the same check against the
+cited page (`detector.py`); citations to pages that are not in the context are removed and
+reported, and sentences the cited page contradicts are dropped (or kept and flagged, by
+setting).
 """
 
 from __future__ import annotations
@@ -13,16 +15,16 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from services.verifier.citations import (
+from shared.text.citations import (
     format_citation,
     parse_citations,
     strip_citations,
 )
 from services.verifier.detector import (
     ABSTENTION,
+    SourcePage,
     check_sentence,
     overall,
-    source_windows,
 )
 from services.verifier.fragments import (
     Seam,
@@ -41,7 +43,7 @@ from shared.model.query import (
     SentenceCheck,
     VerifiedAnswer,
 )
-from shared.ports.model_roles import AnswerGenerator
+from shared.ports.model_roles import AnswerGenerator, EntailmentJudge
 from shared.text.lexical import query_terms, sentences_of, terms
 from shared.text.normalize import normalize
 from shared.text.question import literal_share, literals
@@ -169,13 +171,15 @@ def _resolve_doc(name: str, labels: dict[str, str]) -> str | None:
 class _Sources:
     """The text a citation points at: full page text when available, else the context."""
 
-    def __init__(self, passages: list[Passage], page_text: PageText | None) -> None:
+    def __init__(self, passages: list[Passage], page_text: PageText | None,
+                 judge: EntailmentJudge | None = None) -> None:
         self.page_text = page_text
+        self.judge = judge
         self.context: dict[tuple[str, int], list[str]] = {}
         for p in passages:
             for page in p.pages:
                 self.context.setdefault((p.doc_id, page), []).append(p.text)
-        self._cache: dict[tuple[str, tuple[int, ...]], list] = {}
+        self._cache: dict[tuple[str, tuple[int, ...]], list[SourcePage]] = {}
         self._seams: dict[tuple[str, int], frozenset[Seam]] = {}
 
     def seams(self, doc_id: str, pages: list[int]) -> frozenset[Seam]:
@@ -192,14 +196,15 @@ class _Sources:
     def in_context(self, doc_id: str, page: int) -> bool:
         return (doc_id, page) in self.context
 
-    def windows(self, doc_id: str, pages: tuple[int, ...]) -> list:
+    def pages(self, doc_id: str, pages: tuple[int, ...]) -> list[SourcePage]:
+        """The cited pages' text (the context's passages of a page when its text is unavailable)."""
         key = (doc_id, pages)
         if key not in self._cache:
-            texts = []
+            found = []
             for page in pages:
                 text = self.page_text(doc_id, page) if self.page_text else None
-                texts.append(text if text else " ".join(self.context.get((doc_id, page), [])))
-            self._cache[key] = source_windows("\n\n".join(texts))
+                found.append(SourcePage(doc_id, page, text if text else " ".join(self.context.get((doc_id, page), []))))
+            self._cache[key] = found
         return self._cache[key]
 
     def locate(self, doc_id: str, pages: list[int], sentence: str) -> int:
@@ -213,10 +218,11 @@ class _Sources:
                     return page
         return pages[0] if pages else 0
 
-    def all_windows(self) -> list:
+    def whole_context(self) -> list[SourcePage]:
+        """What an uncited sentence is checked against: every passage of the context."""
         key = ("*", ())
         if key not in self._cache:
-            self._cache[key] = source_windows("\n\n".join(t for ts in self.context.values() for t in ts))
+            self._cache[key] = [SourcePage("", 0, "\n\n".join(t for ts in self.context.values() for t in ts))]
         return self._cache[key]
 
 
@@ -272,7 +278,7 @@ def _extractive(context: CompressedContext, settings: QuerySettings, mode: str, 
         citation = Citation(doc_id=c.passage.doc_id, file_name=c.passage.file_name, node_id=c.passage.node_id,
                             pages=[page])
         said = shown.strip("… ")
-        checks.append(check_sentence(said, citation, sources.windows(c.passage.doc_id, (page,))))
+        checks.append(check_sentence(said, citation, sources.pages(c.passage.doc_id, (page,)), sources.judge))
         lines.append(f"{shown} {format_citation(c.passage.file_name or c.passage.doc_id, [page])}")
     confidence, warnings = overall(checks)
     answer_coverage = _answer_coverage(question, [c for c, _ in chosen])
@@ -320,7 +326,7 @@ def _split_generated(text: str) -> list[str]:
 
 
 def _generated(
-    context: CompressedContext, mode: str, sources: _Sources, generator: AnswerGenerator
+    context: CompressedContext, settings: QuerySettings, mode: str, sources: _Sources, generator: AnswerGenerator
 ) -> VerifiedAnswer:
     question = context.question
     try:
@@ -334,6 +340,7 @@ def _generated(
     warnings: list[str] = []
     checks: list[SentenceCheck] = []
     kept_lines: list[str] = []
+    cited: list[Citation] = []  # of the sentences the answer keeps
     for sentence in _split_generated(text):
         citation: Citation | None = None
         for parsed in parse_citations(sentence):
@@ -350,9 +357,14 @@ def _generated(
         plain = strip_citations(sentence)
         if not plain:
             continue
-        windows = sources.windows(citation.doc_id, tuple(citation.pages)) if citation else sources.all_windows()
-        checks.append(check_sentence(plain, citation, windows))
+        pages = sources.pages(citation.doc_id, tuple(citation.pages)) if citation else sources.whole_context()
+        check = check_sentence(plain, citation, pages, sources.judge)
+        checks.append(check)
+        if check.verdict == "contradicted" and settings.contradicted == "drop":
+            warnings.append(f"dropped a sentence its cited page contradicts: {check.reason}")
+            continue
         if citation:
+            cited.append(citation)
             mark = format_citation(citation.file_name or citation.doc_id, citation.pages)
             body, end = (plain[:-1], plain[-1]) if plain[-1] in ".!?" else (plain, "")
             kept_lines.append(f"{body} {mark}{end}")
@@ -362,7 +374,7 @@ def _generated(
     return VerifiedAnswer(
         question=question,
         answer=" ".join(kept_lines),
-        citations=_unique([c.citation for c in checks if c.citation]),
+        citations=_unique(cited),
         sentences=checks,
         confidence=confidence,
         warnings=warnings + detector_warnings,
@@ -377,20 +389,21 @@ def answer_question(
     mode: str,
     generator: AnswerGenerator | None = None,
     page_text: PageText | None = None,
+    judge: EntailmentJudge | None = None,
 ) -> VerifiedAnswer:
     """The answer to `context.question`, every sentence scored against the page it cites.
 
     `page_text(doc_id, page)` gives full page text to verify against; without it the compressed
-    context is the source.
+    context is the source. `judge`, an entailment model, settles what the lexical check cannot.
     """
-    sources = _Sources(context.passages, page_text)
+    sources = _Sources(context.passages, page_text, judge)
     name = generator.name if generator else "extractive"
     if not context.passages:
         answer = _abstain(context.question, mode, name, "no passage of the documents answers the question")
     elif generator is None:
         answer = _extractive(context, settings, mode, sources)
     else:
-        answer = _generated(context, mode, sources, generator)
+        answer = _generated(context, settings, mode, sources, generator)
     logger.debug(
         "answered",
         extra=log_fields(abstained=answer.abstained, confidence=answer.confidence, citations=len(answer.citations)),

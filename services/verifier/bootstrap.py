@@ -6,16 +6,20 @@ from services.verifier.handlers import VerifierHandlers
 from services.verifier.llm_answer import LLMAnswerGenerator
 from shared.adapters.cache import AnswerCache
 from shared.adapters.llm import make_llm
+from shared.adapters.nli import answer_key_suffix, make_entailment_judge
 from shared.app.answer_key import generator_name
 from shared.stage import StagePorts
 
 
 async def build(ports: StagePorts) -> VerifierHandlers:
     llm = make_llm(ports.settings)
-    # The navigator scores with the same model: the key names it once.
+    judge = make_entailment_judge(ports.settings.nli)
+    # The navigator scores with the same model: the key names it once. An entailment model
+    # changes verdicts, so it is named too.
     return VerifierHandlers(
         ports.repository, ports.bus, ports.queries,
         generator=LLMAnswerGenerator(llm) if llm else None,
         cache=AnswerCache(ports.repository),
-        answered_by=generator_name(llm),
+        answered_by=generator_name(llm) + answer_key_suffix(ports.settings.nli),
+        judge=judge,
     )

@@ -15,7 +15,7 @@ from shared.app.query_failures import query_seed, report_query_failure
 from shared.model.delivery import Delivery, Failure, RecentKeys
 from shared.model.events import AnswerVerified, ContextCompressed, DocumentDeleted, QueryOutcome
 from shared.ports.bus import Publisher
-from shared.ports.model_roles import AnswerGenerator
+from shared.ports.model_roles import AnswerGenerator, EntailmentJudge
 from shared.ports.queries import QueryStore
 from shared.ports.repository import Repository
 
@@ -75,6 +75,7 @@ class VerifierHandlers:
         generator: AnswerGenerator | None = None,
         cache: AnswerCache | None = None,
         answered_by: str = EXTRACTIVE,
+        judge: EntailmentJudge | None = None,
     ) -> None:
         self.repo = repo
         self.bus = bus
@@ -84,6 +85,7 @@ class VerifierHandlers:
         self.generator = generator
         self.cache = cache
         self.answered_by = answered_by  # the answer-cache key names what answers
+        self.judge = judge
 
     async def _page_texts(self, event: ContextCompressed) -> dict[tuple[str, int], str]:
         """Full text of every page the context cites, so sentences are checked against the page."""
@@ -107,6 +109,7 @@ class VerifierHandlers:
             navigation.mode,
             self.generator,
             lambda doc_id, page: texts.get((doc_id, page)),
+            self.judge,
         )
         outcome = QueryOutcome(
             answer=answer,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import re
 
-from services.verifier.citations import format_citation, parse_citations
+from shared.text.citations import format_citation, parse_citations
 from services.verifier.detector import ABSTENTION
 from shared.adapters.llm.client import LLMClient
 from shared.app.answer_key import ANSWER_PROMPT_VERSION

@@ -17,7 +17,7 @@ EXTRACTIVE = "extractive"
 # The answer prompt's version: bump it when the prompt changes, so cached model answers miss.
 ANSWER_PROMPT_VERSION = "answer-v1"
 # Bump when the key's material or the cached value's shape changes: old entries then miss.
-KEY_SCHEMA_VERSION = 1
+KEY_SCHEMA_VERSION = 2  # 2: sentences carry verdicts and evidence windows
 
 
 def _product_version() -> str:

@@ -52,6 +52,10 @@ class QuerySettings(BaseModel):
     dedup_threshold: float = _share(0.7)
     max_answer_sentences: int = Field(default=3, ge=1, le=50)
     llm_scoring: bool = False
+    contradicted: Literal["drop", "flag"] = Field(
+        default="drop",
+        description="A model answer's sentences its cited pages contradict: dropped, or kept and flagged.",
+    )
 
 
 class Passage(BaseModel):
@@ -101,16 +105,33 @@ class Citation(BaseModel):
     pages: list[int]
 
 
+Verdict = Literal["supported", "contradicted", "unsupported"]
+
+
+class EvidenceWindow(BaseModel):
+    """Where on a page the evidence for a sentence is: the text and its character offsets."""
+
+    doc_id: str = ""
+    page: int = 0
+    start: int = Field(ge=0, description="Offset of the window's first character in the page text.")
+    end: int = Field(ge=0, description="Offset just past the window's last character.")
+    text: str
+
+
 class SentenceCheck(BaseModel):
-    """One answer sentence scored against the page text it cites."""
+    """One answer sentence checked against the page text it cites."""
 
     text: str
     citation: Citation | None
     signals: dict[str, float] = Field(
-        description="citation, word_f1, bigram_f1, trigram_f1, char_similarity (each 0..1)."
+        description="citation (0/1) and the grounding features: coverage, bigram_coverage, char_coverage "
+        "(each 0..1) and number_missing, name_missing, polarity_conflict (0/1)."
     )
-    score: float
-    grounded: bool
+    score: float = Field(description="0..1, higher = better supported by the cited page.")
+    grounded: bool = Field(description="The verdict is 'supported'.")
+    verdict: Verdict = "unsupported"
+    reason: str = ""
+    window: EvidenceWindow | None = None
 
 
 class VerifiedAnswer(BaseModel):

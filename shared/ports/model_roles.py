@@ -31,6 +31,16 @@ class AnswerGenerator(Protocol):
     def generate(self, question: str, passages: list[Passage]) -> str: ...
 
 
+class EntailmentJudge(Protocol):
+    """A natural-language-inference model: does the premise entail the hypothesis?"""
+
+    name: str
+
+    def judge(self, premise: str, hypothesis: str) -> dict[str, float]:
+        """Probabilities of "entailment", "neutral" and "contradiction" (summing to 1)."""
+        ...
+
+
 class Embedder(Protocol):
     """Maps texts to dense vectors: one row per text, L2-normalised float32, so that a dot
     product is the cosine similarity. The same text always gets the same vector."""

@@ -15,6 +15,7 @@ import asyncio
 import json
 import os
 import random
+import typing
 import uuid
 from collections import Counter
 from datetime import UTC, datetime, timedelta
@@ -77,8 +78,10 @@ def value_for(name: str, rng: random.Random, hostile: bool) -> str:
         if hostile:
             return rng.choice(["NaN", "Infinity", "-Infinity", "1e308", "-0.01", "1.01", '"0.5"', "null", HUGE])
         return json.dumps(rng.choice([0.0, 1.0, round(rng.random(), 3)]))
-    # mode
-    return rng.choice(['"depth"', HUGE, "3", "null"]) if hostile else json.dumps(rng.choice(["dfs", "beam", "auto"]))
+    # a choice among named values (mode, what to do with contradicted sentences, ...)
+    choices = typing.get_args(annotation)
+    assert choices, f"no value generator for setting {name}: {annotation}"
+    return rng.choice(['"depth"', HUGE, "3", "null"]) if hostile else json.dumps(rng.choice(choices))
 
 
 def settings_case(rng: random.Random) -> tuple[str, bool]:

@@ -1,14 +1,14 @@
-"""Verified answers: extractive citations, the five signals, generator answers, abstention."""
+"""Verified answers: extractive citations, sentence verdicts, generator answers, abstention."""
 
 from __future__ import annotations
 
 from services.verifier.answer import MAX_ANSWER_WORDS, answer_question
-from services.verifier.citations import (
+from shared.text.citations import (
     format_citation,
     parse_citations,
     strip_citations,
 )
-from services.verifier.detector import ABSTENTION, check_sentence, source_windows
+from services.verifier.detector import ABSTENTION, SourcePage, check_sentence
 from services.verifier.fragments import MAX_ANSWER_SENTENCE_WORDS
 from shared.model.query import Citation, CompressedContext, Passage, QuerySettings
 
@@ -62,12 +62,15 @@ def test_citation_format_round_trip() -> None:
 
 def test_citation_alone_never_grounds_a_sentence() -> None:
     cited = Citation(doc_id="d1", pages=[4])
-    check = check_sentence("The moon is made of green cheese.", cited, source_windows(PAGES[4]))
+    page = [SourcePage("d1", 4, PAGES[4])]
+    check = check_sentence("The moon is made of green cheese.", cited, page)
     assert check.signals["citation"] == 1.0
     assert not check.grounded
-    faithful = check_sentence("Each safety valve opens at a pressure of 12 bar.", cited, source_windows(PAGES[4]))
+    faithful = check_sentence("Each safety valve opens at a pressure of 12 bar.", cited, page)
     assert faithful.grounded and faithful.score > check.score
-    assert set(faithful.signals) == {"citation", "word_f1", "bigram_f1", "trigram_f1", "char_similarity"}
+    assert faithful.verdict == "supported"
+    assert faithful.window is not None and faithful.window.page == 4
+    assert PAGES[4][faithful.window.start : faithful.window.end] == "Each safety valve opens at a pressure of 12 bar."
 
 
 class _Generator:
@@ -102,7 +105,35 @@ def test_generated_hallucination_gets_low_confidence_warning() -> None:
     answer = answer_question(context("safety valve facts"), QuerySettings(), "dfs", generator, page_text)
     assert answer.confidence < 0.6
     assert any("low confidence" in w for w in answer.warnings)
-    assert any("weakly grounded" in w for w in answer.warnings)
+    assert any("not supported by their cited pages" in w for w in answer.warnings)
+
+
+def test_a_dropped_sentence_takes_its_citation_with_it() -> None:
+    text = ("Each safety valve opens at a pressure of 12 bar [plant.pdf, p. 4]. "
+            "The shift supervisor tests every safety valve once per quarter [plant.pdf, p. 5].")
+    kept = answer_question(context("valve facts"), QuerySettings(), "dfs", _Generator(text), page_text)
+    assert [c.pages for c in kept.citations] == [[4], [5]]
+    wrong = text.replace("12 bar", "15 bar")
+    answer = answer_question(context("valve facts"), QuerySettings(), "dfs", _Generator(wrong), page_text)
+    assert [c.pages for c in answer.citations] == [[5]]
+
+
+def test_contradicted_sentence_of_a_model_answer_is_dropped_by_default_and_flagged_on_request() -> None:
+    text = ("Each safety valve opens at a pressure of 12 bar [plant.pdf, p. 4]. "
+            "Each safety valve opens at a pressure of 15 bar [plant.pdf, p. 4].")
+    dropped = answer_question(context("valve pressure"), QuerySettings(), "dfs", _Generator(text), page_text)
+    assert "15 bar" not in dropped.answer and "12 bar" in dropped.answer
+    assert [s.verdict for s in dropped.sentences] == ["supported", "contradicted"]
+    assert any("contradict" in w and "15" in w for w in dropped.warnings)
+    flagged = answer_question(context("valve pressure"), QuerySettings(contradicted="flag"), "dfs",
+                              _Generator(text), page_text)
+    assert "15 bar" in flagged.answer
+    assert flagged.sentences[1].verdict == "contradicted"
+    # The evidence window points at the page text a viewer highlights.
+    window = flagged.sentences[1].window
+    assert window is not None and PAGES[4][window.start : window.end].startswith("Each safety valve opens")
+    # A contradicted sentence counts zero in the answer's confidence.
+    assert abs(flagged.confidence - flagged.sentences[0].score / 2) < 1e-3
 
 
 def test_generator_abstention_is_recognised() -> None:

@@ -6,7 +6,7 @@ import statistics
 
 from pydantic import BaseModel
 
-from services.verifier.citations import strip_citations
+from shared.text.citations import strip_citations
 from shared.model.query import VerifiedAnswer
 from shared.text.normalize import tokenize
 from treerag.evaluation.dataset import QAItem

@@ -54,9 +54,20 @@ function render(result) {
   }
   if (result.sentences && result.sentences.length) {
     for (const sentence of result.sentences) {
-      const p = el("p", { class: sentence.grounded ? "sentence" : "sentence ungrounded" }, sentence.text, " ");
-      if (sentence.citation) p.append(citationButton(sentence.citation, sentence.text));
-      if (!sentence.grounded) p.append(el("span", { class: "muted", text: " (not well supported by its page)" }));
+      const verdict = sentence.verdict || (sentence.grounded ? "supported" : "unsupported");
+      const p = el("p", { class: `sentence ${verdict}` }, sentence.text, " ");
+      if (sentence.citation) {
+        // The verifier's evidence window is the page text that supports the sentence: highlight
+        // that (on its page) rather than the answer's wording, when there is one.
+        const window = sentence.window && sentence.window.text ? sentence.window : null;
+        const citation = window && window.page ? { ...sentence.citation, pages: [window.page] } : sentence.citation;
+        p.append(citationButton(citation, window ? window.text : sentence.text));
+      }
+      if (verdict === "contradicted") {
+        p.append(el("span", { class: "error", text: ` (the cited page says otherwise${sentence.reason ? `: ${sentence.reason}` : ""})` }));
+      } else if (verdict === "unsupported") {
+        p.append(el("span", { class: "muted", text: " (not supported by its page)" }));
+      }
       text.append(p);
     }
   } else if (result.answer) {

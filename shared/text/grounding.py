@@ -1,0 +1,383 @@
+"""Is a sentence supported by the page it cites? A score, a verdict and the evidence window.
+
+The page is cut into statements where its layout cuts it (sentence ends, and the seams of
+`shared/text/seams.py`: headings, bullets, table rows), and a sentence is compared with the
+window of one to three consecutive statements that covers it best. Coverage is measured from
+the sentence's side (how much of the sentence the window holds), so a long window does not
+penalise a true sentence; negations and one-character tokens such as digits count.
+
+Overlap alone cannot tell a contradiction from a match, so three consistency checks veto:
+every quantity of the sentence must be stated in the window (`numbers.py`), every name,
+identifier or code token must occur on the page, and polarity must agree (`polarity.py`). A
+failed check on a sentence the window otherwise covers is a contradiction; on one it does not
+cover, missing support.
+
+The score combines the overlap signals and the checks with weights fitted by logistic
+regression on a labelled set (`bench/verify.py`, training folds split by document); the
+weights and the decision threshold are read from `grounding_fit.json` beside this module.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from shared.text.lexical import STOPWORDS, sentences_of, stem
+from shared.text.normalize import fold, normalize, tokenize
+from shared.text.numbers import NumberMention, number_mentions, unstated
+from shared.text.polarity import NEGATIONS, PolarityConflict, polarity_conflict, polarity_tokens, read_polarity
+from shared.text.seams import page_seams, split_at_seams
+
+SUPPORTED = "supported"
+CONTRADICTED = "contradicted"
+UNSUPPORTED = "unsupported"
+MAX_WINDOW = 3
+# Windows compared in full after a cheap shortlist by shared vocabulary.
+SHORTLIST = 8
+# A window whose coverage (words + word pairs) is at least this share of the best one is
+# "nearly as close": an alternative evidence window, or the statement a window centres on.
+NEAR_BEST = 0.9
+# Stopwords count for this much of a content word in coverage: they carry little, but a
+# sentence made of the page's content words in another order is not the page.
+FUNCTION_WEIGHT = 0.25
+FIT_FILE = Path(__file__).with_name("grounding_fit.json")
+FEATURES = ("coverage", "bigram_coverage", "char_coverage", "number_missing", "name_missing", "polarity_conflict")
+
+
+@dataclass(frozen=True)
+class GroundingFit:
+    """Logistic weights over FEATURES, the decision threshold on the score, and the coverage
+    above which a failed check reads as a contradiction rather than missing support."""
+
+    weights: dict[str, float]
+    bias: float
+    threshold: float
+    contradiction_coverage: float
+
+    def score(self, features: dict[str, float]) -> float:
+        z = self.bias + sum(self.weights[name] * features[name] for name in FEATURES)
+        return 1.0 / (1.0 + math.exp(-max(min(z, 40.0), -40.0)))
+
+
+class GroundingFitError(RuntimeError):
+    """The fitted parameters file is missing or malformed."""
+
+
+def load_fit(path: Path = FIT_FILE) -> GroundingFit:
+    """The fitted weights and threshold (written by `python -m bench.verify --write-fit`)."""
+    try:
+        raw = json.loads(path.read_text())
+        return GroundingFit(
+            weights={name: float(raw["weights"][name]) for name in FEATURES},
+            bias=float(raw["bias"]),
+            threshold=float(raw["threshold"]),
+            contradiction_coverage=float(raw["contradiction_coverage"]),
+        )
+    except (OSError, KeyError, TypeError, ValueError) as exc:
+        raise GroundingFitError(
+            f"cannot read the verifier's fitted parameters from {path}: {exc}; "
+            "regenerate them with `python -m bench.verify --write-fit`"
+        ) from exc
+
+
+@lru_cache(maxsize=1)
+def default_fit() -> GroundingFit:
+    return load_fit()
+
+
+
+
+def _split_numbers(text: str) -> tuple[list[str], tuple[NumberMention, ...]]:
+    """Word tokens without the quantities, and the quantities: "$1.6 billion" and "1,600
+    million" are one quantity each, compared by value, not as the tokens "1", "6", "600"."""
+    mentions = number_mentions(text)
+    if not mentions:
+        return polarity_tokens(text), mentions
+    folded = fold(text)
+    pieces, cursor = [], 0
+    for m in mentions:
+        pieces.append(folded[cursor : m.start])
+        cursor = m.end
+    pieces.append(folded[cursor:])
+    return polarity_tokens(" ".join(pieces)), mentions
+
+
+def _weight(token: str) -> float:
+    return FUNCTION_WEIGHT if token in STOPWORDS and token not in NEGATIONS else 1.0
+
+
+def _char_grams(text: str, n: int = 4) -> set[str]:
+    flat = " ".join(tokenize(text))
+    return {flat[i : i + n] for i in range(max(len(flat) - n + 1, 0))}
+
+
+@dataclass(frozen=True)
+class Window:
+    """One to three consecutive statements of a page, with their offsets in the page text."""
+
+    text: str
+    start: int
+    end: int
+    width: int
+    tokens: Counter[str]
+    vocabulary: frozenset[str]
+    bigrams: frozenset[tuple[str, str]]
+    numbers: tuple[NumberMention, ...]
+    grams: frozenset[str] = field(repr=False)
+
+
+@dataclass(frozen=True)
+class Statement:
+    text: str
+    start: int
+    end: int
+
+
+def _locate(page: str, pieces: list[str]) -> list[Statement]:
+    """Character offsets of each piece in the page (found in order; approximate where the
+    splitter rewrote the text, e.g. a word joined across a hyphenated line break)."""
+    out: list[Statement] = []
+    cursor = 0
+    for piece in pieces:
+        words = piece.split()
+        start = page.find(words[0], cursor)
+        if start < 0:
+            start = cursor
+        slack = len(piece) // 8 + 8
+        last = page.find(words[-1], max(start, start + len(piece) - len(words[-1]) - slack))
+        end = last + len(words[-1]) if last >= 0 and last - start < 2 * len(piece) + 20 else min(start + len(piece), len(page))
+        out.append(Statement(piece, start, end))
+        cursor = max(cursor, min(end, len(page)))
+    return out
+
+
+@lru_cache(maxsize=2048)
+def statements(page: str) -> tuple[Statement, ...]:
+    """The page cut at sentence ends and at its layout seams, with offsets."""
+    seams = page_seams(page)
+    pieces = [p for sentence in sentences_of(page) for p in split_at_seams(sentence, seams) if p.strip()]
+    return tuple(_locate(page, pieces or [page]))
+
+
+@lru_cache(maxsize=512)
+def page_windows(page: str) -> tuple[Window, ...]:
+    """Windows of one to three consecutive statements of the page (memoised per page)."""
+    units = statements(page)
+    split = [_split_numbers(u.text) for u in units]
+    windows: list[Window] = []
+    for first in range(len(units)):
+        for width in range(1, MAX_WINDOW + 1):
+            last = first + width - 1
+            if last >= len(units):
+                break
+            text = " ".join(u.text for u in units[first : last + 1])
+            tokens = [t for seq, _ in split[first : last + 1] for t in seq]
+            numbers = tuple(n for _, found in split[first : last + 1] for n in found)
+            counts = Counter(tokens)
+            windows.append(Window(text, units[first].start, units[last].end, width, counts, frozenset(counts),
+                                  frozenset(zip(tokens, tokens[1:], strict=False)), numbers,
+                                  frozenset(_char_grams(text))))
+    return tuple(windows)
+
+
+@lru_cache(maxsize=512)
+def prepared_windows(page: str) -> tuple[Window, ...]:
+    """`page_windows`, with everything else a check reads of the page computed once: its
+    vocabulary, its names and each window's polarity. A page cited by many sentences costs
+    this once; each sentence then costs only its own comparison."""
+    windows = page_windows(page)
+    _page_vocabulary(page)
+    _page_key(page)
+    for window in windows:
+        read_polarity(window.text)
+    return windows
+
+
+def _missing_numbers(numbers: tuple[NumberMention, ...], window: Window) -> list[NumberMention]:
+    return unstated(numbers, window.numbers)
+
+
+@dataclass(frozen=True)
+class _Sentence:
+    """What every window is compared with, computed once per sentence."""
+
+    counts: Counter[str]
+    total: float  # weighted token count, each quantity counting one
+    pairs: tuple[tuple[str, str], ...]
+    numbers: tuple[NumberMention, ...]
+    grams: frozenset[str]
+    vocabulary: frozenset[str]
+
+    @classmethod
+    def of(cls, tokens: list[str], numbers: tuple[NumberMention, ...], grams: set[str]) -> _Sentence:
+        counts = Counter(tokens)
+        total = sum(_weight(t) * n for t, n in counts.items()) + len(numbers) or 1.0
+        return cls(counts, total, tuple(zip(tokens, tokens[1:], strict=False)), numbers, frozenset(grams),
+                   frozenset(counts))
+
+
+def _overlap(sentence: _Sentence, window: Window) -> tuple[float, float, float]:
+    """Shares of the sentence's (weighted) tokens, bigrams and character 4-grams the window
+    holds; each quantity counts as one token, held when the window states it."""
+    held = sum(_weight(t) * min(n, window.tokens[t]) for t, n in sentence.counts.items() if t in window.vocabulary)
+    held += len(sentence.numbers) - len(_missing_numbers(sentence.numbers, window))
+    coverage = held / sentence.total
+    pairs = sentence.pairs
+    bigram = sum(p in window.bigrams for p in pairs) / len(pairs) if pairs else coverage
+    chars = len(sentence.grams & window.grams) / len(sentence.grams) if sentence.grams else 0.0
+    return coverage, bigram, chars
+
+
+# A name: capitalised inside a sentence, all capitals, mixed case, or a code token (holding
+# "_", a dot between letters, or letters and digits together).
+_CANDIDATE = re.compile(r"[A-Za-z0-9_][\w.\-/:]*[\w]|[A-Za-z]")
+_CODE = re.compile(r"_|[a-z]\.[a-z]|[A-Za-z]\d|\d[A-Za-z]|[a-z][A-Z]|\(\)|^\d+(?:\.\d+){2,}$")
+
+
+_PLAIN_NUMBER = re.compile(r"[\d,]+(?:\.\d+)?")
+
+
+def names_of(sentence: str) -> list[str]:
+    """Names, identifiers and code tokens of a sentence, as written."""
+    found: list[str] = []
+    for m in _CANDIDATE.finditer(sentence):
+        word = m.group(0).rstrip(".-/:")
+        before = sentence[: m.start()].rstrip().rstrip("\"'\u201c(")
+        initial = not before or before[-1] in ".:!?;"
+        code = bool(_CODE.search(word)) and not _PLAIN_NUMBER.fullmatch(word)
+        capital = word[:1].isupper() and (not initial or sum(c.isupper() for c in word) > 1)
+        if (code or capital) and len(word) > 1 and word.lower() not in STOPWORDS:
+            found.append(word)
+    return list(dict.fromkeys(found))
+
+
+@lru_cache(maxsize=2048)
+def _page_vocabulary(page: str) -> frozenset[str]:
+    return frozenset(_split_numbers(page)[0])
+
+
+def novel_words(tokens: list[str], page: str) -> list[str]:
+    """The sentence's content words (stemmed) that occur nowhere on the page. Named in the
+    reason of an unsupported sentence; not a score feature: a word swapped for another and a
+    synonym look the same to a lexical check (measured in `bench/verify.py`, kind `word`)."""
+    vocabulary = _page_vocabulary(page)
+    return [t for t in dict.fromkeys(tokens)
+            if len(t) >= 3 and t not in STOPWORDS and t not in NEGATIONS and t not in vocabulary]
+
+
+@lru_cache(maxsize=2048)
+def _page_key(page: str) -> str:
+    return " " + " ".join(re.split(r"[\W_]+", normalize(page))) + " "
+
+
+def missing_names(sentence: str, page: str) -> list[str]:
+    """The sentence's names that never occur on the page (as whole words)."""
+    key = _page_key(page)
+    out = []
+    for name in names_of(sentence):
+        probe = " " + " ".join(w for w in re.split(r"[\W_]+", normalize(name)) if w) + " "
+        if probe.strip() and probe not in key:
+            out.append(name)
+    return out
+
+
+@dataclass(frozen=True)
+class Grounding:
+    """The verdict on one sentence against one page."""
+
+    score: float
+    verdict: str
+    reason: str
+    window: str
+    start: int
+    end: int
+    features: dict[str, float]
+
+    @property
+    def supported(self) -> bool:
+        return self.verdict == SUPPORTED
+
+
+def _number_reason(missing: list[NumberMention], window: str) -> str:
+    stated = [n.text for n in number_mentions(window)]
+    said = ", ".join(n.text for n in missing)
+    if stated:
+        return f"the sentence says {said}; the source says {', '.join(stated[:4])}"
+    return f"the source does not state {said}"
+
+
+def ground(sentence: str, page: str, fit: GroundingFit | None = None) -> Grounding:
+    """How well `page` supports `sentence`: the best window, the checks and the verdict."""
+    fit = fit or default_fit()
+    tokens, quantities = _split_numbers(sentence)
+    windows = prepared_windows(page) if page.strip() else ()
+    if not (tokens or quantities) or not windows:
+        features = dict.fromkeys(FEATURES, 0.0)
+        return Grounding(0.0, UNSUPPORTED, "nothing to compare: empty sentence or page", "", 0, 0, features)
+    said = _Sentence.of(tokens, quantities, _char_grams(sentence))
+    # Shortlist by shared vocabulary (cheap), then measure the few best in full; ties go to
+    # the shorter window, the tighter evidence.
+    shortlist = sorted(windows, key=lambda w: (-len(said.vocabulary & w.vocabulary), w.end - w.start))[:SHORTLIST]
+    measured = sorted(((_overlap(said, w), w) for w in shortlist),
+                      key=lambda item: (-item[0][0] - item[0][1], item[1].end - item[1].start))
+    names = missing_names(sentence, page)
+    novel = novel_words(tokens, page)
+    (coverage, bigram, chars), window = measured[0]
+    best_total = coverage + bigram
+
+    def checks(candidate: Window) -> tuple[list[NumberMention], PolarityConflict | None]:
+        # A statement inside the window that alone covers the sentence nearly as well is what
+        # the sentence restates: a figure or direction word found only in a neighbouring
+        # statement does not support it.
+        core = [candidate]
+        for unit in windows:
+            if unit.width == 1 and candidate.width > 1 and candidate.start <= unit.start and unit.end <= candidate.end:
+                unit_coverage, unit_bigram, _ = _overlap(said, unit)
+                if unit_coverage + unit_bigram >= NEAR_BEST * best_total:
+                    core.append(unit)
+        missing = next((m for m in (_missing_numbers(quantities, c) for c in core) if m), [])
+        conflict = next((c for c in (polarity_conflict(sentence, c.text) for c in core) if c), None)
+        return missing, conflict
+
+    numbers, conflict = checks(window)
+    if numbers or conflict:
+        # Another window nearly as close may state the quantity or agree in polarity.
+        for overlap, other in measured[1:]:
+            if overlap[0] + overlap[1] < NEAR_BEST * best_total:
+                break
+            if checks(other) == ([], None):
+                (coverage, bigram, chars), window = overlap, other
+                numbers, conflict = [], None
+                break
+    features = {
+        "coverage": round(coverage, 4),
+        "bigram_coverage": round(bigram, 4),
+        "char_coverage": round(chars, 4),
+        "number_missing": float(bool(numbers)),
+        "name_missing": float(bool(names)),
+        "polarity_conflict": float(conflict is not None),
+    }
+    score = round(fit.score(features), 4)
+    problems = []
+    if numbers:
+        problems.append(_number_reason(numbers, window.text))
+    if names:
+        problems.append(f"the page never mentions {', '.join(names[:3])}")
+    if conflict is not None:
+        problems.append(conflict.reason)
+    if problems:
+        verdict = CONTRADICTED if coverage >= fit.contradiction_coverage else UNSUPPORTED
+        reason = "; ".join(problems)
+    elif score >= fit.threshold:
+        verdict, reason = SUPPORTED, f"the window covers {coverage:.0%} of the sentence"
+    else:
+        verdict, reason = UNSUPPORTED, f"the best window covers only {coverage:.0%} of the sentence"
+        if novel:
+            written = {stem(w): w for w in reversed(tokenize(sentence))}
+            reason += f"; the page never uses {', '.join(repr(written.get(w, w)) for w in novel[:3])}"
+    return Grounding(score, verdict, reason, window.text, window.start, window.end, features)
