@@ -7,7 +7,7 @@ STORE  ?= data
 PDFS   ?=
 export TREERAG_CACHE ?= $(HOME)/.cache/treerag
 
-.PHONY: help venv samples demo test test-unit lint-imports infra prometheus prometheus-rules chromium up down bench bench-verify clean
+.PHONY: help venv samples demo test test-unit lint-imports infra prometheus prometheus-rules chromium up down bench bench-verify eval fit-ranker clean
 
 help:
 	@echo "make demo   - set up, index the sample PDFs (and PDFS=...), print trees, answer questions"
@@ -18,6 +18,7 @@ help:
 	@echo "make chromium - install Debian's chromium for the web app's browser tests when missing (as root)"
 	@echo "make bench  - run the benchmarks (needs ../shared/data)"
 	@echo "make bench-verify - the verifier on its labelled set, held-out by document (bench/results/verify.json)"
+	@echo "make eval   - held-out (5-fold, split by document) table of every system on every dev set"
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -88,3 +89,17 @@ bench-verify: $(STAMP)
 
 clean:
 	rm -rf $(VENV) $(STORE) samples .pytest_cache
+
+# The README's "Questions" table: every dev set, held-out by 5-fold cross-validation split by
+# document (per document, then corpus-wide). EVAL_STORE keeps the indexed PDFs between runs.
+EVAL_STORE ?= /tmp/treerag-eval-store
+EVAL_SETS  := $(sort $(wildcard ../shared/data/qa/*.jsonl))
+eval: $(STAMP)
+	$(BIN)/treerag eval --dataset $(EVAL_SETS) --pdfs ../shared/data/pdfs --store $(EVAL_STORE) \
+		--folds 5 --out bench/results/cv_documents.json
+	$(BIN)/treerag eval --dataset $(EVAL_SETS) --pdfs ../shared/data/pdfs --store $(EVAL_STORE) \
+		--folds 5 --corpus --out bench/results/cv_corpus.json
+
+# Refit the shipped ranking model (services/navigator/ranking/model.json) on every dev set.
+fit-ranker: $(STAMP)
+	$(BIN)/python -m bench.fit_ranker --store $(EVAL_STORE)

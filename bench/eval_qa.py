@@ -45,7 +45,7 @@ logger = logging.getLogger("bench.eval_qa")
 
 TRAVERSAL_NODES = 500
 TRAVERSAL_PASSES = 10
-STORE_DOCUMENTS = 10
+STORE_DOCUMENTS = 50
 
 
 def verdicts(systems: dict[str, Any], has_unanswerable: bool) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 from services.compressor.compress import compress
 from services.navigator.index import DocumentIndex
 from services.navigator.navigate import navigate
+from services.navigator.ranking.model import RankingModel
 from services.verifier.answer import answer_question
 from shared.app.answer_key import EXTRACTIVE
 from shared.model.query import (
@@ -64,8 +65,10 @@ def answer_from_indexes(
     settings: QuerySettings,
     scorer: NodeScorer | None = None,
     generator: AnswerGenerator | None = None,
+    model: RankingModel | None = None,
 ) -> AskResult:
-    """Navigate, compress and answer over in-memory document indexes."""
+    """Navigate, compress and answer over in-memory document indexes (`model`: the ranking
+    model, the shipped one by default)."""
     by_id = {ix.doc_id: ix for ix in indexes}
 
     def page_text(doc_id: str, page: int) -> str | None:
@@ -73,7 +76,7 @@ def answer_from_indexes(
         return index.page_text(page) if index else None
 
     started = time.perf_counter()
-    navigation: NavigationResult = navigate(question, indexes, settings, scorer)
+    navigation: NavigationResult = navigate(question, indexes, settings, scorer, model)
     navigate_ms = _ms(started)
     mark = time.perf_counter()
     context = compress(question, navigation.passages, settings)

@@ -233,7 +233,8 @@ def page_fields(index: DocumentIndex) -> PageFields:
 
 
 def prepare(index: DocumentIndex) -> DocumentIndex:
-    """Derive everything a query reads from the index now, not during the first query."""
+    """Derive everything a query reads from the index now, not during the first query (the
+    fused ranking's own page data: `ranking.features.prepare_ranking`)."""
     page_fields(index).warm()
     return index
 

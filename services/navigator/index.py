@@ -103,6 +103,8 @@ class DocumentIndex:
     memo: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
     # Per-page sentence windows and term sets, derived once by `evidence.page_fields`.
     page_fields: PageFields | None = field(default=None, repr=False)
+    # What the fused ranker derives once per index (page profile, embeddings, term pairs), by name.
+    ranking_memo: dict[str, Any] = field(default_factory=dict, repr=False)
     _idf_by_entry: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
 
     @property

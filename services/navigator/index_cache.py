@@ -11,7 +11,7 @@ import logging
 
 import numpy as np
 
-from services.navigator.evidence import prepare
+from services.navigator.ranking.features import prepare_ranking
 from services.navigator.index import DocumentIndex
 from shared.adapters.logs import log_fields
 from shared.model.documents import DocumentEmbeddings, DocumentRecord, DocumentStatus
@@ -63,7 +63,7 @@ class IndexCache:
         if tree is None:
             raise NoDocumentsError(f"document {record.doc_id} ({record.file_name}) has no tree; re-index it")
         pages = await self.repository.get_pages(record.doc_id)
-        index = prepare(DocumentIndex.build(record, tree, pages, embeddings=await self._embeddings(record)))
+        index = prepare_ranking(DocumentIndex.build(record, tree, pages, embeddings=await self._embeddings(record)))
         current = self._indexes.get(record.doc_id)
         # An older version is stale once a newer tree is indexed; a late build of an older
         # version never replaces a newer one.

@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import re
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -23,13 +24,16 @@ from services.navigator.resolver import (
     find_text_references,
     resolve,
 )
+from services.navigator.ranking.features import CandidateSet, DocumentEvidence, build_candidates
+from services.navigator.ranking.fused import FusedRanking, absent_share, rank
+from services.navigator.ranking.model import RankingModel, shipped_model
 from services.navigator.scoring import DocumentScores, Normaliser
 from shared.adapters.logs import log_fields
 from shared.adapters.metrics import SCORER_FALLBACKS
 from shared.model.query import NavigationResult, Passage, QuerySettings, TraversalStats
 from shared.ports.model_roles import NodeScorer
 from shared.text.lexical import query_terms, shared_idf
-from shared.text.names import closest_spelling, unmentioned_names
+from shared.text.names import closest_spelling, named_words, unmentioned_names
 from shared.text.question import literals
 
 logger = logging.getLogger(__name__)
@@ -48,9 +52,6 @@ _BROAD_CUES = re.compile(
 # A passage's rank score: this share from its page's own lexical score, the rest from the
 # node's P(v|q).
 PAGE_SHARE = 0.5
-# Abstain when the best passage holds less than this IDF-weighted share of the question's terms
-# (calibrated on the dev sets: every answerable question stays above it; see docs/querying.md).
-MIN_SUPPORT = 0.15
 # A node's page is kept when its evidence reaches this share of the node's best page.
 EVIDENCE_SHARE = 0.5
 # At most this many passages per unit of beam width leave the navigator.
@@ -353,30 +354,46 @@ def _spelling_corrected(qterms: list[str], indexes: list[DocumentIndex]) -> tupl
     return list(dict.fromkeys(corrections.get(t, t) for t in qterms)), corrections
 
 
-def _support(index: DocumentIndex, passages: list[Passage], weights: dict[str, float]) -> float:
-    """Relevance evidence of a document's passages: the best IDF-weighted share of the question's
-    terms found in one passage's page (with its section titles). The floor was calibrated on page
-    text; a tree without pages (titles and summaries only) is not gated (1.0)."""
-    if not index.has_pages:
-        return 1.0
-    pages = [p.pages[0] - 1 for p in passages if p.pages and 1 <= p.pages[0] <= len(index.pages)]
-    if not pages:
-        return 0.0
-    return max(0.0, float(page_fields(index).question_support(weights)[pages].max()))
+def _ranked_passages(ranking: FusedRanking, evidence: list[DocumentEvidence], settings: QuerySettings) -> list[Passage]:
+    """The model's best pages as passages, each in the deepest section holding it."""
+    passages = []
+    for ranked in ranking.pages[: settings.context_pages]:
+        index = evidence[ranked.document].index
+        deepest = int(index.page_to_deepest[ranked.page - 1])
+        node = index.nodes[deepest].node if deepest >= 0 else None
+        passages.append(Passage(
+            doc_id=index.doc_id, file_name=index.label, node_id=node.id if node else f"page-{ranked.page}",
+            title=node.title if node else "", pages=[ranked.page], text=index.pages[ranked.page - 1],
+            score=round(ranked.score, 6),
+        ))
+    return passages
 
 
-def navigate(
+@dataclass
+class Exploration:
+    """What the tree walk and the page index found for one question, before any fitted model
+    orders it: the walk's passages, each document's evidence and the candidate pages."""
+
+    question: str
+    mode: str
+    mode_reason: str
+    passages: list[Passage]
+    evidence: list[DocumentEvidence]
+    candidates: CandidateSet | None
+    absent_terms: float  # IDF-weighted share of the question's terms no shortlisted document has
+    unmentioned_names: float  # share of the question's names no shortlisted document mentions
+    stats: TraversalStats
+    warnings: list[str]
+    corrections: dict[str, str]
+
+
+def explore(
     question: str,
     indexes: list[DocumentIndex],
     settings: QuerySettings,
     scorer: NodeScorer | None = None,
-) -> NavigationResult:
-    """Passages answering `question` from the given documents' trees.
-
-    With several indexes, documents are routed first (lexical gates, at most
-    `settings.max_documents`). Deterministic for a given input.
-    """
-    started = time.perf_counter()
+) -> Exploration:
+    """Route, walk the trees (DFS or Beam), resolve references and collect candidate pages."""
     if not indexes:
         raise ValueError("navigate() needs at least one DocumentIndex; index a document first")
     qterms, corrections = _spelling_corrected(query_terms(question), indexes)
@@ -394,10 +411,8 @@ def navigate(
         question, [(s.index.vocabulary, s.index.vocabulary_by_initial, s.index.memo) for s in shortlist]
     )
     if unmentioned:
-        # The question is about something these documents never name: no passage can answer it.
         warnings.append(f"the documents never mention {', '.join(unmentioned)}")
-        shortlist = []
-    support = 0.0
+    evidence: list[DocumentEvidence] = []
     for scores in shortlist:
         weights = term_weights(scores.index, qterms, idf)
         walker = _Walker(question, scores, settings, scorer)
@@ -436,21 +451,63 @@ def navigate(
             doc_passages += [
                 p for p in _passages_for(scores, extra, settings, pinned, weights, wanted) if (p.doc_id, tuple(p.pages)) not in known
             ]
-        support = max(support, _support(scores.index, doc_passages, weights))
+        if scores.index.has_pages:
+            probabilities = scores.probability_list(settings)
+            if probabilities is None:
+                probabilities = [scores.probability(i, settings) for i in range(len(scores.index.nodes))]
+            walked = sorted((p for p in doc_passages if p.pages), key=lambda p: -p.score)
+            tree_scores: dict[int, float] = {}
+            for p in walked:
+                tree_scores.setdefault(p.pages[0], p.score)
+            evidence.append(DocumentEvidence(
+                index=scores.index, page_bm25=scores.page_raw, node_probability=np.asarray(probabilities),
+                weights=weights, tree_pages=list(tree_scores), tree_scores=tree_scores,
+            ))
         stats.nodes_visited += walker.visited
         stats.nodes_selected += len(selected) + len(extra)
         stats.scorer_fallbacks += walker.fallbacks
         passages.extend(doc_passages)
-    if passages and support < MIN_SUPPORT:
-        # The best evidence leaves most of the question's informative terms unmatched: the
-        # documents do not discuss it, whatever pages share its common words.
-        warnings.append(
-            f"the best passage covers {support:.0%} of the question's key terms (< {MIN_SUPPORT:.0%}): "
-            "not discussed in the documents"
-        )
-        passages = []
+    candidates = build_candidates(question, evidence, wanted) if evidence else None
+    names = named_words(question)
+    absent = absent_share(evidence[0].weights, [s.index.vocabulary for s in shortlist]) if evidence else 0.0
+    return Exploration(
+        question=question, mode=mode, mode_reason=reason, passages=passages, evidence=evidence,
+        candidates=candidates, absent_terms=absent,
+        unmentioned_names=len(unmentioned) / len(names) if names else 0.0,
+        stats=stats, warnings=warnings, corrections=corrections,
+    )
+
+
+def navigate(
+    question: str,
+    indexes: list[DocumentIndex],
+    settings: QuerySettings,
+    scorer: NodeScorer | None = None,
+    model: RankingModel | None = None,
+) -> NavigationResult:
+    """Passages answering `question` from the given documents' trees.
+
+    With several indexes, documents are routed first (lexical gates, at most
+    `settings.max_documents`). The tree walk and BM25 propose pages; the fitted `model` (the
+    shipped `ranking/model.json` by default) orders them (`settings.ranking == "fused"`) and
+    decides whether the documents answer at all. Deterministic for a given input.
+    """
+    started = time.perf_counter()
+    found = explore(question, indexes, settings, scorer)
+    stats, warnings, passages = found.stats, found.warnings, found.passages
+    if found.candidates is not None:
+        ranking = rank(found.candidates, model or shipped_model(), found.absent_terms, found.unmentioned_names)
+        stats.answer_probability = round(ranking.answer_probability, 4)
+        if not ranking.answerable:
+            warnings.append(
+                f"the documents are unlikely to answer this (probability {ranking.answer_probability:.2f}): "
+                "not discussed in the documents"
+            )
+            passages = []
+        elif settings.ranking == "fused":
+            passages = _ranked_passages(ranking, found.evidence, settings)
     # A term matched to a shorter form of itself (a stem) is no misspelling worth reporting.
-    misspelt = {a: b for a, b in corrections.items() if not a.startswith(b)}
+    misspelt = {a: b for a, b in found.corrections.items() if not a.startswith(b)}
     if misspelt:
         warnings.append("read " + ", ".join(f"{a!r} as {b!r}" for a, b in misspelt.items()))
     if stats.scorer_fallbacks:
@@ -460,9 +517,10 @@ def navigate(
     stats.elapsed_ms = round((time.perf_counter() - started) * 1000, 3)
     logger.debug(
         "navigated",
-        extra=log_fields(mode=mode, visited=stats.nodes_visited, selected=stats.nodes_selected,
+        extra=log_fields(mode=found.mode, visited=stats.nodes_visited, selected=stats.nodes_selected,
                          passages=len(passages), elapsed_ms=stats.elapsed_ms),
     )
     return NavigationResult(
-        question=question, mode=mode, mode_reason=reason, passages=passages, stats=stats, warnings=warnings
+        question=question, mode=found.mode, mode_reason=found.mode_reason, passages=passages, stats=stats,
+        warnings=warnings,
     )

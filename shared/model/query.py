@@ -47,11 +47,16 @@ class QuerySettings(BaseModel):
     semantic_weight: float = _share(0.7, "Weight of the question's match with the node itself.")
     structural_weight: float = _share(0.2, "Weight of the node's depth in the tree.")
     contextual_weight: float = _share(0.1, "Weight of the question's match with the node's ancestors.")
-    token_budget: int = Field(default=4000, ge=1, le=200_000)
+    token_budget: int = Field(default=2000, ge=1, le=200_000)
     relevance_floor: float = _share(0.2)
     dedup_threshold: float = _share(0.7)
     max_answer_sentences: int = Field(default=3, ge=1, le=50)
     llm_scoring: bool = False
+    ranking: Literal["fused", "tree"] = Field(
+        default="fused",
+        description="fused: the fitted model orders the tree's and BM25's pages; tree: the walk's own order.",
+    )
+    context_pages: int = Field(default=8, ge=1, le=100, description="Pages the fused ranking hands to the answerer.")
     contradicted: Literal["drop", "flag"] = Field(
         default="drop",
         description="A model answer's sentences its cited pages contradict: dropped, or kept and flagged.",
@@ -77,6 +82,9 @@ class TraversalStats(BaseModel):
     documents_shortlisted: int = 0
     references_resolved: int = 0
     scorer_fallbacks: int = Field(default=0, description="Model scoring calls that fell back to lexical.")
+    answer_probability: float | None = Field(
+        default=None, description="The fitted model's probability that the documents answer the question."
+    )
     elapsed_ms: float = 0.0
 
 

@@ -1,7 +1,8 @@
 """Names in a question (proper nouns, acronyms) that a document must mention to answer it.
 
-A question about "Sturges' rule" cannot be answered by a document that never says "Sturges",
-however well its other words match. Spelling slips ("Netfilx") still count as mentions.
+A name a document never mentions is a sign that it cannot answer the question, however well
+its other words match; the ranking model weighs that sign with the others (it is one feature,
+not a veto). Spelling slips still count as mentions.
 """
 
 from __future__ import annotations
@@ -117,7 +118,8 @@ def named_words(question: str) -> list[tuple[str, str]]:
     names: list[tuple[str, str]] = []
     for match in _NAME.finditer(question):
         word = match.group(0)
-        if word.istitle() and _SENTENCE_START.search(question[: match.start()]):
+        bare = re.sub(r"['’]s$", "", word)
+        if bare.istitle() and _SENTENCE_START.search(question[: match.start()]):
             continue  # a capital that only starts a sentence
         if word.lower().removesuffix("'s") in _POINTERS:
             continue
@@ -132,16 +134,16 @@ def mentioned(term: str, vocabulary: Collection[str], by_initial: dict[str, list
         return True
     parts = re.findall(r"[a-z]+|\d+", term)
     if len(parts) > 1 and any(p in vocabulary for p in parts if len(p) >= MIN_NAME_LENGTH or p.isdigit()):
-        return True  # "fy2015" is mentioned where "2015" is
+        return True  # a code joining letters and digits is mentioned where its number is
     if len(term) < FUZZY_MIN_LENGTH:
-        return False  # one letter apart, short words are different words ("ram", "ramp")
+        return False  # one letter apart, short words are different words
     pool = by_initial.get(term[:1], []) if by_initial is not None else [v for v in vocabulary if v[:1] == term[:1]]
     close = _close_pool(term, pool, NAME_SIMILARITY)
     return bool(difflib.get_close_matches(term, close, n=1, cutoff=NAME_SIMILARITY))
 
 
 def closest_spelling(term: str, vocabulary: Collection[str], by_initial: dict[str, list[str]]) -> str | None:
-    """The vocabulary word `term` is a spelling slip of ("advertsing" -> "advertising"), or None
+    """The vocabulary word `term` is a spelling slip of (a dropped or swapped letter), or None
     when the term is present, too short to correct safely, or has no close word."""
     if term in vocabulary or len(term) < FUZZY_MIN_LENGTH or not term.isalpha():
         return None

@@ -3,8 +3,8 @@
 - *Answer-type words*: in "how many", "how long", "how often" the adjective names the kind of
   answer (a quantity), not the topic; matching it against text ("a long vector", "many
   packages") rewards the wrong sentences, so they are removed from the topic terms.
-- *Literals*: command-line options and dotted names ("-e", "--vanilla", ".First") lose their
-  punctuation in tokenisation, which turns ".First" into the common word "first"; matched
+- *Literals*: command-line options and dotted names ("-x", "--no-cache", ".config") lose their
+  punctuation in tokenisation, which turns ".config" into the common word "config"; matched
   verbatim, they are the most specific evidence a technical question carries.
 """
 
@@ -17,7 +17,7 @@ _HOW_QUANTITY = re.compile(
     r"\bhow\s+(many|much|long|often|far|old|large|big|small|fast|soon|frequently|tall|wide|high|deep)\b",
     re.IGNORECASE,
 )
-# An option ("-e", "--no-save") or a name starting with a dot (".First", ".Rprofile").
+# An option ("-x", "--no-cache") or a name starting with a dot (".config", ".env").
 _LITERAL = re.compile(r"(?<![\w.\-])(--?[A-Za-z][\w\-]*|\.[A-Za-z][\w.]*)")
 
 

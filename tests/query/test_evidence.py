@@ -1,10 +1,10 @@
 """Page evidence and abstention: section structure, proximity, literals, spelling slips, and the
-relevance-evidence floor that makes off-topic questions abstain."""
+fitted answer decision that makes off-topic questions abstain."""
 
 from __future__ import annotations
 
 from services.navigator.index import DocumentIndex
-from services.navigator.navigate import MIN_SUPPORT, navigate
+from services.navigator.navigate import navigate
 from shared.model.query import QuerySettings
 from shared.text.lexical import query_terms
 from shared.text.question import literal_share, literals
@@ -59,8 +59,8 @@ def test_terms_close_together_beat_terms_scattered_over_a_page() -> None:
 
 
 def test_options_quoted_verbatim_are_evidence() -> None:
-    assert literals("Can I pass code with the -e option or --vanilla, and what does .First do?") == (
-        "-e", "--vanilla", ".First",
+    assert literals("Can I pass code with the -x option or --quiet, and what does .config do?") == (
+        "-x", "--quiet", ".config",
     )
     assert literal_share("Use -e expression for one line.", ("-e",)) == 1.0
     assert literal_share("The re-enter key and --extra flag.", ("-e",)) == 0.0
@@ -73,11 +73,11 @@ def test_answer_type_words_are_not_topic_terms() -> None:
 
 
 def test_a_misspelt_question_word_is_read_as_the_document_word() -> None:
-    pages = [f"Costs. {FILLER}", f"Marketing. Advertising expenses were 714 million dollars in 2015. {FILLER}"]
-    index = build(indexed("g" * 16, "report.pdf", pages, [node("0001", "Costs", 1, 1), node("0002", "Marketing", 2, 2)]))
-    result = navigate("What were the advertsing expenses?", [index], QuerySettings())
+    pages = [f"Costs. {FILLER}", f"Assets. Depreciation expenses were 714 million dollars in 2015. {FILLER}"]
+    index = build(indexed("g" * 16, "report.pdf", pages, [node("0001", "Costs", 1, 1), node("0002", "Assets", 2, 2)]))
+    result = navigate("What were the depreciaton expenses?", [index], QuerySettings())
     assert result.passages and result.passages[0].pages == [2]
-    assert any("advertis" in w for w in result.warnings)
+    assert any("depreciation" in w for w in result.warnings)
 
 
 def test_an_off_topic_question_abstains_without_any_proper_noun(plant: DocumentIndex) -> None:
@@ -85,7 +85,7 @@ def test_an_off_topic_question_abstains_without_any_proper_noun(plant: DocumentI
     question = "what pressure should the oven reach before baking sourdough bread loaves?"
     result = answer_from_indexes(question, [plant], QuerySettings())
     assert result.answer.abstained
-    assert any("key terms" in w for w in result.warnings)
+    assert any("not discussed" in w for w in result.warnings)
 
 
 def test_answerable_questions_clear_the_evidence_floor(plant: DocumentIndex) -> None:
@@ -96,4 +96,3 @@ def test_answerable_questions_clear_the_evidence_floor(plant: DocumentIndex) -> 
     ):
         result = answer_from_indexes(question, [plant], QuerySettings())
         assert not result.answer.abstained, question
-    assert 0 < MIN_SUPPORT < 0.5

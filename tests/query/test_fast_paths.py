@@ -112,7 +112,7 @@ def test_candidate_pages_are_each_nodes_strongest_pages_in_page_order_on_ties() 
 def test_navigation_results_do_not_depend_on_warm_caches() -> None:
     cold_index, _ = _manual()
     warm_index, _ = _manual()
-    questions = ["When is the coolant pump inspected?", "Which gauge shows the relief pressure?", "Sturges rule?"]
+    questions = ["When is the coolant pump inspected?", "Which gauge shows the relief pressure?", "Kestrel rule?"]
     for q in questions:
         navigate(q, [warm_index], QuerySettings())
     for q in reversed(questions):

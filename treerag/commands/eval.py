@@ -52,7 +52,10 @@ FALLBACK_SOURCE_PAGES = 3
 def register(subparsers: argparse._SubParsersAction) -> None:
     settings = get_settings()
     parser = subparsers.add_parser("eval", help="Evaluate TreeRAG against BM25 baselines on a question set.")
-    parser.add_argument("--dataset", type=Path, required=True, help="Questions, JSON Lines.")
+    parser.add_argument(
+        "--dataset", type=Path, required=True, nargs="+",
+        help="Questions, JSON Lines (with --folds, several sets are pooled into one cross-validation).",
+    )
     parser.add_argument("--pdfs", type=Path, required=True, help="Folder holding the PDFs the questions name.")
     parser.add_argument("--out", type=Path, required=True, help="RESULTS.json to write (RESULTS.md beside it).")
     parser.add_argument("--store", type=Path, default=settings.store_dir, help="Store folder (default ./data).")
@@ -63,6 +66,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--judge", action="store_true",
         help="Score every answer with the model as judge (faithfulness, relevance, completeness); needs a model.",
+    )
+    parser.add_argument(
+        "--folds", type=int, default=0,
+        help="Cross-validate: fit the ranking model on K-1 folds of documents, report the held-out folds.",
+    )
+    parser.add_argument(
+        "--corpus", action="store_true",
+        help="With --folds: ask each question of every document of its set at once (routing accuracy).",
     )
     add_llm_arguments(parser)
     parser.set_defaults(func=run)
@@ -91,6 +102,19 @@ async def load_bundles(dataset: Path, pdfs: Path, store: Path) -> tuple[list[QAI
     finally:
         await repository.close()
     return items, bundles
+
+
+async def load_collections(
+    datasets: list[Path], pdfs: Path, store: Path
+) -> tuple[dict[str, list[QAItem]], dict[str, DocumentBundle]]:
+    """Several question sets (named by file stem) and every document they name, from one store."""
+    collections: dict[str, list[QAItem]] = {}
+    bundles: dict[str, DocumentBundle] = {}
+    for dataset in datasets:
+        items, found = await load_bundles(dataset, pdfs, store)
+        collections[dataset.stem] = items
+        bundles.update(found)
+    return collections, bundles
 
 
 def judge_sources(answer: VerifiedAnswer, item: QAItem, bundle: DocumentBundle) -> list[Passage]:
@@ -148,9 +172,15 @@ def judge_systems(
 
 
 def results_json(report: EvalReport, judge: JudgeReport | None = None) -> dict:
-    """RESULTS.json: the metrics per system; with a judge, `judge_<criterion>` means per system
-    and a top-level `judge` block (model, answers judged, failures)."""
+    """RESULTS.json: the metrics per system, the commit and the ranking model's hash; with a
+    judge, `judge_<criterion>` means per system and a top-level `judge` block (model, answers
+    judged, failures)."""
+    from services.navigator.ranking.model import shipped_model
+    from treerag.evaluation.cv_report import git_commit
+
     data = report.results.model_dump()
+    data["commit"] = git_commit()
+    data["ranking_model"] = shipped_model().digest()
     if judge is not None:
         for system, means in judge.systems.items():
             for criterion in JUDGE_CRITERIA:
@@ -187,7 +217,46 @@ def write_report(report: EvalReport, out: Path, with_items: bool = False, judge:
     return table
 
 
+def run_folds(args: argparse.Namespace) -> int:
+    """`--folds K`: held-out evaluation of every system over the pooled question sets."""
+    from treerag.evaluation.crossval import CV_SYSTEMS, cross_validate
+    from treerag.evaluation.cv_report import markdown, results_json
+
+    requested = tuple(s.strip() for s in args.systems.split(",") if s.strip())
+    systems = CV_SYSTEMS if requested == SYSTEMS else requested
+    unknown = [s for s in systems if s not in CV_SYSTEMS]
+    if unknown:
+        print(f"error: unknown system(s) {', '.join(unknown)}; choose from {', '.join(CV_SYSTEMS)}", file=sys.stderr)
+        return 2
+    try:
+        collections, bundles = asyncio.run(load_collections(args.dataset, args.pdfs, args.store))
+        cv = cross_validate(
+            collections, {n: b.index for n, b in bundles.items()}, {n: b.pages for n, b in bundles.items()},
+            {n: b.chunks for n, b in bundles.items()}, args.folds, systems=systems, corpus=args.corpus,
+        )
+    except (DatasetError, MissingDocumentError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    results = results_json(cv, [d.stem for d in args.dataset], args.corpus)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    table = markdown(results)
+    args.out.with_suffix(".md").write_text(table, encoding="utf-8")
+    if args.items:
+        items = [o.model_dump() for o in cv.outcomes]
+        args.out.with_suffix(".items.json").write_text(json.dumps(items, indent=0) + "\n", encoding="utf-8")
+    print(table)
+    print(f"wrote {args.out} and {args.out.with_suffix('.md')}")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.folds:
+        return run_folds(args)
+    if len(args.dataset) != 1:
+        print("error: several --dataset files need --folds K (a pooled cross-validation)", file=sys.stderr)
+        return 2
+    args.dataset = args.dataset[0]
     systems = tuple(s.strip() for s in args.systems.split(",") if s.strip())
     unknown = [s for s in systems if s not in SYSTEMS]
     if unknown:

@@ -75,3 +75,37 @@ def chunk_pages(pages: list[str], size: int = CHUNK_TOKENS) -> tuple[list[str], 
 def chunk_index(record: DocumentRecord, pages: list[str], size: int = CHUNK_TOKENS) -> FlatIndex:
     texts, spans = chunk_pages(pages, size)
     return FlatIndex(record, texts, spans, BM25Index([terms(t) for t in texts]))
+
+
+@dataclass
+class PooledIndex:
+    """BM25 over the units of several documents at once (one IDF over all of them): the flat
+    baseline of a question asked of a whole collection."""
+
+    parts: list[FlatIndex]
+    owners: list[tuple[int, int]]  # (part, unit) of each pooled row
+    bm25: BM25Index
+
+    @classmethod
+    def of(cls, parts: list[FlatIndex]) -> PooledIndex:
+        owners = [(p, u) for p, part in enumerate(parts) for u in range(len(part.texts))]
+        return cls(parts, owners, BM25Index([terms(parts[p].texts[u]) for p, u in owners]))
+
+    def search(self, question: str, k: int = TOP_K) -> list[Passage]:
+        scores = self.bm25.scores(query_terms(question))
+        if not scores.size:
+            return []
+        order = np.argsort(-scores, kind="stable")[:k]
+        best = float(scores[order[0]]) or 1.0
+        found = []
+        for i in order:
+            if scores[i] <= 0:
+                continue
+            part, unit = self.owners[int(i)]
+            flat = self.parts[part]
+            found.append(Passage(
+                doc_id=flat.record.doc_id, file_name=flat.record.file_name or flat.record.doc_id,
+                node_id=f"unit-{unit}", title="", pages=flat.pages[unit], text=flat.texts[unit],
+                score=round(float(scores[i]) / best, 6),
+            ))
+        return found

@@ -1,0 +1,99 @@
+"""Dense similarity of a question to pages and to the sections enclosing them.
+
+Vectors come from the configured `Embedder` (`TREERAG_EMBEDDINGS`, `shared/adapters/embeddings`;
+wordllama by default: weights inside its wheel, no download). Page vectors the indexer stored
+with the document are used when the same model made them; otherwise pages are embedded when
+the index is prepared. The shipped model was fitted with one embedder (`fitted_on.embeddings`);
+with another one, or with embeddings off, the dense features are zeros and the lexical model
+(`model-lexical.json`, fitted the same way with these features at zero) ranks instead.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from shared.adapters.embeddings import EmbeddingsConfigError, make_embedder
+from shared.ports.model_roles import Embedder
+
+if TYPE_CHECKING:
+    from services.navigator.index import DocumentIndex
+
+logger = logging.getLogger(__name__)
+
+
+def embedder() -> Embedder | None:
+    """The configured embedder (loaded once per configuration), or None when embeddings are off
+    or the backend cannot load (logged; ranking goes on lexically)."""
+    # Reading the settings costs more than a query's look-ups: they are read again only when
+    # the process's embeddings variables change.
+    return _configured(tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("TREERAG_EMBEDDINGS"))))
+
+
+@lru_cache(maxsize=8)
+def _configured(_variables: tuple[tuple[str, str], ...]) -> Embedder | None:
+    try:
+        return make_embedder()
+    except EmbeddingsConfigError as exc:
+        logger.warning("embeddings unavailable; dense ranking features are off: %s", exc)
+        return None
+
+
+def embedder_name() -> str | None:
+    model = embedder()
+    return model.name if model is not None else None
+
+
+def _embed(model: Embedder, texts: list[str]) -> np.ndarray:
+    if not texts:
+        return np.zeros((0, model.dimension), dtype=np.float32)
+    return np.nan_to_num(np.asarray(model.embed(texts), dtype=np.float32))
+
+
+def question_vector(question: str) -> np.ndarray:
+    model = embedder()
+    return _question_vector(model, question) if model is not None else np.zeros(1, dtype=np.float32)
+
+
+@lru_cache(maxsize=4096)
+def _question_vector(model: Embedder, question: str) -> np.ndarray:
+    vector = _embed(model, [question])[0]
+    vector.flags.writeable = False
+    return vector
+
+
+def page_vectors(index: DocumentIndex) -> np.ndarray:
+    """One unit vector per page (zeros when embeddings are off), cached with the index per model."""
+    model = embedder()
+    if model is None:
+        return np.zeros((len(index.pages), 1), dtype=np.float32)
+    key = f"page_vectors:{model.name}"
+    cached = index.ranking_memo.get(key)
+    if cached is None:
+        stored = index.dense
+        if stored is not None and stored.model == model.name and stored.pages.shape[0] == len(index.pages):
+            cached = stored.pages
+        else:
+            cached = _embed(model, list(index.pages))
+        index.ranking_memo[key] = cached
+    return cached
+
+
+def section_vectors(index: DocumentIndex) -> np.ndarray:
+    """One unit vector per node: its title path (every ancestor's title) and its summary."""
+    model = embedder()
+    if model is None:
+        return np.zeros((len(index.nodes), 1), dtype=np.float32)
+    key = f"section_vectors:{model.name}"
+    cached = index.ranking_memo.get(key)
+    if cached is None:
+        texts = []
+        for flat in index.nodes:
+            titles = [index.nodes[a].node.title for a in index.path(flat.index)] + [flat.node.title]
+            texts.append(" / ".join(titles) + (f". {flat.node.summary}" if flat.node.summary else ""))
+        cached = index.ranking_memo[key] = _embed(model, texts)
+    return cached

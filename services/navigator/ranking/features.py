@@ -1,0 +1,185 @@
+"""Candidate pages of one question and the features the fitted model ranks them on.
+
+Candidates are the union of each document's best pages by BM25 and the pages the tree walk
+selected. Every feature is general (no word list, no per-document rule) and on a 0..1 scale
+or normalised within the question, so one set of weights serves every document:
+
+| feature | what it measures |
+|---|---|
+| bm25 | page BM25, divided by the best candidate's for this question |
+| bm25_rank | 1 / (1 + the page's BM25 rank in its document) |
+| proximity | IDF-weighted share of the question's terms found in one window of two sentences |
+| section_path | share found in the titles of the sections enclosing the page (all ancestors) |
+| summary_path | share found in the summaries of those sections |
+| header | share found in the page's first lines (running heads, statement titles) |
+| header_pairs | share of the question's consecutive term pairs found in those lines |
+| page_pairs | share of the question's consecutive term pairs found anywhere on the page |
+| node_probability | the tree's P(v|q) of the deepest section holding the page |
+| tree_rank | 1 / (1 + the page's rank among the tree walk's pages), 0 when the walk did not reach it |
+| tree_score | the walk's own score of the page (page evidence and section P), divided by its best |
+| listing | share of the page's lines ending in a page number (tables of contents, indexes) |
+| numeric | share of the page's tokens that are numbers (tables) |
+| position | the page's place in its document, 0 (first) .. 1 (last) |
+| page_reference | the question names this page ("page 9", "p. 12"), printed numbering resolved |
+| literal | share of the question's options and dotted names the page quotes verbatim |
+| dense_page | cosine of the question's and the page's embeddings (`dense.py`) |
+| dense_section | cosine of the question's and its deepest section's (title path and summary) |
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from services.navigator.evidence import page_fields
+from services.navigator.index import DocumentIndex
+from shared.text.lexical import terms
+from shared.text.question import literal_share, topic_text
+from services.navigator.ranking.dense import page_vectors, question_vector, section_vectors
+from services.navigator.ranking.profile import bigrams, page_profile
+
+FEATURES = (
+    "bm25", "bm25_rank", "proximity", "section_path", "summary_path", "header", "header_pairs",
+    "page_pairs", "node_probability", "tree_rank", "tree_score", "listing", "numeric", "position",
+    "page_reference", "literal", "dense_page", "dense_section",
+)
+# Best pages by BM25 each document contributes to the candidates, beside the tree's pages.
+BM25_CANDIDATES = 20
+_PAGE_REFERENCE = re.compile(r"\b(?:page|p\.|pg\.?)\s*(\d{1,4})\b", re.IGNORECASE)
+
+
+@dataclass
+class DocumentEvidence:
+    """One document's scores for one question, as the tree walk left them."""
+
+    index: DocumentIndex
+    page_bm25: np.ndarray  # raw BM25 of every page (shared IDF when several documents)
+    node_probability: np.ndarray  # P(v|q) of every node
+    weights: dict[str, float]  # IDF of each question term
+    tree_pages: list[int]  # 1-based pages of the walk's passages, best first
+    tree_scores: dict[int, float] = field(default_factory=dict)  # the walk's score of each of them
+
+
+@dataclass
+class CandidateSet:
+    question: str
+    documents: list[DocumentEvidence]
+    keys: list[tuple[int, int]]  # (position in `documents`, 1-based page)
+    matrix: np.ndarray  # one row per key, one column per FEATURES entry
+    best_bm25: float = 0.0  # raw BM25 of the best candidate (before normalisation)
+
+    def column(self, name: str) -> np.ndarray:
+        return self.matrix[:, FEATURES.index(name)]
+
+
+def prepare_ranking(index: DocumentIndex) -> DocumentIndex:
+    """Derive the ranking's per-page data now, not during the first query: page fields, the page
+    profile, section-summary terms and the page and section embeddings."""
+    page_fields(index).warm()
+    page_profile(index)
+    summary_path_terms(index)
+    page_vectors(index)
+    section_vectors(index)
+    return index
+
+
+def page_references(question: str) -> list[int]:
+    """Printed page numbers the question names."""
+    return [int(m.group(1)) for m in _PAGE_REFERENCE.finditer(question)]
+
+
+def question_pairs(question: str) -> frozenset[tuple[str, str]]:
+    return bigrams(terms(topic_text(question)))
+
+
+def summary_path_terms(index: DocumentIndex) -> list[frozenset[str]]:
+    """Per 0-based page: the terms of the summaries of every section enclosing it (cached)."""
+    cached = index.ranking_memo.get("summary_path_terms")
+    if cached is None:
+        by_node: list[frozenset[str]] = []
+        for flat in index.nodes:  # pre-order: a parent's set exists before its children's
+            own = frozenset(terms(flat.node.summary))
+            by_node.append(own | by_node[flat.parent] if flat.parent >= 0 else own)
+        cached = [by_node[int(n)] if n >= 0 else frozenset() for n in index.page_to_deepest]
+        index.ranking_memo["summary_path_terms"] = cached
+    return cached
+
+
+def _share(wanted: frozenset, found: frozenset) -> float:
+    return len(wanted & found) / len(wanted) if wanted else 0.0
+
+
+def _coverage(weights: dict[str, float], found: frozenset[str]) -> float:
+    total = sum(weights.values())
+    return sum(w for t, w in weights.items() if t in found) / total if total > 0 else 0.0
+
+
+def candidate_pages(evidence: DocumentEvidence, referenced: Sequence[int]) -> list[int]:
+    """The document's best BM25 pages, the walk's pages and the pages the question names."""
+    scores = evidence.page_bm25
+    best = np.argsort(-scores, kind="stable")[:BM25_CANDIDATES]
+    pages = [int(p) + 1 for p in best if scores[p] > 0]
+    pages += evidence.tree_pages
+    pages += [p for p in referenced if 1 <= p <= len(evidence.index.pages)]
+    return list(dict.fromkeys(pages))
+
+
+def build_candidates(
+    question: str, documents: list[DocumentEvidence], wanted_literals: tuple[str, ...] = ()
+) -> CandidateSet:
+    """Every candidate page of the question's documents, with its feature row."""
+    pairs = question_pairs(question)
+    printed = page_references(question)
+    keys: list[tuple[int, int]] = []
+    rows: list[list[float]] = []
+    for position, evidence in enumerate(documents):
+        index = evidence.index
+        if not index.has_pages:
+            continue
+        profile = page_profile(index)
+        referenced = [profile.physical_page(p) for p in printed]
+        fields = page_fields(index)
+        summaries = summary_path_terms(index)
+        near, titled = fields.question_fields(evidence.weights)
+        bm25_order = np.argsort(-evidence.page_bm25, kind="stable")
+        bm25_rank = np.empty(len(bm25_order), dtype=np.int64)
+        bm25_rank[bm25_order] = np.arange(len(bm25_order))
+        tree_rank = {page: rank for rank, page in enumerate(dict.fromkeys(evidence.tree_pages))}
+        tree_best = max(evidence.tree_scores.values(), default=0.0) or 1.0
+        last = max(1, len(index.pages) - 1)
+        pages = candidate_pages(evidence, referenced)
+        asked = question_vector(question)
+        dense_page = page_vectors(index)[[p - 1 for p in pages]] @ asked if pages else np.zeros(0)
+        sections = section_vectors(index) @ asked if index.nodes else np.zeros(0)
+        for k, page in enumerate(pages):
+            row = page - 1
+            deepest = int(index.page_to_deepest[row])
+            keys.append((position, page))
+            rows.append([
+                float(evidence.page_bm25[row]),
+                1.0 / (1.0 + float(bm25_rank[row])),
+                float(near[row]),
+                float(titled[row]),
+                _coverage(evidence.weights, summaries[row]),
+                _coverage(evidence.weights, profile.header_terms[row]),
+                _share(pairs, profile.header_bigrams[row]),
+                _share(pairs, profile.pairs[row]),
+                float(evidence.node_probability[deepest]) if deepest >= 0 else 0.0,
+                1.0 / (1.0 + tree_rank[page]) if page in tree_rank else 0.0,
+                evidence.tree_scores.get(page, 0.0) / tree_best,
+                float(profile.listing[row]),
+                float(profile.numeric[row]),
+                row / last,
+                1.0 if page in referenced else 0.0,
+                literal_share(index.pages[row], wanted_literals) if wanted_literals else 0.0,
+                float(dense_page[k]),
+                float(sections[deepest]) if deepest >= 0 else 0.0,
+            ])
+    matrix = np.array(rows, dtype=np.float64).reshape(len(rows), len(FEATURES))
+    best = float(matrix[:, 0].max()) if len(rows) else 0.0
+    if best > 0:
+        matrix[:, 0] /= best
+    return CandidateSet(question=question, documents=documents, keys=keys, matrix=matrix, best_bm25=best)

@@ -1,0 +1,94 @@
+"""Order the candidate pages with the fitted model and decide whether the documents answer.
+
+Abstention features (probability that the documents answer, fitted on answerable questions
+against unanswerable and off-topic ones):
+
+| feature | what it measures |
+|---|---|
+| top_score | the ranker's score of its best page |
+| margin | the ranker's score of the best page minus the runner-up's |
+| support | IDF-weighted share of the question's terms on the best page or its section titles |
+| proximity | best share of the question's terms found together in two sentences, any candidate |
+| absent_terms | IDF-weighted share of the question's terms no document contains |
+| unmentioned_names | share of the question's names (capitalised words, acronyms) no document mentions |
+| bm25 | log(1 + raw BM25 of the best page) |
+| dense | best cosine of the question's embedding with a candidate page's |
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from services.navigator.evidence import page_fields
+from services.navigator.ranking.features import CandidateSet
+from services.navigator.ranking.model import RankingModel
+
+ABSTENTION_FEATURES = (
+    "top_score", "margin", "support", "proximity", "absent_terms", "unmentioned_names", "bm25", "dense",
+)
+
+
+@dataclass
+class RankedPage:
+    document: int  # position in the candidate set's documents
+    page: int  # 1-based
+    score: float  # exp(score - best score): 1 for the best page, less for the others (not a probability)
+
+
+@dataclass
+class FusedRanking:
+    pages: list[RankedPage]
+    answer_probability: float
+    answerable: bool
+    abstention_row: np.ndarray
+
+
+def absent_share(weights: dict[str, float], vocabularies: list[frozenset[str]]) -> float:
+    total = sum(weights.values())
+    if total <= 0:
+        return 0.0
+    missing = sum(w for t, w in weights.items() if not any(t in v for v in vocabularies))
+    return missing / total
+
+
+def abstention_row(
+    candidates: CandidateSet, decision: np.ndarray, order: np.ndarray, absent_terms: float, unmentioned_names: float
+) -> np.ndarray:
+    if not len(order):
+        return np.array([0.0, 0.0, 0.0, 0.0, absent_terms, unmentioned_names, 0.0, 0.0])
+    top = int(order[0])
+    margin = float(decision[top] - decision[int(order[1])]) if len(order) > 1 else float(decision[top])
+    document, page = candidates.keys[top]
+    evidence = candidates.documents[document]
+    support = float(page_fields(evidence.index).question_support(evidence.weights)[page - 1])
+    raw_bm25 = float(candidates.column("bm25")[top]) * candidates.best_bm25
+    return np.array([
+        float(decision[top]),
+        margin,
+        support,
+        float(candidates.column("proximity").max()),
+        absent_terms,
+        unmentioned_names,
+        math.log1p(raw_bm25),
+        float(candidates.column("dense_page").max()),
+    ])
+
+
+def rank(
+    candidates: CandidateSet, model: RankingModel, absent_terms: float, unmentioned_names: float
+) -> FusedRanking:
+    """Candidates best first (ties in document and page order) and the answer decision."""
+    decision = model.ranker.decision(candidates.matrix)
+    order = np.array(
+        sorted(range(len(candidates.keys)), key=lambda k: (-decision[k], candidates.keys[k])), dtype=np.int64
+    )
+    row = abstention_row(candidates, decision, order, absent_terms, unmentioned_names)
+    probability = float(model.abstention.probability(row[None, :])[0])
+    best = float(decision[order[0]]) if len(order) else 0.0
+    pages = [
+        RankedPage(candidates.keys[k][0], candidates.keys[k][1], math.exp(float(decision[k]) - best)) for k in order
+    ]
+    return FusedRanking(pages, probability, probability >= model.answer_threshold, row)

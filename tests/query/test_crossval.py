@@ -1,0 +1,85 @@
+"""Cross-validation harness: folds split by document, off-topic pairs, held-out metrics and
+paired bootstrap intervals."""
+
+from __future__ import annotations
+
+from services.navigator.ranking.model import load_model
+from tests.query.synthetic import kitchen_collection, plant_collection
+from treerag.evaluation.baselines import chunk_index, page_index
+from treerag.evaluation.crossval import Outcome, cross_validate, paired_ci, summarise
+from treerag.evaluation.cv_report import markdown, results_json
+from treerag.evaluation.folds import assign_folds, off_topic_pairs
+
+
+def _collections():  # noqa: ANN202
+    plant_items, plant = plant_collection(4)
+    kitchen_items, kitchen = kitchen_collection(4)
+    return {"plant": plant_items, "kitchen": kitchen_items}, plant | kitchen
+
+
+def test_folds_never_split_a_document_and_are_deterministic() -> None:
+    collections, _ = _collections()
+    items = [i for group in collections.values() for i in group]
+    folds = assign_folds(items, 3)
+    assert folds == assign_folds(list(reversed(items)), 3)
+    assert set(folds) == {i.doc for i in items} and set(folds.values()) == {0, 1, 2}
+    sizes = [sum(1 for i in items if folds[i.doc] == f) for f in range(3)]
+    assert max(sizes) - min(sizes) <= 6  # one document's questions at most
+
+
+def test_off_topic_pairs_ask_another_collections_documents() -> None:
+    collections, _ = _collections()
+    pairs = off_topic_pairs(collections)
+    assert len(pairs) == sum(len(v) for v in collections.values())
+    for pair in pairs:
+        assert pair.doc.split("-")[0] != pair.question_doc.split("-")[0]
+
+
+def test_off_topic_pairs_skip_documents_the_question_collection_shares() -> None:
+    collections, _ = _collections()
+    shared = collections["plant"][0].model_copy(update={"id": "k-shared"})  # the kitchen set asks a plant manual too
+    collections["kitchen"] = [*collections["kitchen"], shared]
+    for pair in off_topic_pairs(collections):
+        own = {i.doc for i in collections[pair.collection]}
+        assert pair.doc not in own
+
+
+def test_held_out_run_reports_every_metric_and_beats_bm25_on_contents_pages() -> None:
+    collections, indexes = _collections()
+    records = {name: index.record for name, index in indexes.items()}
+    pages = {n: page_index(records[n], indexes[n].pages) for n in indexes}
+    chunks = {n: chunk_index(records[n], indexes[n].pages) for n in indexes}
+    cv = cross_validate(collections, indexes, pages, chunks, k=2, systems=("treerag-auto", "bm25-pages"))
+    assert len(cv.model_hashes) == 2 and cv.model_hashes[0] != cv.model_hashes[1]
+    auto = summarise([o for o in cv.outcomes if o.system == "treerag-auto"])
+    assert auto.n == 48 and auto.hit_at_1 == 1.0 and auto.context_recall == 1.0
+    assert auto.false_abstention == 0.0 and auto.abstention_off_topic is not None and auto.abstention_off_topic >= 0.8
+    results = results_json(cv, ["plant", "kitchen"], corpus=False)
+    assert results["fold_models"] == cv.model_hashes and results["shipped_model"] == load_model().digest()
+    assert "hit_at_1_minus_bm25-pages" in results["sets"]["pooled"]["treerag-auto"]
+    assert "### pooled" in markdown(results)
+
+
+def _outcome(system: str, item: str, hit: bool) -> Outcome:
+    gold = [("a.pdf", 1)]
+    return Outcome(system=system, item_id=item, collection="c", type="factual", fold=0, answerable=True,
+                   abstained=False, ranked=[("a.pdf", 1 if hit else 2)], context=[], cited=[], gold=gold,
+                   context_tokens=0, latency_ms=1.0)
+
+
+def test_paired_bootstrap_interval_brackets_the_difference() -> None:
+    outcomes = [_outcome("x", f"q{i}", i % 2 == 0) for i in range(40)] + [_outcome("base", f"q{i}", i % 4 == 0) for i in range(40)]
+    mean, low, high = paired_ci(outcomes, "x", "base")
+    assert mean == 0.25 and low < mean < high and low > 0
+    assert paired_ci(outcomes, "x", "x") == (0.0, 0.0, 0.0)
+
+
+def test_eval_refuses_several_sets_without_folds(tmp_path, capsys) -> None:  # noqa: ANN001
+    from treerag.cli import main
+
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    for path in (first, second):
+        path.write_text('{"id": "q", "doc": "x.pdf", "question": "q?", "answer": "a"}\n')
+    code = main(["eval", "--dataset", str(first), str(second), "--pdfs", str(tmp_path), "--out",
+                 str(tmp_path / "r.json"), "--store", str(tmp_path / "store")])
+    assert code == 2 and "--folds" in capsys.readouterr().err

@@ -1,0 +1,132 @@
+"""Fused ranking: the page features say what they claim, the fitted model demotes contents
+pages and refuses off-topic questions, and fitting is deterministic."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from services.navigator.navigate import explore, navigate
+from services.navigator.ranking.features import FEATURES, build_candidates, page_references
+from services.navigator.ranking.fused import ABSTENTION_FEATURES
+from services.navigator.ranking.model import LEXICAL_MODEL_PATH, load_model, shipped_model
+from services.navigator.ranking.profile import build_profile
+from shared.model.query import QuerySettings
+from shared.text.names import named_words
+from tests.query.conftest import build
+from tests.query.documents import FILLER, indexed, node
+from tests.query.synthetic import kitchen_collection, plant_collection
+from treerag.evaluation.fitting import fit_collections
+
+
+def _row(question: str, index, page: int) -> dict[str, float]:  # noqa: ANN001
+    found = explore(question, [index], QuerySettings())
+    assert found.candidates is not None
+    keys = found.candidates.keys
+    assert (0, page) in keys, f"page {page} is not a candidate of {question!r}"
+    return dict(zip(FEATURES, found.candidates.matrix[keys.index((0, page))].tolist(), strict=True))
+
+
+def test_contents_pages_tables_and_printed_numbers_are_recognised() -> None:
+    contents = "Contents\n1 Pumps ........ 3\n2 Valves ........ 7\n3 Boilers 11\nIndex 15"
+    table = "Revenue 1,204 1,180\nCosts (310) (295)\nMargin 23.5% 24.1%"
+    prose = f"Pumps are serviced by the crew. {FILLER}"
+    # Printed numbers two behind the physical ones (a cover and a contents page come first).
+    pages = [contents, table] + [f"{prose}\n{n}" for n in range(1, 7)]
+    profile = build_profile(pages)
+    assert profile.listing[0] > 0.7 and profile.listing[2] < 0.3
+    assert profile.numeric[1] > 0.5 and profile.numeric[2] < 0.1
+    assert profile.printed_offset == 2 and profile.physical_page(4) == 6
+
+
+def test_a_page_named_in_the_question_is_flagged_at_its_physical_number() -> None:
+    assert page_references("What does page 4 say, and p. 12?") == [4, 12]
+    pages = [f"Cover. {FILLER}", f"Contents. {FILLER}"] + [f"Chapter text about valves. {FILLER}\n{n}" for n in range(1, 7)]
+    index = build(indexed("c" * 16, "book.pdf", pages, [node("0001", "Book", 1, len(pages))]))
+    assert _row("What does page 4 say about valves?", index, 6)["page_reference"] == 1.0
+    assert _row("What does page 4 say about valves?", index, 4)["page_reference"] == 0.0
+
+
+def test_section_path_and_header_carry_what_the_page_text_does_not_say() -> None:
+    pages = [
+        f"Overview. {FILLER}",
+        f"CONSOLIDATED STATEMENTS OF CASH FLOWS\nNet income 1,204\nDepreciation 310\n{FILLER}",
+        f"Risk factors. Net income may vary. {FILLER}",
+    ]
+    nodes = [node("0001", "Overview", 1, 1), node("0002", "Financial statements", 2, 2), node("0003", "Risks", 3, 3)]
+    index = build(indexed("d" * 16, "report.pdf", pages, nodes))
+    statement = _row("What was net income in the cash flow statement of the financial statements?", index, 2)
+    risks = _row("What was net income in the cash flow statement of the financial statements?", index, 3)
+    assert statement["header"] > risks["header"] and statement["header_pairs"] > 0
+    assert statement["section_path"] > risks["section_path"]
+
+
+def test_without_embeddings_the_dense_features_are_zero_and_the_lexical_model_ranks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _, indexes = plant_collection(1)
+    index = next(iter(indexes.values()))
+    assert _row("How often is the pump serviced by the crew?", index, 2)["dense_page"] > 0
+    monkeypatch.setenv("TREERAG_EMBEDDINGS", "off")
+    row = _row("How often is the pump serviced by the crew?", index, 2)
+    assert row["dense_page"] == 0.0 and row["dense_section"] == 0.0
+    assert shipped_model() == load_model(LEXICAL_MODEL_PATH)
+    assert navigate("How often is the pump serviced by the crew?", [index], QuerySettings()).passages[0].pages == [2]
+
+
+def test_candidates_hold_the_walks_pages_and_the_best_bm25_pages() -> None:
+    _, indexes = plant_collection(1)
+    index = next(iter(indexes.values()))
+    found = explore("How often is the boiler serviced by the crew?", [index], QuerySettings())
+    pages = {page for _, page in found.candidates.keys}
+    assert set(found.evidence[0].tree_pages) <= pages
+    assert 4 in pages  # the boiler's page
+
+
+def test_a_whats_question_names_nothing() -> None:
+    assert named_words("What's the service interval of the pump?") == []
+    assert named_words("What’s the service interval of the pump?") == []
+    assert [w for _, w in named_words("What's the interval of the Kestrel pump?")] == ["Kestrel"]
+
+
+def test_the_shipped_models_match_the_features_the_code_computes() -> None:
+    for model in (load_model(), load_model(LEXICAL_MODEL_PATH)):
+        assert model.ranker.features == list(FEATURES)
+        assert model.abstention.features == list(ABSTENTION_FEATURES)
+        assert 0.0 < model.answer_threshold < 1.0
+
+
+def test_fitting_is_deterministic_and_learns_to_demote_contents_pages() -> None:
+    plant_items, plant = plant_collection(3)
+    kitchen_items, kitchen = kitchen_collection(3)
+    collections = {"plant": plant_items, "kitchen": kitchen_items}
+    indexes = plant | kitchen
+    first, lexical = fit_collections(collections, indexes, QuerySettings())
+    second, _ = fit_collections(collections, indexes, QuerySettings())
+    assert first.to_json() == second.to_json() and first.digest() == second.digest()
+    dense_columns = [FEATURES.index("dense_page"), FEATURES.index("dense_section")]
+    assert all(lexical.ranker.coef[c] == 0.0 for c in dense_columns)
+    # A fresh document of each collection: the fact's page comes first, never the contents page;
+    # a question of the other collection is refused.
+    new_plant = plant_collection(4)[1]["plant-3.pdf"]
+    result = navigate("How often is the turbine serviced by the crew?", [new_plant], QuerySettings(), model=first)
+    assert result.passages and result.passages[0].pages == [6]
+    refused = navigate("At what temperature is the scone baked in the oven?", [new_plant], QuerySettings(), model=first)
+    assert refused.passages == [] and any("not discussed" in w for w in refused.warnings)
+
+
+def test_an_unfitted_feature_set_is_refused() -> None:
+    model = load_model()
+    broken = model.ranker.model_dump()
+    broken["coef"] = broken["coef"][:-1]
+    with pytest.raises(ValueError, match="refit"):
+        type(model.ranker).model_validate(broken)
+    assert np.isfinite(model.ranker.decision(np.zeros((1, len(FEATURES))))).all()
+
+
+def test_candidate_features_are_finite_on_a_document_with_empty_pages() -> None:
+    pages = ["", f"Valves open at 12 bar. {FILLER}", ""]
+    index = build(indexed("e" * 16, "sparse.pdf", pages, [node("0001", "Valves", 1, 3)]))
+    found = explore("At what pressure do valves open?", [index], QuerySettings())
+    candidates = build_candidates(found.question, found.evidence)
+    assert np.isfinite(candidates.matrix).all()

@@ -1,0 +1,111 @@
+"""RESULTS.json and RESULTS.md of a cross-validated run: per question set and pooled, per
+question type, with paired bootstrap CIs against the BM25 baselines, the commit and the hashes
+of the models fitted on each fold (and of the shipped model)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from services.navigator.ranking.model import MODEL_PATH, load_model
+from treerag.evaluation.crossval import BASELINES, CrossValidation, Outcome, paired_ci, summarise
+
+POOLED = "pooled"
+
+
+def git_commit(folder: Path | None = None) -> str:
+    """The checked-out commit (with `+dirty` when the tree has uncommitted changes)."""
+    cwd = folder or Path(__file__).resolve().parent
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True,
+                                check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=cwd,
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return commit + ("+dirty" if dirty else "")
+
+
+def _groups(outcomes: list[Outcome], key: str) -> dict[str, list[Outcome]]:
+    groups: dict[str, list[Outcome]] = {}
+    for outcome in outcomes:
+        groups.setdefault(getattr(outcome, key), []).append(outcome)
+    return groups
+
+
+def _table(outcomes: list[Outcome], systems: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for system in systems:
+        row = summarise([o for o in outcomes if o.system == system]).model_dump()
+        for baseline in BASELINES:
+            if baseline in systems and baseline != system:
+                ci = paired_ci(outcomes, system, baseline)
+                row[f"hit_at_1_minus_{baseline}"] = None if ci is None else {"mean": ci[0], "low": ci[1], "high": ci[2]}
+        out[system] = row
+    return out
+
+
+def results_json(cv: CrossValidation, datasets: list[str], corpus: bool) -> dict[str, Any]:
+    systems = list(dict.fromkeys(o.system for o in cv.outcomes))
+    by_set = _groups(cv.outcomes, "collection")
+    questions = [o for o in cv.outcomes if not o.off_topic]
+    return {
+        "commit": git_commit(),
+        "shipped_model": load_model(MODEL_PATH).digest() if MODEL_PATH.is_file() else None,
+        "fold_models": cv.model_hashes,
+        "folds": cv.folds,
+        "corpus": corpus,
+        "datasets": datasets,
+        "fold_of_document": cv.fold_of_document,
+        "sets": {name: _table(by_set[name], systems) for name in sorted(by_set)} | {POOLED: _table(cv.outcomes, systems)},
+        "types": {kind: _table(group, systems) for kind, group in sorted(_groups(questions, "type").items())},
+    }
+
+
+def _cell(value: float | None, digits: int = 3) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def _ci(row: dict[str, Any], baseline: str) -> str:
+    ci = row.get(f"hit_at_1_minus_{baseline}")
+    return "" if not ci else f"{ci['mean']:+.3f} [{ci['low']:+.3f}, {ci['high']:+.3f}]"
+
+
+def markdown(results: dict[str, Any]) -> str:
+    corpus = results["corpus"]
+    lines = [
+        f"Held-out ({results['folds']}-fold, split by document{', corpus-wide' if corpus else ''}); "
+        f"commit {results['commit'][:12]}, shipped model {results['shipped_model']}.",
+        "",
+    ]
+    for name, table in results["sets"].items():
+        n = next(iter(table.values()))["n"]
+        lines += [
+            f"### {name} (n={n} answerable)", "",
+            "| system | hit@1 | Δ vs bm25-pages [95% CI] | Δ vs bm25-chunks [95% CI] | hit@3 | recall@5 "
+            "| context recall | context tokens | false abst. | abst. unanswerable | abst. off-topic "
+            + ("| routing acc. " if corpus else "") + "| p50 ms |",
+            "|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if corpus else "") + "---|",
+        ]
+        for system, row in table.items():
+            lines.append(
+                f"| {system} | {_cell(row['hit_at_1'])} | {_ci(row, 'bm25-pages')} | {_ci(row, 'bm25-chunks')} "
+                f"| {_cell(row['hit_at_3'])} | {_cell(row['recall_at_5'])} | {_cell(row['context_recall'])} "
+                f"| {row['context_tokens']:.0f} | {_cell(row['false_abstention'])} "
+                f"| {_cell(row['abstention_unanswerable'])} ({row['unanswerable']}) "
+                f"| {_cell(row['abstention_off_topic'])} ({row['off_topic']}) "
+                + (f"| {_cell(row['routing_accuracy'])} " if corpus else "")
+                + f"| {row['latency_ms_p50']:.1f} |"
+            )
+        lines.append("")
+    lines += ["### hit@1 per question type (all sets)", "", "| type | n | " + " | ".join(
+        next(iter(results["types"].values())).keys()) + " |"]
+    systems = list(next(iter(results["types"].values())).keys())
+    lines.append("|---|---|" + "---|" * len(systems))
+    for kind, table in results["types"].items():
+        n = next(iter(table.values()))["n"]
+        if not n:
+            continue  # a type with no answerable question (unanswerable items: see abstention)
+        lines.append(f"| {kind} | {n} | " + " | ".join(_cell(table[s]["hit_at_1"]) for s in systems) + " |")
+    return "\n".join(lines) + "\n"

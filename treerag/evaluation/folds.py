@@ -1,0 +1,62 @@
+"""Cross-validation folds split by document, and off-topic question/document pairs.
+
+Folds: every document of every question set goes to exactly one fold, so no document has
+questions on both sides of a split. Documents are dealt largest first (most questions) to the
+fold with the fewest questions so far (ties: the lower fold number): deterministic and
+balanced.
+
+Off-topic pairs: each question is also asked of one document of every *other* collection
+(chosen by a hash of the question id, deterministic), never of a document its own collection
+also asks about (collections may share documents); none can answer it. A pair belongs to the
+fold of the document asked.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections import Counter
+from collections.abc import Mapping, Sequence
+
+from pydantic import BaseModel
+
+from treerag.evaluation.dataset import QAItem
+
+
+class OffTopicPair(BaseModel):
+    item_id: str
+    question: str
+    question_doc: str  # the document the question was written for
+    collection: str  # the question's collection
+    doc: str  # the document it is asked of (another collection's)
+
+
+def assign_folds(items: Sequence[QAItem], k: int) -> dict[str, int]:
+    """Document file name -> fold number (0..k-1)."""
+    if k < 2:
+        raise ValueError(f"--folds must be at least 2 (got {k})")
+    counts = Counter(item.doc for item in items)
+    load = [0] * k
+    folds: dict[str, int] = {}
+    for doc, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        fold = min(range(k), key=lambda f: (load[f], f))
+        folds[doc] = fold
+        load[fold] += n
+    return folds
+
+
+def off_topic_pairs(collections: Mapping[str, Sequence[QAItem]]) -> list[OffTopicPair]:
+    documents = {name: sorted({item.doc for item in items}) for name, items in collections.items()}
+    pairs: list[OffTopicPair] = []
+    for source in sorted(collections):
+        own = set(documents[source])
+        for item in collections[source]:
+            for target in sorted(collections):
+                if target == source:
+                    continue
+                docs = [d for d in documents[target] if d not in own]
+                if not docs:
+                    continue
+                doc = docs[zlib.crc32(f"{item.id}:{target}".encode()) % len(docs)]
+                pairs.append(OffTopicPair(item_id=item.id, question=item.question, question_doc=item.doc,
+                                          collection=source, doc=doc))
+    return pairs
