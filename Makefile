@@ -7,7 +7,7 @@ STORE  ?= data
 PDFS   ?=
 export TREERAG_CACHE ?= $(HOME)/.cache/treerag
 
-.PHONY: help venv samples demo test test-unit lint-imports infra prometheus prometheus-rules up down bench bench-verify eval fit-ranker clean
+.PHONY: help venv samples demo test test-unit lint-imports infra prometheus prometheus-rules chromium up down bench bench-verify eval fit-ranker clean
 
 help:
 	@echo "make demo   - set up, index the sample PDFs (and PDFS=...), print trees, answer questions"
@@ -15,6 +15,7 @@ help:
 	@echo "make test-unit - the import contracts and every test that needs no Kafka or FerretDB (no Java, no Go)"
 	@echo "make up     - run Kafka, FerretDB, every service (and Prometheus when installed) as local processes; make down stops them"
 	@echo "make prometheus - install prometheus and promtool from Debian's packages when missing (as root)"
+	@echo "make chromium - install Debian's chromium for the web app's browser tests when missing (as root)"
 	@echo "make bench  - run the benchmarks (needs ../shared/data)"
 	@echo "make bench-verify - the verifier on its labelled set, held-out by document (bench/results/verify.json)"
 	@echo "make eval   - held-out (5-fold, split by document) table of every system on every dev set"
@@ -48,6 +49,16 @@ prometheus:
 		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends prometheus; \
 	fi
 
+# The web app's browser tests drive Debian's Chromium with Playwright. Idempotent like `prometheus`.
+chromium:
+	@if command -v chromium >/dev/null 2>&1; then \
+		echo "chromium: $$(command -v chromium)"; \
+	elif [ "$$(id -u)" != 0 ]; then \
+		echo "chromium missing: run 'make chromium' as root (apt-get install chromium)" >&2; exit 1; \
+	else \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium; \
+	fi
+
 # Both configurations and the rules are valid; the alert and recording rules pass their unit tests.
 prometheus-rules: prometheus
 	promtool check config deploy/prometheus/prometheus.yml
@@ -58,7 +69,7 @@ prometheus-rules: prometheus
 lint-imports: $(STAMP)
 	$(BIN)/lint-imports --no-cache
 
-test: infra lint-imports prometheus-rules
+test: infra lint-imports prometheus-rules chromium
 	$(BIN)/python -m pytest -q -ra
 
 test-unit: lint-imports

@@ -127,6 +127,8 @@ cmd_up() {
   eval "$(cd "$ROOT" && "$PYTHON" -c 'from shared.adapters.metrics import STAGE_METRICS_PORTS as ports
 print(" ".join(f"METRICS_PORTS[{stage}]={port}" for stage, port in ports.items()))')"
   export PYTHONUNBUFFERED=1
+  # The gateway's pipeline page reads the per-stage figures from the Prometheus started below.
+  export TREERAG_PROMETHEUS_URL="${TREERAG_PROMETHEUS_URL:-http://127.0.0.1:$PPORT}"
   for stage in "${STAGES[@]}"; do
     local n i port targets=()
     n="$(replicas "$stage")"

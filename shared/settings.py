@@ -32,6 +32,9 @@ class Settings(BaseSettings):
     gateway_port: int = 8000
     gateway_host: str = Field(default="127.0.0.1", description="Interface the gateway listens on.")
     metrics_port: int | None = Field(default=None, description="Stage metrics port; None = stage default.")
+    prometheus_url: str | None = Field(
+        default=None, description="Prometheus the gateway's pipeline page reads per-stage figures from.",
+    )
     metrics_host: str = Field(default="127.0.0.1", description="Interface the stages' /metrics listen on.")
     allowed_hosts: str = Field(
         default="127.0.0.1,localhost,::1",

@@ -37,6 +37,7 @@ from services.gateway.schemas import (
     VerifyResponse,
 )
 from services.gateway.security import install_security
+from services.gateway.web import mount_web
 from shared.adapters.kafka.broker import Bus, make_broker
 from shared.adapters.kafka.topics import ensure_topics
 from shared.adapters.logs import correlated, log_fields
@@ -161,8 +162,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         version="0.1.0",
         description="Upload PDFs, get page-aware section trees, ask questions and get answers with page citations.",
         lifespan=lifespan,
+        docs_url=None,  # served offline by the web app, with its assets from this origin
+        redoc_url=None,
     )
     install_validation_handler(app)
+    mount_web(app, lambda: b().repo, settings.prometheus_url)
 
     @app.middleware("http")
     async def measure(request: Request, call_next: Any) -> Response:

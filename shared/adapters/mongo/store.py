@@ -170,11 +170,12 @@ class MongoRepository:
 
         `started` goes up before the write, so anyone who can see the write also sees a stamp
         that differs from every stamp a listing without it was cached under."""
-        await self.documents_stamp.update_one(
-            {"_id": STAMP_ID},
-            {"$inc": {"started": 1}, "$setOnInsert": {"epoch": secrets.token_hex(8)}},
-            upsert=True,
-        )
+        started = {"$inc": {"started": 1}, "$setOnInsert": {"epoch": secrets.token_hex(8)}}
+        try:
+            await self.documents_stamp.update_one({"_id": STAMP_ID}, started, upsert=True)
+        except DuplicateKeyError:
+            # Two first writes both tried to create the row and this one lost: it exists now.
+            await self.documents_stamp.update_one({"_id": STAMP_ID}, started, upsert=True)
         try:
             yield
         finally:

@@ -1,0 +1,115 @@
+"""The page image and evidence box endpoints the page viewer reads."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Annotated, Protocol
+
+from fastapi import APIRouter, HTTPException, Path, Query, Response
+
+from services.gateway.errors import shortened
+from services.gateway.web.cache import ByteBoundedCache
+from services.gateway.web.rendering import (
+    EvidenceBoxes,
+    PageNotFound,
+    TextLayer,
+    UnreadablePdf,
+    evidence_boxes,
+    render_page,
+    text_layer,
+)
+from shared.model.documents import DocumentRecord
+
+DEFAULT_SCALE = 1.5
+MAX_SCALE = 4.0
+EVIDENCE_MAX_CHARS = 4_000
+# Rendered pages (a page is 100-500 KB at the default scale) and the PDFs they come from (one
+# read from the store per document instead of one per page turned).
+IMAGE_CACHE_BYTES = 64 * 1024 * 1024
+PDF_CACHE_BYTES = 128 * 1024 * 1024
+
+
+class DocumentSource(Protocol):
+    async def get_document(self, doc_id: str) -> DocumentRecord | None: ...
+
+    async def get_pdf(self, doc_id: str) -> bytes | None: ...
+
+
+PageNumber = Annotated[int, Path(ge=1, le=1_000_000, description="1-based page number.")]
+
+
+def page_router(source: Callable[[], DocumentSource]) -> APIRouter:
+    """`source()` gives the document store (it raises 503 while the gateway is starting)."""
+    router = APIRouter(tags=["documents"])
+    images = ByteBoundedCache(IMAGE_CACHE_BYTES)
+    pdfs = ByteBoundedCache(PDF_CACHE_BYTES)
+
+    async def pdf_of(doc_id: str) -> tuple[DocumentRecord, bytes]:
+        # Addressed by id only, as every document route: a file name is a label several share.
+        store = source()
+        record = await store.get_document(doc_id)
+        if record is None:
+            raise HTTPException(404, f"no document with id {shortened(doc_id, 64)!r}; GET /v1/documents lists the ids")
+        # Doc ids are content hashes: the bytes of an id never change, so they can be kept.
+        data = pdfs.get(record.doc_id)
+        if data is None:
+            data = await store.get_pdf(record.doc_id)
+            if data is None:
+                raise HTTPException(404, f"the PDF of {record.doc_id} is not stored")
+            pdfs.put(record.doc_id, data)
+        return record, data
+
+    def refused(exc: Exception) -> HTTPException:
+        if isinstance(exc, PageNotFound):
+            return HTTPException(404, str(exc))
+        return HTTPException(409, f"{exc}; upload the document again")
+
+    @router.get(
+        "/v1/documents/{doc_id}/pages/{number}/image",
+        response_class=Response,
+        responses={200: {"content": {"image/png": {}}}, 404: {}, 422: {}},
+        summary="The page rendered as PNG",
+    )
+    async def page_image(
+        doc_id: str,
+        number: PageNumber,
+        scale: Annotated[float, Query(gt=0, le=MAX_SCALE, description="1 = 72 dpi; large pages are rendered smaller.")]
+        = DEFAULT_SCALE,
+    ) -> Response:
+        record, data = await pdf_of(doc_id)
+        key = (record.doc_id, number, round(scale, 3))
+        png = images.get(key)
+        if png is None:
+            try:
+                rendered = await asyncio.to_thread(render_page, data, number, scale)
+            except (PageNotFound, UnreadablePdf) as exc:
+                raise refused(exc) from exc
+            png = rendered.png
+            images.put(key, png)
+        return Response(png, media_type="image/png", headers={"Cache-Control": "private, max-age=86400"})
+
+    @router.get("/v1/documents/{doc_id}/pages/{number}/boxes", response_model=EvidenceBoxes,
+                summary="Where a text is on the page, as boxes to highlight")
+    async def page_boxes(
+        doc_id: str,
+        number: PageNumber,
+        text: Annotated[str, Query(min_length=1, max_length=EVIDENCE_MAX_CHARS,
+                                   description="The evidence, e.g. a cited answer sentence.")],
+    ) -> EvidenceBoxes:
+        _, data = await pdf_of(doc_id)
+        try:
+            return await asyncio.to_thread(evidence_boxes, data, number, text)
+        except (PageNotFound, UnreadablePdf) as exc:
+            raise refused(exc) from exc
+
+    @router.get("/v1/documents/{doc_id}/pages/{number}/text-layer", response_model=TextLayer,
+                summary="The page's printed text with positions, to lay over the image")
+    async def page_text_layer(doc_id: str, number: PageNumber) -> TextLayer:
+        _, data = await pdf_of(doc_id)
+        try:
+            return await asyncio.to_thread(text_layer, data, number)
+        except (PageNotFound, UnreadablePdf) as exc:
+            raise refused(exc) from exc
+
+    return router

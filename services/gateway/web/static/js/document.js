@@ -1,0 +1,69 @@
+// Document: its facts, warnings and the section tree; a section opens its first page.
+import { api, docName, el, statusLabel } from "./common.js";
+import { pageViewer } from "./viewer.js";
+
+const root = document.getElementById("document");
+const docId = root.dataset.docId;
+const viewer = pageViewer();
+const treeStatus = document.getElementById("tree-status");
+
+function fact(list, name, value) {
+  list.append(el("dt", { text: name }), el("dd", { text: value }));
+}
+
+function node(n, doc) {
+  const range = n.page_start === n.page_end ? `p. ${n.page_start}` : `pp. ${n.page_start}–${n.page_end}`;
+  const open = el(
+    "button",
+    {
+      type: "button",
+      class: "node-title",
+      "aria-label": `${n.title}, ${range}${n.verified ? ", verified" : ""}: open page ${n.page_start}`,
+      onclick: () => viewer.open({ docId: doc.doc_id, page: n.page_start, pageCount: doc.page_count, name: docName(doc) }),
+    },
+    el("span", { text: n.title }),
+    " ",
+    el("span", { class: "range", text: range }),
+    n.verified ? el("span", { class: "verified", title: "title found on its first page", text: " ✓" }) : null,
+  );
+  const summary = n.summary ? el("p", { class: "node-summary", text: n.summary }) : null;
+  if (!n.children.length) return el("li", {}, open, summary);
+  const details = el("details", { open: n.level < 2 }, el("summary", {}, open), summary,
+    el("ul", {}, n.children.map((c) => node(c, doc))));
+  return el("li", {}, details);
+}
+
+async function load() {
+  let doc;
+  try {
+    doc = await api(`/v1/documents/${encodeURIComponent(docId)}`);
+  } catch (error) {
+    document.getElementById("doc-title").textContent = "Document not found";
+    treeStatus.textContent = error.message;
+    return;
+  }
+  document.getElementById("doc-title").textContent = docName(doc);
+  document.title = `${docName(doc)} · TreeRAG`;
+  const facts = document.getElementById("doc-facts");
+  facts.replaceChildren();
+  if (doc.title && doc.title !== docName(doc)) fact(facts, "Title", doc.title);
+  fact(facts, "Status", statusLabel(doc.status) + (doc.reason ? `: ${doc.reason}` : ""));
+  fact(facts, "Pages", String(doc.page_count));
+  if (doc.builder) fact(facts, "Tree built from", doc.builder);
+  const warnings = document.getElementById("doc-warnings");
+  warnings.replaceChildren(...doc.warnings.map((w) => el("li", { text: w })));
+  if (doc.status !== "ready") {
+    treeStatus.textContent = doc.status === "failed" ? "No tree: indexing failed." : "Indexing… this page updates when the tree is ready.";
+    if (doc.status !== "failed") setTimeout(load, 2000);
+    return;
+  }
+  try {
+    const tree = await api(`/v1/documents/${encodeURIComponent(docId)}/tree`);
+    document.getElementById("tree").replaceChildren(el("ul", { class: "outline" }, tree.nodes.map((n) => node(n, doc))));
+    treeStatus.textContent = "";
+  } catch (error) {
+    treeStatus.textContent = `No tree: ${error.message}`;
+  }
+}
+
+load();

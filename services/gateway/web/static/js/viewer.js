@@ -1,0 +1,143 @@
+// The page viewer: the page image rendered by the gateway, evidence boxes over it, page text,
+// previous / next and jump to page.
+import { api } from "./common.js";
+
+const SCALE = 1.5;
+
+export class PageViewer {
+  constructor(root) {
+    this.root = root;
+    this.image = root.querySelector("#viewer-image");
+    this.boxes = root.querySelector("#viewer-boxes");
+    this.layer = root.querySelector("#viewer-text-layer");
+    this.title = root.querySelector("#viewer-title");
+    this.input = root.querySelector("#viewer-page");
+    this.count = root.querySelector("#viewer-count");
+    this.note = root.querySelector("#viewer-evidence");
+    this.text = root.querySelector("#viewer-text");
+    this.textPanel = root.querySelector("#viewer-text-panel");
+    this.state = null;
+    root.querySelector("#viewer-prev").addEventListener("click", () => this.go(this.state.page - 1));
+    root.querySelector("#viewer-next").addEventListener("click", () => this.go(this.state.page + 1));
+    root.querySelector("#viewer-close").addEventListener("click", () => this.close());
+    this.input.addEventListener("change", () => this.go(Number(this.input.value)));
+    this.textPanel.addEventListener("toggle", () => this.textPanel.open && this.loadText());
+    root.addEventListener("keydown", (event) => {
+      if (event.target === this.input) return;
+      if (event.key === "ArrowLeft") this.go(this.state.page - 1);
+      else if (event.key === "ArrowRight") this.go(this.state.page + 1);
+      else if (event.key === "Escape") this.close();
+    });
+  }
+
+  // docId, page, pageCount (optional), name (shown), evidence (text to highlight on `page`).
+  async open({ docId, page, pageCount, name, evidence }) {
+    this.opener = document.activeElement;
+    if (!pageCount) {
+      try {
+        pageCount = (await api(`/v1/documents/${encodeURIComponent(docId)}`)).page_count;
+      } catch {
+        pageCount = null;
+      }
+    }
+    this.state = { docId, page, pageCount, name: name || docId, evidence: evidence || "", evidencePage: page };
+    this.root.hidden = false;
+    this.input.max = pageCount || "";
+    this.show();
+    this.root.scrollIntoView({ block: "start" });
+    this.title.setAttribute("tabindex", "-1");
+    this.title.focus();
+  }
+
+  close() {
+    this.root.hidden = true;
+    if (this.opener && this.opener.focus) this.opener.focus();
+  }
+
+  go(page) {
+    if (!this.state || !Number.isInteger(page) || page < 1) return;
+    if (this.state.pageCount && page > this.state.pageCount) return;
+    this.state.page = page;
+    this.show();
+  }
+
+  async show() {
+    const { docId, page, pageCount, name } = this.state;
+    const id = encodeURIComponent(docId);
+    this.title.textContent = `${name}, page ${page}`;
+    this.input.value = page;
+    this.count.textContent = pageCount ? `of ${pageCount}` : "";
+    this.boxes.replaceChildren();
+    this.layer.replaceChildren();
+    this.note.textContent = "";
+    this.image.alt = `Page ${page} of ${name}`;
+    this.image.src = `/v1/documents/${id}/pages/${page}/image?scale=${SCALE}`;
+    this.text.textContent = "";
+    if (this.textPanel.open) this.loadText();
+    this.loadTextLayer(id, page);
+    const evidence = page === this.state.evidencePage ? this.state.evidence : "";
+    if (!evidence) return;
+    try {
+      const found = await api(`/v1/documents/${id}/pages/${page}/boxes?text=${encodeURIComponent(evidence)}`);
+      if (this.state.page !== page) return;
+      for (const box of found.boxes) {
+        const mark = document.createElement("div");
+        mark.className = "box";
+        mark.style.left = `${box.left * 100}%`;
+        mark.style.top = `${box.top * 100}%`;
+        mark.style.width = `${box.width * 100}%`;
+        mark.style.height = `${box.height * 100}%`;
+        this.boxes.append(mark);
+      }
+      this.note.textContent = {
+        exact: "The cited passage is highlighted.",
+        closest: "The closest passage on this page is highlighted (the answer words it differently).",
+        none: "The cited words were not found on this page.",
+      }[found.match];
+    } catch (error) {
+      this.note.textContent = `Could not highlight the evidence: ${error.message}`;
+    }
+  }
+
+  // The page's text as transparent runs over the image, where it is printed: it can be selected
+  // and copied as on the PDF. Font sizes follow the frame's width, so the layer scales with it.
+  async loadTextLayer(id, page) {
+    let layer;
+    try {
+      layer = await api(`/v1/documents/${id}/pages/${page}/text-layer`);
+    } catch {
+      return;
+    }
+    if (this.state.page !== page) return;
+    const spans = layer.runs.map((run) => {
+      const span = document.createElement("span");
+      span.textContent = run.text;
+      span.style.left = `${run.box.left * 100}%`;
+      span.style.top = `${run.box.top * 100}%`;
+      span.style.fontSize = `${run.box.height * layer.aspect * 100}cqw`;
+      return span;
+    });
+    this.layer.replaceChildren(...spans);
+    const frameWidth = this.layer.getBoundingClientRect().width;
+    if (!frameWidth) return;
+    layer.runs.forEach((run, i) => {
+      const width = spans[i].getBoundingClientRect().width;
+      if (width > 0) spans[i].style.transform = `scaleX(${(run.box.width * frameWidth) / width})`;
+    });
+  }
+
+  async loadText() {
+    const { docId, page } = this.state;
+    try {
+      const body = await api(`/v1/documents/${encodeURIComponent(docId)}/pages/${page}`);
+      if (this.state.page === page) this.text.textContent = body.text;
+    } catch (error) {
+      this.text.textContent = `No text: ${error.message}`;
+    }
+  }
+}
+
+export function pageViewer() {
+  const root = document.getElementById("viewer");
+  return root ? new PageViewer(root) : null;
+}

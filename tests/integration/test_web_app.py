@@ -1,0 +1,368 @@
+"""The web app on the real stack: a PDF uploaded in the browser is indexed, its tree opens its
+pages, and a question's citation opens the cited page with a highlight box over the cited
+sentence. The PDF's title, headings, text and file name carry markup that must never run.
+
+The browser is Debian's Chromium (`make test` installs it) driven by Playwright's Python package;
+every page is checked with axe-core, at 1280x800 and at a 390-px phone width, and a screenshot
+of each is saved to docs/ui/ for the README.
+"""
+
+from __future__ import annotations
+
+import io
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pypdfium2 as pdfium
+import pytest
+from fpdf import FPDF
+from PIL import Image, ImageStat
+
+from .conftest import upload_ready
+from .pdfs import FILLER, TOPICS, corrupt_pdf
+from .prometheus import Prometheus, wait_for_scrapes
+from .stack import Gateway, ServiceProcess, Stack, wait_until
+
+pytestmark = pytest.mark.integration
+
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "ui"
+UNIT = 913
+HOSTILE = "<script>window.__pwned = 'text'</script><img src=x onerror=\"window.__pwned = 'img'\">"
+FILE_NAME = "<img src=x onerror=window.__pwned=1> unit-913.pdf"
+QUESTION = f"After how many days are the intake filters of unit {UNIT} replaced?"
+CITED_FACT = f"The intake filters of unit {UNIT} are replaced after {30 + UNIT} days of service"
+DESKTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
+
+
+def hostile_manual_pdf() -> bytes:
+    """The integration manual's chapters, with markup in the title, each heading and each page."""
+    values = {"n": UNIT, "h": 500 + 10 * UNIT, "g": f"L{UNIT}", "p": 10 + UNIT, "r": f"C{UNIT}",
+              "f": 30 + UNIT, "w": 2 + UNIT % 5}
+    pdf = FPDF()
+    pdf.set_auto_page_break(auto=True, margin=15)
+    pdf.set_title(f"{HOSTILE} Operations manual")
+    for number, (title, fact) in enumerate(TOPICS):
+        pdf.add_page()
+        heading = f"{number + 1} {title} <b onmouseover=\"window.__pwned='tree'\">"
+        pdf.start_section(heading, level=0)
+        pdf.set_font("Helvetica", "B", 16)
+        pdf.cell(0, 12, heading, new_x="LMARGIN", new_y="NEXT")
+        pdf.set_font("Helvetica", "", 11)
+        pdf.multi_cell(0, 6, f"{FILLER} {fact.format(**values)} {HOSTILE}")
+    return bytes(pdf.output())
+
+
+@pytest.fixture(scope="module")
+def chromium_path() -> str:
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    assert path, "Debian's chromium is missing: `make test` installs it (apt-get install chromium)"
+    return path
+
+
+@pytest.fixture(scope="module")
+def browser(chromium_path: str) -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        # As root Chromium needs --no-sandbox; the pages it opens are our own.
+        browser = playwright.chromium.launch(executable_path=chromium_path, args=["--no-sandbox"])
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+class Page:
+    """A browser tab that records what must never happen: script errors, dialogs, CSP reports."""
+
+    def __init__(self, browser: Any, viewport: dict[str, int]) -> None:
+        self.context = browser.new_context(viewport=viewport)
+        self.page = self.context.new_page()
+        self.problems: list[str] = []
+        self.page.on("pageerror", lambda error: self.problems.append(f"script error: {error}"))
+        self.page.on("dialog", lambda dialog: (self.problems.append(f"dialog: {dialog.message}"), dialog.dismiss()))
+        self.page.on("console", lambda message: message.type == "error" and not message.text.startswith(
+            "Failed to load resource") and self.problems.append(f"console: {message.text}"))
+
+    def check(self, name: str) -> None:
+        assert self.page.evaluate("window.__pwned") is None, "markup from the PDF ran"
+        assert self.problems == [], self.problems
+        assert_accessible(self.page, name)
+
+    def close(self) -> None:
+        self.context.close()
+
+
+def assert_accessible(page: Any, name: str) -> None:
+    from axe_playwright_python.sync_playwright import Axe
+
+    results = Axe().run(page)
+    violations = [f"{v['id']} ({v['impact']}): {v['nodes'][0]['target']}" for v in results.response["violations"]]
+    assert violations == [], f"{name}: {violations}"
+
+
+def screenshot(page: Any, name: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+
+
+def sentence_position(pdf: bytes, page_number: int, text: str) -> tuple[float, float]:
+    """(left, top) of `text` on the page as fractions, from pdfium's own search."""
+    document = pdfium.PdfDocument(pdf)
+    page = document[page_number - 1]
+    textpage = page.get_textpage()
+    searcher = textpage.search(text, match_case=False)
+    found = searcher.get_next()
+    assert found, f"{text!r} is not on page {page_number}"
+    left, _, _, top = textpage.get_charbox(found[0])
+    width, height = page.get_size()
+    return left / width, 1 - top / height
+
+
+@pytest.fixture(scope="module")
+def uploaded(gateway: Gateway, browser: Any, indexer_for_module: ServiceProcess) -> Iterator[dict[str, Any]]:
+    data = hostile_manual_pdf()
+    tab = Page(browser, DESKTOP)
+    try:
+        tab.page.goto(f"{gateway.url}/")
+        # Two files at once: each gets its own progress bar and its own status.
+        tab.page.set_input_files("#file-input", files=[
+            {"name": FILE_NAME, "mimeType": "application/pdf", "buffer": data},
+            {"name": "broken-913.pdf", "mimeType": "application/pdf", "buffer": corrupt_pdf() + b"913"},
+        ])
+        row = tab.page.locator("#documents tbody tr", has_text="unit-913.pdf")
+        row.locator(".status-ready").wait_for(timeout=120_000)
+        broken = tab.page.locator("#documents tbody tr", has_text="broken-913.pdf")
+        broken.locator(".status-failed .reason").wait_for(timeout=120_000)
+        assert broken.locator(".reason").inner_text().strip()  # the indexer's reason, in words
+        progress = tab.page.locator("#uploads li")
+        assert progress.count() == 2
+        assert [progress.nth(i).locator("progress").get_attribute("value") for i in range(2)] == ["100", "100"]
+        assert progress.nth(0).locator(".status-ready").inner_text() == "ready: 5 pages"
+        assert "refused" not in tab.page.locator("#uploads").inner_text()  # both uploads were accepted
+        screenshot(tab.page, "documents")
+        tab.check("documents")
+        yield {"data": data, "doc_id": row.get_attribute("data-doc-id")}
+    finally:
+        tab.close()
+
+
+@pytest.fixture(scope="module")
+def indexer_for_module(stack: Any) -> Iterator[ServiceProcess]:
+    process = stack.start_stage("indexer")
+    stack.wait_consuming(process)
+    try:
+        yield process
+    finally:
+        stack.stop(process)
+
+
+def test_delete_is_offered_exactly_when_the_api_has_it(gateway: Gateway, browser: Any, uploaded: dict[str, Any]) -> None:
+    spec = httpx.get(f"{gateway.url}/openapi.json", timeout=10).json()
+    api_deletes = "delete" in spec["paths"]["/v1/documents/{doc_id}"]
+    tab = Page(browser, DESKTOP)
+    try:
+        tab.page.goto(f"{gateway.url}/")
+        broken = tab.page.locator("#documents tbody tr", has_text="broken-913.pdf")
+        broken.wait_for()
+        button = broken.get_by_role("button", name="Delete broken-913.pdf")
+        if not api_deletes:
+            tab.page.wait_for_timeout(500)  # the page has read the API description
+            assert button.count() == 0
+            return
+        doc_id = broken.get_attribute("data-doc-id")
+        button.click()
+        button.click()  # the second press confirms
+        broken.wait_for(state="detached", timeout=30_000)
+        assert httpx.get(f"{gateway.url}/v1/documents/{doc_id}", timeout=10).status_code == 404
+        tab.check("documents after a delete")
+    finally:
+        tab.close()
+
+
+def test_the_uploaded_pdf_is_listed_ready_with_its_pages(gateway: Gateway, uploaded: dict[str, Any]) -> None:
+    document = httpx.get(f"{gateway.url}/v1/documents/{uploaded['doc_id']}", timeout=10).json()
+    assert document["status"] == "ready"
+    assert document["page_count"] == len(TOPICS)
+    assert document["file_name"] == FILE_NAME
+
+
+def test_a_section_of_the_tree_opens_its_first_page(gateway: Gateway, browser: Any, uploaded: dict[str, Any]) -> None:
+    tab = Page(browser, DESKTOP)
+    try:
+        tab.page.goto(f"{gateway.url}/")
+        tab.page.locator("#documents a", has_text="unit-913.pdf").click()
+        tab.page.locator(".outline").wait_for()
+        assert tab.page.locator("#doc-title").inner_text() == FILE_NAME
+        section = tab.page.locator(".node-title", has_text="4 Filter replacement")
+        assert "<b onmouseover" in section.inner_text()  # shown as text, not markup
+        section.click()
+        image = tab.page.locator("#viewer-image")
+        tab.page.wait_for_function("() => document.getElementById('viewer-image').naturalWidth > 0")
+        assert image.get_attribute("src").endswith("/pages/4/image?scale=1.5")
+        assert tab.page.locator("#viewer-title").inner_text().endswith("page 4")
+        tab.page.locator("#viewer-next").click()
+        tab.page.wait_for_function("() => document.getElementById('viewer-image').src.includes('/pages/5/')")
+        tab.page.fill("#viewer-page", "2")
+        tab.page.locator("#viewer-page").dispatch_event("change")
+        tab.page.wait_for_function("() => document.getElementById('viewer-image').src.includes('/pages/2/')")
+        tab.page.wait_for_function("() => document.getElementById('viewer-image').complete")
+        screenshot(tab.page, "document")
+        tab.check("document")
+    finally:
+        tab.close()
+
+
+def ask_and_open_the_citation(tab: Page, gateway: Gateway, doc_id: str) -> None:
+    tab.page.goto(f"{gateway.url}/ask")
+    tab.page.locator(f"#doc-filter option[value='{doc_id}']").wait_for(state="attached")
+    tab.page.select_option("#doc-filter", doc_id)
+    tab.page.fill("#question", QUESTION)
+    tab.page.locator("#ask-button").click()
+    citation = tab.page.locator("#answer-text .citation").first
+    citation.wait_for(timeout=60_000)
+    # Keyboard: the citation is a button reached by focus and pressed with Enter.
+    citation.focus()
+    tab.page.keyboard.press("Enter")
+    tab.page.locator("#viewer-boxes .box").first.wait_for(timeout=30_000)
+    tab.page.wait_for_function("() => document.getElementById('viewer-image').complete")
+
+
+def test_a_citation_opens_its_page_with_the_cited_sentence_highlighted(
+        gateway: Gateway, browser: Any, uploaded: dict[str, Any]) -> None:
+    tab = Page(browser, DESKTOP)
+    try:
+        ask_and_open_the_citation(tab, gateway, uploaded["doc_id"])
+        answer = tab.page.locator("#answer-text").inner_text()
+        assert f"{30 + UNIT} days" in answer
+        assert "[<img src=x onerror=window.__pwned=1> unit-913.pdf, p. 4]" in answer
+        assert tab.page.locator("#viewer-title").inner_text().endswith("page 4")
+        # The first box starts where pdfium prints the cited sentence on the rendered page.
+        frame = tab.page.locator("#viewer-image").bounding_box()
+        box = tab.page.locator("#viewer-boxes .box").first.bounding_box()
+        left, top = sentence_position(uploaded["data"], 4, CITED_FACT)
+        assert abs((box["x"] - frame["x"]) / frame["width"] - left) < 0.03
+        assert abs((box["y"] - frame["y"]) / frame["height"] - top) < 0.02
+        # ... and the screenshot shows the highlight there: yellow-tinted pixels inside the box.
+        shot = Image.open(io.BytesIO(tab.page.locator("#viewer-boxes .box").first.screenshot())).convert("RGB")
+        red, green, blue = ImageStat.Stat(shot).mean
+        assert blue < red - 40 and blue < green - 40, (red, green, blue)
+        # The page's text lies over the image where it is printed, selectable: the cited line too.
+        line = tab.page.locator("#viewer-text-layer span", has_text=f"replaced after {30 + UNIT} days").first
+        line_box = line.bounding_box()
+        box = tab.page.locator("#viewer-boxes .box").first.bounding_box()  # measured after the scroll
+        assert abs(line_box["y"] - box["y"]) < 0.02 * frame["height"]
+        # The box starts mid-line (after the previous sentence) and ends with the line, as the run does.
+        assert abs(line_box["x"] + line_box["width"] - box["x"] - box["width"]) < 0.02 * frame["width"]
+        line.click(click_count=3)
+        assert f"{30 + UNIT} days" in tab.page.evaluate("() => window.getSelection().toString()")
+        tab.page.locator("#answer-details summary").click()
+        assert tab.page.locator("#answer-timings tbody tr").count() >= 3  # navigator, compressor, verifier, total
+        screenshot(tab.page, "ask")
+        tab.check("ask")
+    finally:
+        tab.close()
+
+
+def test_a_question_nothing_supports_is_answered_with_an_abstention_in_words(
+        gateway: Gateway, browser: Any, uploaded: dict[str, Any]) -> None:
+    tab = Page(browser, DESKTOP)
+    try:
+        tab.page.goto(f"{gateway.url}/ask")
+        tab.page.locator(f"#doc-filter option[value='{uploaded['doc_id']}']").wait_for(state="attached")
+        tab.page.select_option("#doc-filter", uploaded["doc_id"])
+        tab.page.fill("#question", "Which zebra plays the saxophone in the quantum orchestra?")
+        tab.page.locator("#ask-button").click()
+        verdict = tab.page.locator("#answer-verdict")
+        verdict.filter(has_text="No answer").wait_for(timeout=60_000)
+        assert tab.page.locator("#answer-text .citation").count() == 0
+        tab.check("ask, abstained")
+    finally:
+        tab.close()
+
+
+def test_the_ask_page_fits_a_phone(gateway: Gateway, browser: Any, uploaded: dict[str, Any]) -> None:
+    tab = Page(browser, PHONE)
+    try:
+        ask_and_open_the_citation(tab, gateway, uploaded["doc_id"])
+        assert tab.page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+        screenshot(tab.page, "ask-phone")
+        tab.check("ask on a phone")
+    finally:
+        tab.close()
+
+
+@pytest.fixture(scope="module")
+def prometheus_gateway(stack: Stack, uploaded: dict[str, Any], tmp_path_factory: pytest.TempPathFactory,
+                       ) -> Iterator[tuple[Gateway, Prometheus]]:
+    """A Prometheus scraping every process of the stack, and a gateway that reads it."""
+    targets: dict[str, list[str]] = {}
+    for process in stack.processes:
+        if process.alive and process.metrics_port:
+            targets.setdefault(process.name.rsplit("-", 1)[0], []).append(f"127.0.0.1:{process.metrics_port}")
+    server = Prometheus.start(tmp_path_factory.mktemp("web-prometheus"), targets)
+    gateway = stack.start_gateway(TREERAG_PROMETHEUS_URL=server.url)
+    try:
+        wait_until(gateway.ready, 240, "the gateway with Prometheus /readyz", interval_s=0.5)
+        wait_for_scrapes(server, sorted(targets))
+        for _ in range(3):  # traffic in the rate window
+            response = httpx.post(f"{gateway.url}/v1/query", timeout=60,
+                                  json={"question": QUESTION, "doc_ids": [uploaded["doc_id"]]})
+            assert response.status_code == 200, response.text
+        wait_for_scrapes(server, sorted(targets))
+        yield gateway, server
+    finally:
+        stack.stop(gateway.process)
+        server.stop()
+
+
+def test_the_pipeline_page_shows_each_stage_from_prometheus(
+        browser: Any, prometheus_gateway: tuple[Gateway, Prometheus]) -> None:
+    gateway, _ = prometheus_gateway
+    figures = httpx.get(f"{gateway.url}/v1/pipeline", timeout=10).json()
+    assert figures["source"] == "prometheus", figures
+    stages = {s["stage"] for s in figures["stages"]}
+    assert {"indexer", "navigator", "compressor", "verifier"} <= stages
+    navigator = next(s for s in figures["stages"] if s["stage"] == "navigator")
+    assert navigator["messages_per_s"] > 0 and navigator["handler_p95_s"] > 0
+    tab = Page(browser, DESKTOP)
+    try:
+        tab.page.goto(f"{gateway.url}/pipeline")
+        tab.page.locator("#stages tbody th", has_text="navigator").wait_for()
+        tab.page.locator("#pipeline tbody tr").first.wait_for()
+        assert "document.uploaded" in tab.page.locator("#pipeline tbody").inner_text()
+        screenshot(tab.page, "pipeline")
+        tab.check("pipeline")
+    finally:
+        tab.close()
+
+
+def test_without_prometheus_the_pipeline_page_says_so(gateway: Gateway, browser: Any) -> None:
+    tab = Page(browser, DESKTOP)
+    try:
+        tab.page.goto(f"{gateway.url}/pipeline")
+        tab.page.locator("#stages-status", has_text="TREERAG_PROMETHEUS_URL").wait_for()
+        tab.page.locator("#pipeline tbody tr").first.wait_for()
+        tab.check("pipeline without Prometheus")
+    finally:
+        tab.close()
+
+
+def test_api_docs_render_offline(gateway: Gateway, browser: Any) -> None:
+    tab = Page(browser, DESKTOP)
+    try:
+        # Any request to another origin fails: the docs must not need one.
+        tab.context.route("**/*", lambda route: route.continue_() if route.request.url.startswith(gateway.url)
+                          else route.abort())
+        tab.page.goto(f"{gateway.url}/docs")
+        tab.page.locator(".opblock-summary-path[data-path='/v1/documents/{doc_id}/pages/{number}/image']").wait_for()
+        tab.page.goto(f"{gateway.url}/redoc")
+        tab.page.locator("h2", has_text="Where a text is on the page, as boxes to highlight").wait_for()
+        # ReDoc's footer asks for its vendor's logo from another origin: the policy refuses it.
+        assert [p for p in tab.problems if "violates the following Content Security Policy directive: \"img-src" not in p] == []
+    finally:
+        tab.close()
