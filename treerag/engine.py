@@ -171,6 +171,7 @@ class QueryEngine:
                                  total_ms=total_ms),
             documents=[doc_id for doc_id, _ in end.documents],
             warnings=outcome.warnings,
+            path=outcome.path,
             generator=outcome.answer.generator,
             cached=end.producer == NAVIGATOR,
         )

@@ -24,6 +24,7 @@ from shared.model.query import (
     QuerySettings,
     TraversalStats,
     VerifiedAnswer,
+    VisitedSection,
 )
 from shared.ports.model_roles import AnswerGenerator, NodeScorer
 
@@ -51,6 +52,9 @@ class AskResult(BaseModel):
     timings: StageTimings
     documents: list[str] = Field(default_factory=list, description="Doc ids the question was asked over.")
     warnings: list[str] = Field(default_factory=list, description="Navigation and answer warnings.")
+    path: list[VisitedSection] = Field(
+        default_factory=list, description="The sections the navigator visited, in order, the selected ones marked."
+    )
     generator: str = Field(default=EXTRACTIVE, description="What wrote the answer: 'extractive' or 'llm:<model>'.")
     cached: bool = Field(default=False, description="True when the answer came from the answer cache.")
 
@@ -95,5 +99,6 @@ def answer_from_indexes(
                              total_ms=_ms(started)),
         documents=[ix.doc_id for ix in indexes],
         warnings=navigation.warnings + answer.warnings,
+        path=navigation.path,
         generator=answer.generator,
     )

@@ -19,6 +19,7 @@ from shared.model.query import (
     QuerySettings,
     SentenceCheck,
     TraversalStats,
+    VisitedSection,
 )
 
 
@@ -104,6 +105,10 @@ class QueryResponse(BaseModel):
     mode: str | None = None
     mode_reason: str | None = None
     stats: TraversalStats | None = None
+    path: list[VisitedSection] = Field(
+        default_factory=list,
+        description="The sections the navigator visited, in the order it entered them; `selected`: kept as evidence.",
+    )
     tokens_before: int | None = None
     tokens_after: int | None = None
     reason: str | None = Field(default=None, description="Why the query failed, when it did.")
@@ -134,6 +139,7 @@ class QueryResponse(BaseModel):
                 mode=outcome.mode,
                 mode_reason=outcome.mode_reason,
                 stats=outcome.stats,
+                path=outcome.path,
                 tokens_before=outcome.tokens_before,
                 tokens_after=outcome.tokens_after,
             )

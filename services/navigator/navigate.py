@@ -34,7 +34,16 @@ from services.navigator.resolver import (
 from services.navigator.scoring import DocumentScores, Normaliser
 from shared.adapters.logs import log_fields
 from shared.adapters.metrics import SCORER_FALLBACKS
-from shared.model.query import NavigationResult, Passage, QuerySettings, TraversalStats
+from shared.model.query import (
+    FILE_LABEL_MAX_CHARS,
+    PATH_MAX_ENTRIES,
+    SECTION_TITLE_MAX_CHARS,
+    NavigationResult,
+    Passage,
+    QuerySettings,
+    TraversalStats,
+    VisitedSection,
+)
 from shared.ports.model_roles import NodeScorer
 from shared.text.lexical import query_terms, shared_idf
 from shared.text.names import closest_spelling, named_words, unmentioned_names
@@ -76,6 +85,7 @@ class _Walker:
         self.scorer = scorer
         self.visited = 0
         self.fallbacks = 0
+        self.entered: dict[int, None] = {}  # nodes the walk entered, in order (a dict: ordered and unique)
         self._asked: set[int] = set()  # nodes the model has scored (or failed to) already
 
     def prefetch(self, candidates: list[int]) -> None:
@@ -99,6 +109,9 @@ class _Walker:
             return
         for i, value in zip(fresh, model, strict=True):
             self.scores.model_scores[i] = min(1.0, max(0.0, float(value)))
+
+    def enter(self, i: int) -> None:
+        self.entered.setdefault(i, None)
 
     def rank(self, candidates: list[int]) -> list[tuple[float, int]]:
         """(P, node) for candidates, best first; ties keep tree order (deterministic)."""
@@ -140,6 +153,7 @@ def _dfs(walker: _Walker, settings: QuerySettings, threshold: float) -> dict[int
     stack = list(reversed(roots))  # best on top
     while stack:
         p, i = stack.pop()
+        walker.enter(i)
         flat = index.nodes[i]
         if flat.depth >= settings.max_depth or not flat.children:
             selected[i] = p
@@ -164,6 +178,7 @@ def _beam(walker: _Walker, settings: QuerySettings, threshold: float) -> dict[in
         ])
         candidates: list[int] = []
         for p, i in frontier:
+            walker.enter(i)
             flat = index.nodes[i]
             if flat.depth >= settings.max_depth or not flat.children:
                 pool[i] = p
@@ -373,6 +388,21 @@ def _ranked_passages(ranking: FusedRanking, evidence: list[DocumentEvidence], se
     return passages
 
 
+def _visited_sections(
+    index: DocumentIndex, reached: dict[int, str], selected: set[int], room: int
+) -> list[VisitedSection]:
+    """The sections of one document the navigator reached (node -> how, in order), at most `room`."""
+    path = []
+    for i, via in list(reached.items())[: max(0, room)]:
+        node = index.nodes[i].node
+        path.append(VisitedSection(
+            doc_id=index.doc_id, file_name=index.label[:FILE_LABEL_MAX_CHARS], node_id=node.id,
+            title=node.title[:SECTION_TITLE_MAX_CHARS],
+            page_start=node.page_start, page_end=node.page_end, selected=i in selected, via=via,
+        ))
+    return path
+
+
 @dataclass
 class Exploration:
     """What the tree walk and the page index found for one question, before any fitted model
@@ -389,6 +419,7 @@ class Exploration:
     stats: TraversalStats
     warnings: list[str]
     corrections: dict[str, str]
+    path: list[VisitedSection]
 
 
 def explore(
@@ -417,6 +448,7 @@ def explore(
     if unmentioned:
         warnings.append(f"the documents never mention {', '.join(unmentioned)}")
     evidence: list[DocumentEvidence] = []
+    path: list[VisitedSection] = []
     for scores in shortlist:
         weights = term_weights(scores.index, qterms, idf)
         walker = _Walker(question, scores, settings, scorer)
@@ -432,9 +464,14 @@ def explore(
                     f"{scores.index.label}: no section reached the score threshold {settings.score_threshold}; "
                     "recovered with a lower one"
                 )
+        # How each section was reached, in the order it was: the walk first, then the rest.
+        reached = dict.fromkeys(walker.entered, "walk")
+        for i in selected:
+            reached.setdefault(i, "recovery")
         pinned: dict[int, int] = {}
         top = max(selected.values(), default=0.0)
         for ref in resolve(scores.index, question_refs):
+            reached.setdefault(ref.node, "reference")
             selected[ref.node] = max(selected.get(ref.node, 0.0), top)
             if ref.page is not None:
                 pinned[ref.node] = ref.page
@@ -446,6 +483,7 @@ def explore(
         extra: dict[int, float] = {}
         for ref in resolve(scores.index, list(dict.fromkeys(text_refs))[:MAX_TEXT_REFERENCES]):
             if ref.node not in selected:
+                reached.setdefault(ref.node, "reference")
                 extra[ref.node] = 0.5 * scores.probability(ref.node, settings)
                 if ref.page is not None:
                     pinned[ref.node] = ref.page
@@ -470,6 +508,7 @@ def explore(
         stats.nodes_visited += walker.visited
         stats.nodes_selected += len(selected) + len(extra)
         stats.scorer_fallbacks += walker.fallbacks
+        path += _visited_sections(scores.index, reached, {*selected, *extra}, PATH_MAX_ENTRIES - len(path))
         passages.extend(doc_passages)
     candidates = build_candidates(question, evidence, wanted) if evidence else None
     names = named_words(question)
@@ -478,7 +517,7 @@ def explore(
         question=question, mode=mode, mode_reason=reason, passages=passages, evidence=evidence,
         candidates=candidates, absent_terms=absent,
         unmentioned_names=len(unmentioned) / len(names) if names else 0.0,
-        stats=stats, warnings=warnings, corrections=corrections,
+        stats=stats, warnings=warnings, corrections=corrections, path=path,
     )
 
 
@@ -526,5 +565,5 @@ def navigate(
     )
     return NavigationResult(
         question=question, mode=found.mode, mode_reason=found.mode_reason, passages=passages, stats=stats,
-        warnings=warnings,
+        warnings=warnings, path=found.path,
     )

@@ -121,6 +121,7 @@ class VerifierHandlers:
             tokens_before=event.context.tokens_before,
             tokens_after=event.context.tokens_after,
             warnings=navigation.warnings + answer.warnings,
+            path=navigation.path,
         )
         timings = [*event.timings, delivery.timing()]
         seed = query_seed(event)

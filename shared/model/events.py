@@ -22,6 +22,7 @@ from shared.model.clock import utc_now
 from shared.model.documents import BuilderName
 from shared.model.query import (
     DOC_IDS_MAX,
+    PATH_MAX_ENTRIES,
     CompressedContext,
     DocKey,
     NavigationResult,
@@ -30,6 +31,7 @@ from shared.model.query import (
     QuestionText,
     TraversalStats,
     VerifiedAnswer,
+    VisitedSection,
 )
 
 SCHEMA_VERSION = 1
@@ -202,6 +204,10 @@ class QueryOutcome(BaseModel):
     tokens_before: int = 0
     tokens_after: int = 0
     warnings: list[str] = Field(default_factory=list, description="Navigation and answer warnings.")
+    path: list[VisitedSection] = Field(
+        default_factory=list, max_length=PATH_MAX_ENTRIES,
+        description="The sections the navigator visited, in order, the selected ones marked.",
+    )
 
 
 class AnswerVerified(QueryEvent):

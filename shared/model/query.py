@@ -88,6 +88,34 @@ class TraversalStats(BaseModel):
     elapsed_ms: float = 0.0
 
 
+# The navigation path is bounded so a huge tree cannot bloat the query's events.
+PATH_MAX_ENTRIES = 200
+SECTION_TITLE_MAX_CHARS = 300
+NODE_ID_MAX_CHARS = 256
+FILE_LABEL_MAX_CHARS = 256
+
+FileLabel = Annotated[str, StringConstraints(max_length=FILE_LABEL_MAX_CHARS)]
+SectionTitle = Annotated[str, StringConstraints(max_length=SECTION_TITLE_MAX_CHARS)]
+NodeId = Annotated[str, StringConstraints(min_length=1, max_length=NODE_ID_MAX_CHARS)]
+
+
+class VisitedSection(BaseModel):
+    """One section the navigator looked into, and whether it kept the section as evidence."""
+
+    doc_id: DocKey
+    file_name: FileLabel = ""
+    node_id: NodeId
+    title: SectionTitle = ""
+    page_start: int = Field(ge=0)
+    page_end: int = Field(ge=0)
+    selected: bool = Field(description="The section was kept as evidence.")
+    via: Literal["walk", "reference", "recovery"] = Field(
+        default="walk",
+        description="walk: entered by the tree walk; reference: named by the question or a selected "
+        "text; recovery: chosen by its best pages when no section passed the walk's threshold.",
+    )
+
+
 class NavigationResult(BaseModel):
     question: str
     mode: Literal["dfs", "beam"] = Field(description="The strategy actually used.")
@@ -95,6 +123,11 @@ class NavigationResult(BaseModel):
     passages: list[Passage]
     stats: TraversalStats
     warnings: list[str] = Field(default_factory=list)
+    path: list[VisitedSection] = Field(
+        default_factory=list, max_length=PATH_MAX_ENTRIES,
+        description="The sections visited, document by document in the order the walk entered them "
+        f"(at most {PATH_MAX_ENTRIES}).",
+    )
 
 
 class CompressedContext(BaseModel):

@@ -8,7 +8,7 @@ import pytest
 
 from services.navigator.index import DocumentIndex
 from services.navigator.navigate import navigate
-from shared.model.query import QuerySettings
+from shared.model.query import PATH_MAX_ENTRIES, QuerySettings
 from tests.query.conftest import build
 from tests.query.documents import indexed, node
 
@@ -123,3 +123,50 @@ def test_traversal_of_a_500_node_tree_is_fast() -> None:
         times.append(time.perf_counter() - started)
     assert result.passages[0].pages == [123]
     assert sorted(times)[2] < 0.05  # generous bound for shared CI cores; docs report the measured p50
+
+
+@pytest.mark.parametrize("mode", ["dfs", "beam"])
+def test_the_path_lists_the_sections_visited_in_order_with_the_selected_ones_marked(
+    plant: DocumentIndex, mode: str
+) -> None:
+    result = navigate("How often does the shift supervisor test a safety valve?", [plant], QuerySettings(mode=mode))
+    entered = [(v.node_id, v.title, v.page_start, v.page_end, v.selected) for v in result.path]
+    # The walk enters the valve chapter, then its sections; the section with the fact is kept.
+    assert entered[0] == ("0004", "2 Valves", 4, 6, False)
+    assert ("0005", "2.1 Valve testing", 5, 5, True) in entered
+    assert "0001" not in {v.node_id for v in result.path}, "a section the walk never entered is not on the path"
+    assert all(v.doc_id == plant.doc_id and v.file_name == "plant.pdf" and v.via == "walk" for v in result.path)
+    assert sum(v.selected for v in result.path) == result.stats.nodes_selected
+    assert len({v.node_id for v in result.path}) == len(result.path), "each section appears once"
+
+
+def test_the_path_of_a_walk_over_a_huge_tree_is_bounded() -> None:
+    pages = [f"Page {n} describes the gearbox part number P{n:04d}." for n in range(1, 601)]
+    chapters = [
+        node(f"c{c}", f"Chapter {c + 1} gearbox", c * 10 + 1, c * 10 + 10, children=[
+            node(f"s{c}-{k}", f"Gearbox part {c * 10 + k + 1}", c * 10 + k + 1, c * 10 + k + 1, level=2)
+            for k in range(10)
+        ])
+        for c in range(60)
+    ]
+    index = build(indexed("e" * 16, "gearbox.pdf", pages, chapters))
+    result = navigate("gearbox part number", [index], QuerySettings(mode="dfs", max_branches=50, score_threshold=0.0))
+    assert result.stats.nodes_selected > PATH_MAX_ENTRIES, "the walk must enter more sections than the bound"
+    assert len(result.path) == PATH_MAX_ENTRIES
+    # Depth first: a chapter, then its sections, before the next chapter.
+    assert [v.node_id for v in result.path[:3]] == ["c0", "s0-0", "s0-1"]
+    assert not result.path[0].selected and result.path[1].selected
+
+
+def test_a_section_only_the_question_names_is_on_the_path_as_a_reference() -> None:
+    pages = [
+        "1 Pumps. The coolant pump is serviced every 500 operating hours.",
+        "2 Storage. Spare parts are kept on the shelves of the north store room.",
+    ]
+    doc = indexed("f" * 16, "site.pdf", pages, [node("1", "1 Pumps", 1, 1), node("2", "2 Storage", 2, 2)])
+    result = navigate("How often is the coolant pump serviced, and what does section 2 add?", [build(doc)],
+                      QuerySettings(mode="dfs"))
+    reached = {v.node_id: (v.via, v.selected) for v in result.path}
+    assert reached["1"] == ("walk", True)
+    assert reached["2"] == ("reference", True)
+    assert [v.node_id for v in result.path] == ["1", "2"], "the walk's sections come before the referenced ones"

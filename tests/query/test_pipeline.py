@@ -62,6 +62,10 @@ def test_ask_command_prints_answer_citations_and_stats(guide_store: EmbeddedRepo
                  "--doc", "guide.pdf", "--mode", "dfs"])
     payload = json.loads(capsys.readouterr().out)
     assert code == 0 and payload["mode"] == "dfs" and payload["answer"]["citations"][0]["pages"] == [5]
+    # The navigation path: the sections the walk entered, in order, those kept marked.
+    path = payload["path"]
+    assert path and all(step["file_name"] == "guide.pdf" for step in path)
+    assert any(step["selected"] and step["page_start"] <= 5 <= step["page_end"] for step in path)
 
 
 def test_eval_command_indexes_pdfs_and_writes_results(tmp_path: Path, capsys) -> None:  # noqa: ANN001

@@ -39,6 +39,30 @@ function confidenceWords(confidence) {
   return `Weakly supported (confidence ${percent}): read the cited pages before relying on it.`;
 }
 
+const REACHED_BY = { reference: " (named by a reference)", recovery: " (recovered: no section passed the threshold)" };
+
+// The sections the navigator entered, in order; the ones kept as evidence marked in words, not
+// only by style, so screen readers say it too.
+function visitedSections(path) {
+  if (!path.length) return [];
+  const documents = new Set(path.map((section) => section.doc_id)).size;
+  const items = path.map((section) =>
+    el(
+      "li",
+      { class: section.selected ? "visited selected" : "visited" },
+      documents > 1 ? `${docName(section)}: ` : "",
+      el("span", { class: "visited-title", text: section.title || section.node_id }),
+      ` (${pagesLabel(section.page_start === section.page_end ? [section.page_start] : [section.page_start, section.page_end])})`,
+      REACHED_BY[section.via] || "",
+      section.selected ? el("strong", { class: "visited-mark", text: " selected" }) : null,
+    ),
+  );
+  return [
+    el("p", { id: "answer-path-heading", text: `Path through the sections, in the order visited${documents > 1 ? ` (${documents} documents)` : ""}:` }),
+    el("ol", { id: "answer-path-list", class: "visited-path", "aria-labelledby": "answer-path-heading" }, items),
+  ];
+}
+
 function render(result) {
   section.hidden = false;
   const verdict = document.getElementById("answer-verdict");
@@ -85,6 +109,7 @@ function render(result) {
     }),
     el("p", { text: `Context: ${result.tokens_before ?? "?"} tokens, ${result.tokens_after ?? "?"} after compression.` }),
     cited.length ? el("p", { text: `Cited: ${cited.join("; ")}.` }) : null,
+    ...visitedSections(result.path || []),
   );
   const rows = (result.timings?.stages || []).map((t) =>
     el("tr", {}, el("th", { scope: "row", text: t.stage }), el("td", { text: t.queued_ms.toFixed(1) }), el("td", { text: t.processing_ms.toFixed(1) })),
