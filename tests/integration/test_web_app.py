@@ -262,6 +262,11 @@ def test_a_citation_opens_its_page_with_the_cited_sentence_highlighted(
         assert f"{30 + UNIT} days" in tab.page.evaluate("() => window.getSelection().toString()")
         tab.page.locator("#answer-details summary").click()
         assert tab.page.locator("#answer-timings tbody tr").count() >= 3  # navigator, compressor, verifier, total
+        # The navigation path: the sections visited in order, the cited one among those selected,
+        # its heading's markup shown as text.
+        kept = tab.page.locator("#answer-path-list li.selected", has_text="4 Filter replacement")
+        assert kept.count() == 1
+        assert "<b onmouseover" in kept.inner_text() and kept.inner_text().endswith("selected")
         screenshot(tab.page, "ask")
         tab.check("ask")
     finally:
