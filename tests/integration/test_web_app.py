@@ -21,7 +21,6 @@ import pytest
 from fpdf import FPDF
 from PIL import Image, ImageStat
 
-from .conftest import upload_ready
 from .pdfs import FILLER, TOPICS, corrupt_pdf
 from .prometheus import Prometheus, wait_for_scrapes
 from .stack import Gateway, ServiceProcess, Stack, wait_until
