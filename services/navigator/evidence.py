@@ -21,12 +21,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from weakref import WeakKeyDictionary
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from services.navigator.index import DocumentIndex
+from services.navigator.index import DocumentIndex
 from services.navigator.resolver import Reference, find_text_references
 from shared.text.lexical import sentences_of, terms
 from shared.text.question import literal_share
@@ -225,11 +224,16 @@ class PageFields:
         return sums / total
 
 
+# One PageFields per live index; it goes with its index.
+_PAGE_FIELDS: WeakKeyDictionary[DocumentIndex, PageFields] = WeakKeyDictionary()
+
+
 def page_fields(index: DocumentIndex) -> PageFields:
-    """The index's cached page fields (created on first use)."""
-    if index.page_fields is None:
-        index.page_fields = PageFields(index)
-    return index.page_fields
+    """The index's page fields, derived on first use and kept while the index lives."""
+    fields = _PAGE_FIELDS.get(index)
+    if fields is None:
+        fields = _PAGE_FIELDS[index] = PageFields(index)
+    return fields
 
 
 def prepare(index: DocumentIndex) -> DocumentIndex:

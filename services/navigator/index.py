@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -18,9 +18,6 @@ from shared.model.tree import TreeNode
 from shared.text.lexical import BM25Index, terms
 from shared.text.names import WordGroup
 from shared.text.normalize import normalize, title_key
-
-if TYPE_CHECKING:
-    from services.navigator.evidence import PageFields
 
 
 @dataclass(frozen=True)
@@ -81,7 +78,9 @@ def range_max(values: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.nd
     return out
 
 
-@dataclass
+# Compared by identity (its arrays have no truth value): modules that derive data from an
+# index once keep it keyed by the index itself (e.g. `evidence.page_fields`).
+@dataclass(eq=False)
 class DocumentIndex:
     record: DocumentRecord
     nodes: list[FlatNode]
@@ -101,8 +100,6 @@ class DocumentIndex:
     reference_cache: dict = field(default_factory=dict, repr=False)
     # Memoised look-ups of question words against this vocabulary (spelling, names), by kind.
     memo: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
-    # Per-page sentence windows and term sets, derived once by `evidence.page_fields`.
-    page_fields: PageFields | None = field(default=None, repr=False)
     # What the fused ranker derives once per index (page profile, embeddings, term pairs), by name.
     ranking_memo: dict[str, Any] = field(default_factory=dict, repr=False)
     _idf_by_entry: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
