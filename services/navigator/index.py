@@ -6,9 +6,10 @@ cache one per (doc_id, version).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -19,6 +20,7 @@ from shared.text.lexical import BM25Index, terms
 from shared.text.names import WordGroup
 from shared.text.normalize import normalize, title_key
 
+T = TypeVar("T")
 
 @dataclass(frozen=True)
 class FlatNode:
@@ -103,6 +105,13 @@ class DocumentIndex:
     # What the fused ranker derives once per index (page profile, embeddings, term pairs), by name.
     ranking_memo: dict[str, Any] = field(default_factory=dict, repr=False)
     _idf_by_entry: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+
+    def derive(self, key: str, build: Callable[[], T]) -> T:
+        """What the ranker derives from this index once (page profile, vectors, term sets),
+        built on first use and kept with the index."""
+        if key not in self.ranking_memo:
+            self.ranking_memo[key] = build()
+        return self.ranking_memo[key]  # type: ignore[no-any-return]
 
     @property
     def doc_id(self) -> str:

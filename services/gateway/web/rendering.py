@@ -11,6 +11,8 @@ import math
 import re
 import threading
 import unicodedata
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import pypdfium2 as pdfium
@@ -86,23 +88,29 @@ def _page(pdf: pdfium.PdfDocument, number: int) -> pdfium.PdfPage:
     return pdf[number - 1]
 
 
-def render_page(data: bytes, number: int, scale: float) -> RenderedPage:
-    """PNG of page `number` (1-based) at `scale` (1 = 72 dpi), scaled down to MAX_PIXELS."""
+@contextmanager
+def _opened_page(data: bytes, number: int) -> Iterator[pdfium.PdfPage]:
+    """Page `number` (1-based) of the PDF, under pdfium's lock, the document closed after."""
     with _PDFIUM:
         pdf = _open(data)
         try:
-            page = _page(pdf, number)
-            width_pt, height_pt = page.get_size()
-            # Rounded down: pdfium rounds each side up to whole pixels.
-            limit = math.floor(1000 * (MAX_PIXELS / max(width_pt * height_pt, 1.0)) ** 0.5) / 1000
-            used = min(scale, limit)
-            bitmap = page.render(scale=used, rotation=0)
-            image = bitmap.to_pil()
-            out = io.BytesIO()
-            image.save(out, format="PNG", optimize=False)
-            return RenderedPage(png=out.getvalue(), scale=round(used, 4), width=image.width, height=image.height)
+            yield _page(pdf, number)
         finally:
             pdf.close()
+
+
+def render_page(data: bytes, number: int, scale: float) -> RenderedPage:
+    """PNG of page `number` (1-based) at `scale` (1 = 72 dpi), scaled down to MAX_PIXELS."""
+    with _opened_page(data, number) as page:
+        width_pt, height_pt = page.get_size()
+        # Rounded down: pdfium rounds each side up to whole pixels.
+        limit = math.floor(1000 * (MAX_PIXELS / max(width_pt * height_pt, 1.0)) ** 0.5) / 1000
+        used = min(scale, limit)
+        bitmap = page.render(scale=used, rotation=0)
+        image = bitmap.to_pil()
+        out = io.BytesIO()
+        image.save(out, format="PNG", optimize=False)
+        return RenderedPage(png=out.getvalue(), scale=round(used, 4), width=image.width, height=image.height)
 
 
 def _normalised(text: str) -> tuple[str, list[int]]:
@@ -180,42 +188,32 @@ def _clamp(value: float) -> float:
 
 def evidence_boxes(data: bytes, number: int, evidence: str) -> EvidenceBoxes:
     """Where `evidence` is on page `number`: one box per line of the matched text."""
-    with _PDFIUM:
-        pdf = _open(data)
-        try:
-            page = _page(pdf, number)
-            width, height = page.get_size()
-            textpage = page.get_textpage()
-            text = textpage.get_text_range()
-            spans = _exact_spans(text, evidence)
-            match = "exact"
-            if not spans:
-                closest = _closest_span(text, evidence)
-                spans, match = ([closest], "closest") if closest else ([], "none")
-            boxes = [box for start, end in spans for box in _boxes(textpage, start, end, width, height)]
-            matched = " … ".join(text[start:end] for start, end in spans)
-            return EvidenceBoxes(page=number, match=match if boxes else "none", matched_text=matched, boxes=boxes)
-        finally:
-            pdf.close()
+    with _opened_page(data, number) as page:
+        width, height = page.get_size()
+        textpage = page.get_textpage()
+        text = textpage.get_text_range()
+        spans = _exact_spans(text, evidence)
+        match = "exact"
+        if not spans:
+            closest = _closest_span(text, evidence)
+            spans, match = ([closest], "closest") if closest else ([], "none")
+        boxes = [box for start, end in spans for box in _boxes(textpage, start, end, width, height)]
+        matched = " … ".join(text[start:end] for start, end in spans)
+        return EvidenceBoxes(page=number, match=match if boxes else "none", matched_text=matched, boxes=boxes)
 
 
 def text_layer(data: bytes, number: int) -> TextLayer:
     """The page's text as positioned runs, so a viewer can lay it over the image for selection."""
-    with _PDFIUM:
-        pdf = _open(data)
-        try:
-            page = _page(pdf, number)
-            width, height = page.get_size()
-            textpage = page.get_textpage()
-            runs: list[TextRun] = []
-            for i in range(textpage.count_rects()):
-                left, bottom, right, top = textpage.get_rect(i)
-                text = textpage.get_text_bounded(left, bottom, right, top).strip()
-                if text:
-                    runs.append(TextRun(text=text, box=Box(
-                        left=_clamp(left / width), top=_clamp(1 - top / height),
-                        width=_clamp((right - left) / width), height=_clamp((top - bottom) / height),
-                    )))
-            return TextLayer(page=number, aspect=round(height / max(width, 1.0), 6), runs=runs)
-        finally:
-            pdf.close()
+    with _opened_page(data, number) as page:
+        width, height = page.get_size()
+        textpage = page.get_textpage()
+        runs: list[TextRun] = []
+        for i in range(textpage.count_rects()):
+            left, bottom, right, top = textpage.get_rect(i)
+            text = textpage.get_text_bounded(left, bottom, right, top).strip()
+            if text:
+                runs.append(TextRun(text=text, box=Box(
+                    left=_clamp(left / width), top=_clamp(1 - top / height),
+                    width=_clamp((right - left) / width), height=_clamp((top - bottom) / height),
+                )))
+        return TextLayer(page=number, aspect=round(height / max(width, 1.0), 6), runs=runs)

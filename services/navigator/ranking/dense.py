@@ -71,16 +71,10 @@ def page_vectors(index: DocumentIndex) -> np.ndarray:
     model = embedder()
     if model is None:
         return np.zeros((len(index.pages), 1), dtype=np.float32)
-    key = f"page_vectors:{model.name}"
-    cached = index.ranking_memo.get(key)
-    if cached is None:
-        stored = index.dense
-        if stored is not None and stored.model == model.name and stored.pages.shape[0] == len(index.pages):
-            cached = stored.pages
-        else:
-            cached = _embed(model, list(index.pages))
-        index.ranking_memo[key] = cached
-    return cached
+    stored = index.dense
+    if stored is not None and stored.model == model.name and stored.pages.shape[0] == len(index.pages):
+        return stored.pages
+    return index.derive(f"page_vectors:{model.name}", lambda: _embed(model, list(index.pages)))
 
 
 def section_vectors(index: DocumentIndex) -> np.ndarray:
@@ -88,12 +82,12 @@ def section_vectors(index: DocumentIndex) -> np.ndarray:
     model = embedder()
     if model is None:
         return np.zeros((len(index.nodes), 1), dtype=np.float32)
-    key = f"section_vectors:{model.name}"
-    cached = index.ranking_memo.get(key)
-    if cached is None:
+
+    def build() -> np.ndarray:
         texts = []
         for flat in index.nodes:
             titles = [index.nodes[a].node.title for a in index.path(flat.index)] + [flat.node.title]
             texts.append(" / ".join(titles) + (f". {flat.node.summary}" if flat.node.summary else ""))
-        cached = index.ranking_memo[key] = _embed(model, texts)
-    return cached
+        return _embed(model, texts)
+
+    return index.derive(f"section_vectors:{model.name}", build)

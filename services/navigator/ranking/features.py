@@ -101,15 +101,15 @@ def question_pairs(question: str) -> frozenset[tuple[str, str]]:
 
 def summary_path_terms(index: DocumentIndex) -> list[frozenset[str]]:
     """Per 0-based page: the terms of the summaries of every section enclosing it (cached)."""
-    cached = index.ranking_memo.get("summary_path_terms")
-    if cached is None:
+
+    def build() -> list[frozenset[str]]:
         by_node: list[frozenset[str]] = []
         for flat in index.nodes:  # pre-order: a parent's set exists before its children's
             own = frozenset(terms(flat.node.summary))
             by_node.append(own | by_node[flat.parent] if flat.parent >= 0 else own)
-        cached = [by_node[int(n)] if n >= 0 else frozenset() for n in index.page_to_deepest]
-        index.ranking_memo["summary_path_terms"] = cached
-    return cached
+        return [by_node[int(n)] if n >= 0 else frozenset() for n in index.page_to_deepest]
+
+    return index.derive("summary_path_terms", build)
 
 
 def _share(wanted: frozenset, found: frozenset) -> float:

@@ -95,7 +95,4 @@ def build_profile(pages: list[str]) -> PageProfile:
 
 
 def page_profile(index: DocumentIndex) -> PageProfile:
-    cached = index.ranking_memo.get("page_profile")
-    if cached is None:
-        cached = index.ranking_memo["page_profile"] = build_profile(index.pages)
-    return cached
+    return index.derive("page_profile", lambda: build_profile(index.pages))
