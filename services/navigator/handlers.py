@@ -54,6 +54,7 @@ class NavigatorHandlers:
         self.scorer = scorer
         self.cache = cache
         self.answered_by = answered_by  # the answer-cache key names what answers
+        self.ranker = shipped_model().digest()  # and the model that ranks pages (fixed per process)
 
     async def on_tree_built(self, event: TreeBuilt, delivery: Delivery) -> None:
         """A new or rebuilt tree: build its index now, before a query waits for it."""
@@ -105,7 +106,7 @@ class NavigatorHandlers:
         """The answer-cache key: it names the ranking model too, so a refitted model never
         serves answers the previous one ranked."""
         return query_answer_key(event.question, documents, event.settings, self.answered_by,
-                                ranker=shipped_model().digest())
+                                ranker=self.ranker)
 
     async def _answer_from_cache(
         self, event: QueryReceived, documents: list[tuple[str, int]], key: str, delivery: Delivery
