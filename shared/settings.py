@@ -45,6 +45,12 @@ class Settings(BaseSettings):
         default="", description="Origins allowed to call the gateway from a browser (comma-separated); empty: none."
     )
 
+    log_file: Path | None = Field(
+        default=None, description="A service writes its JSON logs to this file, rotated by size; None: to stderr."
+    )
+    log_max_bytes: int = Field(default=20 * 1024 * 1024, ge=0, description="Rotate the log file past this size.")
+    log_backups: int = Field(default=3, ge=0, description="Rotated log files kept (file.1 ... file.N).")
+
     llm: Literal["gemini", "openai", "off"] = "off"
     llm_model: str | None = None
     llm_base_url: str | None = None
