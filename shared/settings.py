@@ -23,7 +23,8 @@ class Settings(BaseSettings):
     )
     max_attempts: int = Field(default=3, ge=1, description="Handler attempts before the DLQ.")
     max_pages: int = Field(default=10_000, ge=1, description="Larger PDFs are refused.")
-    max_upload_bytes: int = Field(default=200 * 1024 * 1024, ge=1)
+    max_upload_bytes: int = Field(default=200 * 1024 * 1024, ge=1, description="Larger PDFs are refused (413).")
+    max_json_bytes: int = Field(default=1024 * 1024, ge=1, description="Larger JSON request bodies are refused (413).")
     query_timeout_s: float = Field(default=30.0, gt=0)
     publish_timeout_s: float = Field(
         default=2.0, gt=0, description="How long an upload waits for Kafka before leaving the event to the outbox relay."

@@ -25,6 +25,7 @@ from pydantic import ValidationError
 
 from services.gateway.answers import AnswerWaiter
 from services.gateway.errors import install_validation_handler, shortened
+from services.gateway.limits import install_body_limits
 from services.gateway.schemas import (
     DeletedOut,
     DocumentOut,
@@ -166,6 +167,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         redoc_url=None,
     )
     install_validation_handler(app)
+    install_body_limits(app, settings)
     mount_web(app, lambda: b().repo, settings.prometheus_url)
 
     @app.middleware("http")

@@ -1,0 +1,108 @@
+"""Body limits are enforced while the body streams in: a declared size over the limit is refused
+before any byte is read, a chunked body as soon as it passes the limit; a JSON body has its own
+limit. The app runs without its lifespan (no Kafka, no MongoDB): the limits come first."""
+
+from __future__ import annotations
+
+import select
+import socket
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+import uvicorn
+from fastapi.testclient import TestClient
+
+from services.gateway.app import create_app
+from shared.settings import Settings
+
+UPLOAD_LIMIT = 1024 * 1024
+JSON_LIMIT = 64 * 1024
+SETTINGS = Settings(kafka_bootstrap="127.0.0.1:1", mongo_url="mongodb://127.0.0.1:1/",
+                    max_upload_bytes=UPLOAD_LIMIT, max_json_bytes=JSON_LIMIT)
+BOUNDARY = "treerag-test-boundary"
+
+
+@pytest.fixture(scope="module")
+def client() -> TestClient:
+    return TestClient(create_app(SETTINGS), base_url="http://127.0.0.1:8000")
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[int]:
+    """The gateway app served by uvicorn on a loopback port, lifespan off."""
+    config = uvicorn.Config(create_app(SETTINGS), host="127.0.0.1", port=0, lifespan="off", log_config=None)
+    served = uvicorn.Server(config)
+    thread = threading.Thread(target=served.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not served.started:
+        assert time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.05)
+    port = served.servers[0].sockets[0].getsockname()[1]
+    yield port
+    served.should_exit = True
+    thread.join(10)
+
+
+def test_a_json_body_over_its_limit_is_413_naming_the_setting(client: TestClient) -> None:
+    body = b'{"question": "' + b"x" * JSON_LIMIT + b'"}'
+    response = client.post("/v1/query", content=body, headers={"content-type": "application/json"})
+    assert response.status_code == 413
+    assert "TREERAG_MAX_JSON_BYTES" in response.json()["detail"]
+    assert len(response.content) < 1_000
+    assert response.headers["x-content-type-options"] == "nosniff"
+
+
+def test_a_json_body_within_its_limit_reaches_validation(client: TestClient) -> None:
+    response = client.post("/v1/query", json={"question": "x" * (JSON_LIMIT // 2)})
+    assert response.status_code == 422  # longer than a question may be: validated, not refused by size
+
+
+def test_a_declared_upload_size_over_the_limit_is_413(client: TestClient) -> None:
+    data = b"%PDF-1.7\n" + b"0" * (2 * UPLOAD_LIMIT)
+    response = client.post("/v1/documents", files={"file": ("big.pdf", data, "application/pdf")})
+    assert response.status_code == 413
+    assert "TREERAG_MAX_UPLOAD_BYTES" in response.json()["detail"]
+
+
+def send_chunked_upload(port: int, total_bytes: int, chunk_bytes: int = 64 * 1024) -> tuple[int, bytes]:
+    """A multipart upload of `total_bytes` with no Content-Length (chunked), written until the
+    server answers; returns the bytes written by then and the response's head."""
+    head = (f"POST /v1/documents HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            f"Content-Type: multipart/form-data; boundary={BOUNDARY}\r\nTransfer-Encoding: chunked\r\n\r\n")
+    part = (f"--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"big.pdf\"\r\n"
+            f"Content-Type: application/pdf\r\n\r\n%PDF-1.7\n").encode()
+    sent = 0
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
+        conn.sendall(head.encode())
+        chunk = b"0" * chunk_bytes
+        first = part
+        try:
+            while sent < total_bytes:
+                payload = first + chunk
+                first = b""
+                conn.sendall(f"{len(payload):x}\r\n".encode() + payload + b"\r\n")
+                sent += len(payload)
+                readable, _, _ = select.select([conn], [], [], 0)
+                if readable:
+                    break
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        conn.settimeout(30)
+        response = b""
+        while b"\r\n\r\n" not in response:
+            data = conn.recv(65536)
+            if not data:
+                break
+            response += data
+    return sent, response
+
+
+def test_a_chunked_upload_is_refused_as_soon_as_it_passes_the_limit(server: int) -> None:
+    total = 256 * UPLOAD_LIMIT  # 256 MiB offered
+    sent, response = send_chunked_upload(server, total)
+    assert response.startswith(b"HTTP/1.1 413"), response[:200]
+    # What was written before the answer: the limit plus what the sockets' buffers hold.
+    assert sent < 32 * UPLOAD_LIMIT, f"{sent} bytes were read before the 413"
