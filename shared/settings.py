@@ -26,6 +26,19 @@ class Settings(BaseSettings):
     max_upload_bytes: int = Field(default=200 * 1024 * 1024, ge=1, description="Larger PDFs are refused (413).")
     max_json_bytes: int = Field(default=1024 * 1024, ge=1, description="Larger JSON request bodies are refused (413).")
     query_timeout_s: float = Field(default=30.0, gt=0)
+    request_timeout_s: float = Field(
+        default=10.0, gt=0, description="A gateway request's time budget once its body is read (a query's is its "
+        "timeout_s): past it, or when Kafka or MongoDB is unreachable, the answer is 503 with Retry-After.",
+    )
+    heartbeat_interval_s: float = Field(default=3.0, gt=0, description="How often a stage process writes its heartbeat.")
+    heartbeat_ttl_s: float = Field(
+        default=10.0, gt=0, description="A stage with no heartbeat this recent is dead (/readyz answers 503)."
+    )
+    ready_stages: str = Field(
+        default="indexer,navigator,compressor,verifier",
+        description="Stages /readyz requires alive (comma-separated); each needs one live process.",
+    )
+    retry_after_s: float = Field(default=5.0, gt=0, description="The Retry-After the gateway's 503 answers carry.")
     publish_timeout_s: float = Field(
         default=2.0, gt=0, description="How long an upload waits for Kafka before leaving the event to the outbox relay."
     )

@@ -9,7 +9,7 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import timedelta
@@ -26,6 +26,8 @@ from pydantic import ValidationError
 from services.gateway.answers import AnswerWaiter
 from services.gateway.errors import install_validation_handler, shortened
 from services.gateway.limits import install_body_limits
+from services.gateway.readiness import readiness
+from services.gateway.outages import BackendUnavailable, bounded, extend_deadline, install_outage_handling
 from services.gateway.schemas import (
     DeletedOut,
     DocumentOut,
@@ -51,6 +53,7 @@ from shared.adapters.metrics import (
     record_finished_query,
     render_metrics,
 )
+from shared.adapters.mongo.heartbeats import MongoHeartbeats
 from shared.adapters.mongo.outbox import MongoOutbox
 from shared.adapters.mongo.queries import MongoQueryRepository, QueryRecord, QueryStatus
 from shared.adapters.mongo.store import MongoRepository, connect
@@ -85,6 +88,7 @@ class Backends:
     queries: MongoQueryRepository
     waiter: AnswerWaiter
     outbox: OutboxPublisher  # document events: never lost to a Kafka outage
+    heartbeats: MongoHeartbeats
 
 
 def query_outcome(finished: QueryRecord | None) -> str:
@@ -104,7 +108,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     def b() -> Backends:
         if "live" not in backends:
-            raise HTTPException(503, "the gateway is starting; retry in a moment")
+            raise BackendUnavailable("the gateway", "is starting")
         return backends["live"]
 
     # Each replica reads every answer (own group, newest offsets) and resolves its own requests.
@@ -138,7 +142,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await ensure_topics(settings.kafka_bootstrap, settings.topic_partitions, prefix=settings.topic_prefix)
-        mongo = connect(settings.mongo_url)
+        # Fails a request over to 503 well within its budget when MongoDB is down.
+        mongo = connect(settings.mongo_url, serverSelectionTimeoutMS=int(settings.request_timeout_s * 500))
         repo = MongoRepository(mongo, settings.mongo_db, owns_client=False)
         queries = MongoQueryRepository(mongo, settings.mongo_db)
         outbox = MongoOutbox(mongo[settings.mongo_db])
@@ -146,7 +151,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         await queries.ensure_indexes()
         await outbox.ensure_indexes()
         publisher = OutboxPublisher(outbox, bus, send_timeout_s=settings.publish_timeout_s)
-        backends["live"] = Backends(repo, queries, AnswerWaiter(queries), publisher)
+        backends["live"] = Backends(repo, queries, AnswerWaiter(queries), publisher,
+                                    MongoHeartbeats(mongo[settings.mongo_db]))
         await broker.start()
         relay = asyncio.create_task(publisher.run_relay(settings.outbox_relay_interval_s))
         logger.info("gateway ready", extra=log_fields(kafka=settings.kafka_bootstrap, mongo_db=settings.mongo_db))
@@ -168,6 +174,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     install_validation_handler(app)
     install_body_limits(app, settings)
+    install_outage_handling(app, settings)
     mount_web(app, lambda: b().repo, settings.prometheus_url)
 
     @app.middleware("http")
@@ -193,18 +200,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @app.get("/readyz", tags=["ops"])
     async def readyz() -> JSONResponse:
-        checks: dict[str, str] = {}
-        try:
-            await asyncio.wait_for(b().repo.ping(), 3.0)
-            checks["mongodb"] = "ok"
-        except Exception as exc:
-            checks["mongodb"] = f"unreachable: {exc!r}"
-        try:
-            checks["kafka"] = "ok" if await broker.ping(timeout=3.0) else "unreachable"
-        except Exception as exc:
-            checks["kafka"] = f"unreachable: {exc!r}"
-        ready = all(v == "ok" for v in checks.values())
-        return JSONResponse({"ready": ready, "checks": checks}, status_code=200 if ready else 503)
+        """200 when MongoDB, Kafka and a live process of each required stage are there; 503 naming
+        what is missing otherwise."""
+        live = backends.get("live")
+        ready, body = await readiness(settings, lambda: b().repo.ping(), lambda: broker.ping(timeout=3.0),
+                                      live.heartbeats if live else None)
+        return JSONResponse(body, status_code=200 if ready else 503)
 
     @app.get("/metrics", tags=["ops"])
     async def metrics() -> Response:
@@ -359,6 +360,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     async def query(req: QueryRequest) -> Any:
         started = time.perf_counter()
+        timeout_s = req.timeout_s or settings.query_timeout_s
+        extend_deadline(timeout_s)  # a 503 or 504 within the client's timeout, never later
         query_settings_ = query_settings(req)
         doc_ids = await resolve_documents(req.doc_ids)
         live = b()
@@ -366,14 +369,17 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         with correlated(query_id=query_id):
             record = QueryRecord(query_id=query_id, question=req.question, doc_ids=doc_ids,
                                  settings=query_settings_, tenant=settings.tenant)
-            timeout_s = req.timeout_s or settings.query_timeout_s
             # Past its deadline no stage works on the query any more: an overload drains. An
             # async query without an explicit timeout has no deadline (its client polls).
             deadline = None if req.run_async and not req.timeout_s else record.created_at + timedelta(seconds=timeout_s)
             event = QueryReceived(query_id=query_id, question=req.question, doc_ids=doc_ids,
                                   settings=query_settings_, tenant=settings.tenant, deadline=deadline)
+            def publish() -> Awaitable[None]:
+                remaining = timeout_s - (time.perf_counter() - started)
+                return bounded(bus.publish(event), "Kafka", max(0.1, min(settings.publish_timeout_s, remaining)))
+
             if req.run_async:
-                await asyncio.gather(live.queries.create(record), bus.publish(event))
+                await asyncio.gather(live.queries.create(record), publish())
                 return JSONResponse(QueryAccepted(query_id=query_id, status=QueryStatus.PENDING).model_dump(mode="json"),
                                     status_code=202)
             live.waiter.expect(query_id)
@@ -381,8 +387,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             try:
                 # The pending row is only for GET /v1/queries/{id}; the stages never read it, so
                 # it is written while the query is already on its way.
-                await asyncio.gather(live.queries.create(record), bus.publish(event))
-                finished = await live.waiter.wait(query_id, timeout_s)
+                await asyncio.gather(live.queries.create(record), publish())
+                finished = await live.waiter.wait(query_id, timeout_s - (time.perf_counter() - started))
             finally:
                 live.waiter.forget(query_id)
                 INFLIGHT_QUERIES.dec()

@@ -32,6 +32,7 @@ from shared.adapters.metrics import (
     run_lag_reporter,
     start_metrics_server,
 )
+from shared.adapters.mongo.heartbeats import MongoHeartbeats, this_instance
 from shared.adapters.mongo.ledger import DeliveryLedger
 from shared.adapters.mongo.queries import MongoQueryRepository
 from shared.adapters.mongo.store import MongoRepository, connect
@@ -236,12 +237,36 @@ class StageRuntime:
         for subscriber in self._subscribers:
             if subscriber.consumer is not None:
                 self._tasks.append(asyncio.create_task(run_lag_reporter(self.stage, subscriber.consumer)))
+        self._tasks.append(asyncio.create_task(self._heartbeat()))
         logger.info("consuming", extra=log_fields(stage=self.stage, topics=[s.topic_names for s in self._subscribers]))
+
+    def _owned_partitions(self) -> int:
+        return sum(len(s.consumer.assignment()) for s in self._subscribers if s.consumer is not None)
+
+    async def _heartbeat(self) -> None:
+        """The row /readyz reads: this process is alive and its event loop turning."""
+        assert self._mongo is not None
+        heartbeats = MongoHeartbeats(self._mongo[self.settings.mongo_db])
+        purged = False
+        while True:
+            try:
+                if not purged:
+                    await heartbeats.purge_stale()
+                    purged = True
+                await heartbeats.beat(self.stage, this_instance(), self._owned_partitions())
+            except Exception as exc:  # the store is down: the stage looks dead until it is back
+                logger.warning("heartbeat not written", extra=log_fields(error=type(exc).__name__))
+            await asyncio.sleep(self.settings.heartbeat_interval_s)
 
     async def _on_shutdown(self) -> None:
         for task in self._tasks:
             task.cancel()
         self._tasks.clear()
+        if self._mongo is not None:
+            try:  # stopped on purpose: not alive any more, at once
+                await MongoHeartbeats(self._mongo[self.settings.mongo_db]).remove(this_instance())
+            except Exception:
+                logger.warning("heartbeat not removed", exc_info=True)
 
     async def close(self) -> None:
         """Release MongoDB after the broker stopped (FastStream's after_shutdown)."""
