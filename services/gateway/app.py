@@ -27,7 +27,7 @@ from services.gateway.answers import AnswerWaiter
 from services.gateway.errors import install_validation_handler, shortened
 from services.gateway.limits import install_body_limits
 from services.gateway.readiness import readiness
-from services.gateway.outages import BackendUnavailable, bounded, extend_deadline, install_outage_handling
+from services.gateway.outages import UNAVAILABLE_RESPONSES, BackendUnavailable, bounded, extend_deadline, install_outage_handling
 from services.gateway.schemas import (
     DeletedOut,
     DocumentOut,
@@ -169,6 +169,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         version="0.1.0",
         description="Upload PDFs, get page-aware section trees, ask questions and get answers with page citations.",
         lifespan=lifespan,
+        responses=UNAVAILABLE_RESPONSES,
         docs_url=None,  # served offline by the web app, with its assets from this origin
         redoc_url=None,
     )
@@ -198,7 +199,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
-    @app.get("/readyz", tags=["ops"])
+    @app.get("/readyz", tags=["ops"], responses={503: {"description": "Not ready: `missing` names what is down."}})
     async def readyz() -> JSONResponse:
         """200 when MongoDB, Kafka and a live process of each required stage are there; 503 naming
         what is missing otherwise."""
@@ -207,7 +208,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                                       live.heartbeats if live else None)
         return JSONResponse(body, status_code=200 if ready else 503)
 
-    @app.get("/metrics", tags=["ops"])
+    @app.get("/metrics", tags=["ops"], response_class=Response,
+             responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}}})
     async def metrics() -> Response:
         body, content_type = render_metrics()
         return Response(body, media_type=content_type)
@@ -306,7 +308,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             raise HTTPException(404, f"document {record.doc_id} has no page {number} (it has {record.page_count})")
         return PageOut(doc_id=record.doc_id, page=number, text=text)
 
-    @app.get("/v1/documents/{doc_id}/pdf", tags=["documents"])
+    @app.get("/v1/documents/{doc_id}/pdf", tags=["documents"], response_class=Response,
+             responses={200: {"content": {"application/pdf": {"schema": {"type": "string", "format": "binary"}}}}})
     async def get_pdf(doc_id: str) -> Response:
         record = await find(doc_id)
         data = await b().repo.get_pdf(record.doc_id)

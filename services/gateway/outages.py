@@ -13,11 +13,12 @@ import asyncio
 import contextvars
 import logging
 from collections.abc import Awaitable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from aiokafka.errors import KafkaConnectionError, KafkaTimeoutError
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
 from pymongo.errors import ConnectionFailure
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -38,6 +39,17 @@ class BackendUnavailable(Exception):
         super().__init__(f"{backend} {why}")
         self.backend = backend
         self.why = why
+
+
+class Unavailable(BaseModel):
+    detail: str
+    unavailable: str = Field(description="What did not answer: Kafka, MongoDB, or the gateway itself (starting).")
+
+
+# Declared on every operation (FastAPI(responses=...)): any of them may meet an outage.
+UNAVAILABLE_RESPONSES: dict[int | str, dict[str, Any]] = {
+    503: {"model": Unavailable, "description": "Kafka or MongoDB is down or too slow; retry after `Retry-After` s."},
+}
 
 
 def unavailable_response(backend: str, why: str, retry_after_s: int) -> JSONResponse:
