@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import logging
 import os
@@ -26,6 +27,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -70,17 +72,18 @@ class Load:
     queries: list[dict[str, Any]] = field(default_factory=list)
     uploads: list[dict[str, Any]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    asked: Iterator[int] = field(default_factory=itertools.count)
 
     def ask(self) -> None:
         with httpx.Client(timeout=QUERY_TIMEOUT_S + 30) as client:
             while not self.stop.is_set():
                 started = time.monotonic()
                 try:
+                    # A question never asked before: the pipeline runs, never the answer cache.
+                    question = f"How often is the pump maintenance procedure repeated? (request {next(self.asked)})"
                     response = client.post(f"{self.url}/v1/query", json={
-                        "question": "How often is the pump maintenance procedure repeated?",
-                        "doc_ids": [self.doc_id], "timeout_s": QUERY_TIMEOUT_S,
-                        "settings": {"max_documents": 1000 + len(self.queries)}})  # never the answer cache
-                    status, query_id = response.status_code, (response.json() or {}).get("query_id")
+                        "question": question, "doc_ids": [self.doc_id], "timeout_s": QUERY_TIMEOUT_S})
+                    status, query_id = response.status_code, response.json().get("query_id")
                 except (httpx.HTTPError, ValueError) as exc:
                     status, query_id = type(exc).__name__, None
                 took = time.monotonic() - started

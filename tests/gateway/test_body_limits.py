@@ -4,8 +4,6 @@ limit. The app runs without its lifespan (no Kafka, no MongoDB): the limits come
 
 from __future__ import annotations
 
-import select
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -16,12 +14,12 @@ from fastapi.testclient import TestClient
 
 from services.gateway.app import create_app
 from shared.settings import Settings
+from tests.gateway.streams import send_chunked_upload
 
 UPLOAD_LIMIT = 1024 * 1024
 JSON_LIMIT = 64 * 1024
 SETTINGS = Settings(kafka_bootstrap="127.0.0.1:1", mongo_url="mongodb://127.0.0.1:1/",
                     max_upload_bytes=UPLOAD_LIMIT, max_json_bytes=JSON_LIMIT)
-BOUNDARY = "treerag-test-boundary"
 
 
 @pytest.fixture(scope="module")
@@ -65,39 +63,6 @@ def test_a_declared_upload_size_over_the_limit_is_413(client: TestClient) -> Non
     response = client.post("/v1/documents", files={"file": ("big.pdf", data, "application/pdf")})
     assert response.status_code == 413
     assert "TREERAG_MAX_UPLOAD_BYTES" in response.json()["detail"]
-
-
-def send_chunked_upload(port: int, total_bytes: int, chunk_bytes: int = 64 * 1024) -> tuple[int, bytes]:
-    """A multipart upload of `total_bytes` with no Content-Length (chunked), written until the
-    server answers; returns the bytes written by then and the response's head."""
-    head = (f"POST /v1/documents HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-            f"Content-Type: multipart/form-data; boundary={BOUNDARY}\r\nTransfer-Encoding: chunked\r\n\r\n")
-    part = (f"--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"big.pdf\"\r\n"
-            f"Content-Type: application/pdf\r\n\r\n%PDF-1.7\n").encode()
-    sent = 0
-    with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
-        conn.sendall(head.encode())
-        chunk = b"0" * chunk_bytes
-        first = part
-        try:
-            while sent < total_bytes:
-                payload = first + chunk
-                first = b""
-                conn.sendall(f"{len(payload):x}\r\n".encode() + payload + b"\r\n")
-                sent += len(payload)
-                readable, _, _ = select.select([conn], [], [], 0)
-                if readable:
-                    break
-        except (BrokenPipeError, ConnectionResetError):
-            pass
-        conn.settimeout(30)
-        response = b""
-        while b"\r\n\r\n" not in response:
-            data = conn.recv(65536)
-            if not data:
-                break
-            response += data
-    return sent, response
 
 
 def test_a_chunked_upload_is_refused_as_soon_as_it_passes_the_limit(server: int) -> None:
