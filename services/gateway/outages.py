@@ -110,7 +110,9 @@ class RequestBudget:
             if started:
                 raise
             logger.warning("request over its time budget", extra={"fields": {"path": scope.get("path")}})
-            response = unavailable_response("Kafka or MongoDB", "did not answer in time", self.retry_after_s)
+            response = unavailable_response(
+                "Kafka or MongoDB", f"did not answer within the request's budget (a query's timeout_s, else "
+                f"TREERAG_REQUEST_TIMEOUT_S = {self.timeout_s:g} s)", self.retry_after_s)
             await response(scope, receive, send)
 
 

@@ -237,16 +237,16 @@ class StageRuntime:
         for subscriber in self._subscribers:
             if subscriber.consumer is not None:
                 self._tasks.append(asyncio.create_task(run_lag_reporter(self.stage, subscriber.consumer)))
-        self._tasks.append(asyncio.create_task(self._heartbeat()))
+        if self._mongo is not None:
+            self._tasks.append(asyncio.create_task(self._heartbeat(self._mongo)))
         logger.info("consuming", extra=log_fields(stage=self.stage, topics=[s.topic_names for s in self._subscribers]))
 
     def _owned_partitions(self) -> int:
         return sum(len(s.consumer.assignment()) for s in self._subscribers if s.consumer is not None)
 
-    async def _heartbeat(self) -> None:
+    async def _heartbeat(self, mongo: AsyncMongoClient[dict[str, Any]]) -> None:
         """The row /readyz reads: this process is alive and its event loop turning."""
-        assert self._mongo is not None
-        heartbeats = MongoHeartbeats(self._mongo[self.settings.mongo_db])
+        heartbeats = MongoHeartbeats(mongo[self.settings.mongo_db])
         purged = False
         while True:
             try:
