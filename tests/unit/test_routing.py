@@ -152,7 +152,7 @@ async def test_an_uploaded_pdf_is_indexed_and_warms_the_navigator_before_any_que
     async with TestKafkaBroker(system.broker):
         bus = Bus(system.broker, "gateway")
         await bus.publish(DocumentUploaded(doc_id=doc_id, file_name="manual.pdf", size_bytes=len(data),
-                                           pdf_ref=f"gridfs:{doc_id}"))
+                                           pdf_ref=f"gridfs:{doc_id}", tenant="acme"))
         assert system.topics_seen() == ["document.uploaded", "tree.built"]  # sorted
         assert system.repository.documents[doc_id].status == DocumentStatus.READY
         loads = system.repository.reads["get_tree"]
