@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pypdfium2 as pdfium
 import pytest
 from fpdf import FPDF
@@ -161,7 +160,7 @@ def indexer_for_module(stack: Any) -> Iterator[ServiceProcess]:
 
 
 def test_delete_is_offered_exactly_when_the_api_has_it(gateway: Gateway, browser: Any, uploaded: dict[str, Any]) -> None:
-    spec = httpx.get(f"{gateway.url}/openapi.json", timeout=10).json()
+    spec = gateway.get("/openapi.json", timeout=10).json()
     api_deletes = "delete" in spec["paths"]["/v1/documents/{doc_id}"]
     tab = Page(browser, DESKTOP)
     try:
@@ -177,14 +176,14 @@ def test_delete_is_offered_exactly_when_the_api_has_it(gateway: Gateway, browser
         button.click()
         button.click()  # the second press confirms
         broken.wait_for(state="detached", timeout=30_000)
-        assert httpx.get(f"{gateway.url}/v1/documents/{doc_id}", timeout=10).status_code == 404
+        assert gateway.get(f"/v1/documents/{doc_id}", timeout=10).status_code == 404
         tab.check("documents after a delete")
     finally:
         tab.close()
 
 
 def test_the_uploaded_pdf_is_listed_ready_with_its_pages(gateway: Gateway, uploaded: dict[str, Any]) -> None:
-    document = httpx.get(f"{gateway.url}/v1/documents/{uploaded['doc_id']}", timeout=10).json()
+    document = gateway.get(f"/v1/documents/{uploaded['doc_id']}", timeout=10).json()
     assert document["status"] == "ready"
     assert document["page_count"] == len(TOPICS)
     assert document["file_name"] == FILE_NAME
@@ -314,7 +313,7 @@ def prometheus_gateway(stack: Stack, uploaded: dict[str, Any], tmp_path_factory:
         wait_until(gateway.ready, 240, "the gateway with Prometheus /readyz", interval_s=0.5)
         wait_for_scrapes(server, sorted(targets))
         for _ in range(3):  # traffic in the rate window
-            response = httpx.post(f"{gateway.url}/v1/query", timeout=60,
+            response = gateway.post("/v1/query", timeout=60,
                                   json={"question": QUESTION, "doc_ids": [uploaded["doc_id"]]})
             assert response.status_code == 200, response.text
         wait_for_scrapes(server, sorted(targets))
@@ -327,7 +326,7 @@ def prometheus_gateway(stack: Stack, uploaded: dict[str, Any], tmp_path_factory:
 def test_the_pipeline_page_shows_each_stage_from_prometheus(
         browser: Any, prometheus_gateway: tuple[Gateway, Prometheus]) -> None:
     gateway, _ = prometheus_gateway
-    figures = httpx.get(f"{gateway.url}/v1/pipeline", timeout=10).json()
+    figures = gateway.get("/v1/pipeline", timeout=10).json()
     assert figures["source"] == "prometheus", figures
     stages = {s["stage"] for s in figures["stages"]}
     assert {"indexer", "navigator", "compressor", "verifier"} <= stages
