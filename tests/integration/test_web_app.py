@@ -10,6 +10,7 @@ of each is saved to docs/ui/ for the README.
 from __future__ import annotations
 
 import io
+import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -77,8 +78,13 @@ def browser(chromium_path: str) -> Iterator[Any]:
 class Page:
     """A browser tab that records what must never happen: script errors, dialogs, CSP reports."""
 
-    def __init__(self, browser: Any, viewport: dict[str, int]) -> None:
+    key: str | None = None  # the session's API key (`api_key`): each tab starts with it entered
+
+    def __init__(self, browser: Any, viewport: dict[str, int], *, with_key: bool = True) -> None:
         self.context = browser.new_context(viewport=viewport)
+        if with_key and Page.key:
+            # As if entered in the key field of an earlier page of this tab (`uploaded` enters it).
+            self.context.add_init_script(f"sessionStorage.setItem('treerag.api-key', {json.dumps(Page.key)})")
         self.page = self.context.new_page()
         self.problems: list[str] = []
         self.page.on("pageerror", lambda error: self.problems.append(f"script error: {error}"))
@@ -121,12 +127,26 @@ def sentence_position(pdf: bytes, page_number: int, text: str) -> tuple[float, f
     return left / width, 1 - top / height
 
 
+@pytest.fixture(scope="module", autouse=True)
+def tabs_carry_the_key(api_key: str) -> Iterator[None]:
+    Page.key = api_key
+    yield
+    Page.key = None
+
+
 @pytest.fixture(scope="module")
 def uploaded(gateway: Gateway, browser: Any, indexer_for_module: ServiceProcess) -> Iterator[dict[str, Any]]:
     data = hostile_manual_pdf()
-    tab = Page(browser, DESKTOP)
+    tab = Page(browser, DESKTOP, with_key=False)
     try:
         tab.page.goto(f"{gateway.url}/")
+        # Without a key the page says where to enter it; entered, it is used from then on.
+        tab.page.locator("#key-state", has_text="needs an API key").wait_for(timeout=30_000)
+        assert "401" not in tab.page.locator("#key-state").inner_text()
+        tab.page.fill("#api-key", gateway.key or "")
+        tab.page.click("#key-save")
+        tab.page.locator("#key-state", has_text="Key set").wait_for(timeout=30_000)
+        assert tab.page.evaluate("sessionStorage.getItem('treerag.api-key')") == gateway.key
         # Two files at once: each gets its own progress bar and its own status.
         tab.page.set_input_files("#file-input", files=[
             {"name": FILE_NAME, "mimeType": "application/pdf", "buffer": data},
