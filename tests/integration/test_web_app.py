@@ -221,13 +221,15 @@ def test_a_section_of_the_tree_opens_its_first_page(gateway: Gateway, browser: A
         section.click()
         image = tab.page.locator("#viewer-image")
         tab.page.wait_for_function("() => document.getElementById('viewer-image').naturalWidth > 0")
-        assert image.get_attribute("src").endswith("/pages/4/image?scale=1.5")
+        # Fetched with the key (an <img src> could not send it) and shown from a blob.
+        assert image.get_attribute("data-source").endswith("/pages/4/image?scale=1.5")
+        assert image.get_attribute("src").startswith("blob:")
         assert tab.page.locator("#viewer-title").inner_text().endswith("page 4")
         tab.page.locator("#viewer-next").click()
-        tab.page.wait_for_function("() => document.getElementById('viewer-image').src.includes('/pages/5/')")
+        tab.page.wait_for_function("() => document.getElementById('viewer-image').dataset.source.includes('/pages/5/')")
         tab.page.fill("#viewer-page", "2")
         tab.page.locator("#viewer-page").dispatch_event("change")
-        tab.page.wait_for_function("() => document.getElementById('viewer-image').src.includes('/pages/2/')")
+        tab.page.wait_for_function("() => document.getElementById('viewer-image').dataset.source.includes('/pages/2/')")
         tab.page.wait_for_function("() => document.getElementById('viewer-image').complete")
         screenshot(tab.page, "document")
         tab.check("document")
@@ -321,14 +323,14 @@ def test_the_ask_page_fits_a_phone(gateway: Gateway, browser: Any, uploaded: dic
 
 @pytest.fixture(scope="module")
 def prometheus_gateway(stack: Stack, uploaded: dict[str, Any], tmp_path_factory: pytest.TempPathFactory,
-                       ) -> Iterator[tuple[Gateway, Prometheus]]:
+                       api_key: str) -> Iterator[tuple[Gateway, Prometheus]]:
     """A Prometheus scraping every process of the stack, and a gateway that reads it."""
     targets: dict[str, list[str]] = {}
     for process in stack.processes:
         if process.alive and process.metrics_port:
             targets.setdefault(process.name.rsplit("-", 1)[0], []).append(f"127.0.0.1:{process.metrics_port}")
     server = Prometheus.start(tmp_path_factory.mktemp("web-prometheus"), targets)
-    gateway = stack.start_gateway(TREERAG_PROMETHEUS_URL=server.url)
+    gateway = stack.start_gateway(api_key, TREERAG_PROMETHEUS_URL=server.url)
     try:
         wait_until(gateway.ready, 240, "the gateway with Prometheus /readyz", interval_s=0.5)
         wait_for_scrapes(server, sorted(targets))

@@ -114,6 +114,7 @@ export class PageViewer {
     if (this.state.page !== page) return;
     if (this.imageUrl) URL.revokeObjectURL(this.imageUrl);
     this.imageUrl = URL.createObjectURL(blob);
+    this.image.dataset.source = url; // what is shown, for a reader of the page (src is the blob's)
     this.image.src = this.imageUrl;
   }
 
