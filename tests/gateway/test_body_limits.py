@@ -18,7 +18,8 @@ from tests.gateway.streams import send_chunked_upload
 
 UPLOAD_LIMIT = 1024 * 1024
 JSON_LIMIT = 64 * 1024
-SETTINGS = Settings(kafka_bootstrap="127.0.0.1:1", mongo_url="mongodb://127.0.0.1:1/",
+# No keys asked (TREERAG_AUTH=off): a body within its limits reaches validation, not a 401.
+SETTINGS = Settings(kafka_bootstrap="127.0.0.1:1", mongo_url="mongodb://127.0.0.1:1/", auth="off",
                     max_upload_bytes=UPLOAD_LIMIT, max_json_bytes=JSON_LIMIT)
 
 

@@ -54,7 +54,7 @@ def test_no_operation_answers_an_undeclared_server_error(gateway_schema: Any, fu
         @settings(max_examples=EXAMPLES_PER_OPERATION, derandomize=True, database=None, deadline=None,
                   suppress_health_check=list(HealthCheck))
         def no_undeclared_server_error(case: Any) -> None:
-            response = case.call(base_url=fuzzed_gateway.url, timeout=60)
+            response = case.call(base_url=fuzzed_gateway.url, headers=fuzzed_gateway.auth, timeout=60)
             status = response.status_code
             assert status != 500 and (status < 500 or str(status) in declared), (
                 f"{case.method} {case.formatted_path} -> {status}: {response.text[:500]}")

@@ -28,7 +28,7 @@ def run_infra(env: dict[str, str], script: str, action: str) -> None:
 
 def timed_query(gateway: Gateway, doc_id: str) -> tuple[httpx.Response, float]:
     started = time.monotonic()
-    response = httpx.post(f"{gateway.url}/v1/query", timeout=60, json={
+    response = gateway.post("/v1/query", timeout=60, json={
         "question": "How often is the coolant pump serviced?", "doc_ids": [doc_id], "timeout_s": QUERY_TIMEOUT_S})
     return response, time.monotonic() - started
 
@@ -48,7 +48,7 @@ def test_a_query_during_a_kafka_outage_is_503_within_its_timeout(
         response, took = timed_query(gateway, document["doc_id"])
         assert took < QUERY_TIMEOUT_S + LATE_S, f"answered after {took:.1f}s"
         assert_unavailable(response, "Kafka")
-        assert httpx.get(f"{gateway.url}/v1/documents", timeout=30).status_code == 200  # the store is up
+        assert gateway.get("/v1/documents", timeout=30).status_code == 200  # the store is up
         ready = httpx.get(f"{gateway.url}/readyz", timeout=30)
         assert ready.status_code == 503 and "kafka" in ready.json()["missing"]
     finally:
@@ -66,7 +66,7 @@ def test_requests_during_a_store_outage_are_503_within_their_budget(
         response, took = timed_query(gateway, document["doc_id"])
         assert took < QUERY_TIMEOUT_S + LATE_S, f"answered after {took:.1f}s"
         assert response.status_code == 503 and int(response.headers["retry-after"]) >= 1, response.text
-        for attempt in (lambda: httpx.get(f"{gateway.url}/v1/documents", timeout=60),
+        for attempt in (lambda: gateway.get("/v1/documents", timeout=60),
                         lambda: upload(gateway, manual_pdf(unit=813), "unit-813.pdf")):
             started = time.monotonic()
             response = attempt()
@@ -77,7 +77,7 @@ def test_requests_during_a_store_outage_are_503_within_their_budget(
         assert ready.status_code == 503 and "mongodb" in ready.json()["missing"]
     finally:
         run_infra(infra.env, "ferretdb.sh", "start")
-    wait_until(lambda: httpx.get(f"{gateway.url}/v1/documents", timeout=30).status_code == 200, 120,
+    wait_until(lambda: gateway.get("/v1/documents", timeout=30).status_code == 200, 120,
                "the gateway to read the store again")
 
 
