@@ -27,8 +27,14 @@ from services.gateway.answers import AnswerWaiter
 from services.gateway.auth import AUTHENTICATED, Caller, CallerDep, install_auth, require_admin
 from services.gateway.errors import install_validation_handler, shortened
 from services.gateway.limits import install_body_limits
+from services.gateway.outages import (
+    UNAVAILABLE_RESPONSES,
+    BackendUnavailable,
+    bounded,
+    extend_deadline,
+    install_outage_handling,
+)
 from services.gateway.readiness import readiness
-from services.gateway.outages import UNAVAILABLE_RESPONSES, BackendUnavailable, bounded, extend_deadline, install_outage_handling
 from services.gateway.schemas import (
     DeletedOut,
     DocumentOut,
