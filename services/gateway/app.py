@@ -28,6 +28,7 @@ from services.gateway.auth import AUTHENTICATED, Caller, CallerDep, install_auth
 from services.gateway.errors import install_validation_handler, shortened
 from services.gateway.limits import install_body_limits
 from services.gateway.outages import (
+    CLIENT_TIMEOUT,
     UNAVAILABLE_RESPONSES,
     BackendUnavailable,
     bounded,
@@ -184,7 +185,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         description="Upload PDFs, get page-aware section trees, ask questions and get answers with page citations.",
         lifespan=lifespan,
         responses=UNAVAILABLE_RESPONSES,
-        dependencies=[AUTHENTICATED],  # every route: 401 without a key but the public ones
+        # Every route: its client's timeout_s, then 401 without a key but the public ones.
+        dependencies=[CLIENT_TIMEOUT, AUTHENTICATED],
         docs_url=None,  # served offline by the web app, with its assets from this origin
         redoc_url=None,
     )

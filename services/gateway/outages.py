@@ -11,17 +11,19 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import json
 import logging
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
 from aiokafka.errors import KafkaConnectionError, KafkaTimeoutError
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 from pymongo.errors import ConnectionFailure
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from services.gateway.schemas import QUERY_TIMEOUT_MAX_S
 from shared.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -72,6 +74,26 @@ def extend_deadline(seconds: float) -> None:
     budget = _budget.get()
     if budget is not None:
         budget.reschedule(asyncio.get_running_loop().time() + seconds)
+
+
+async def follow_client_timeout(request: Request) -> None:
+    """The app's first dependency: a JSON request naming its own `timeout_s` (a query) has that
+    budget from the start, the API key's lookup in the store included (the route repeats it)."""
+    if not request.headers.get("content-type", "").startswith("application/json"):
+        return
+    body = await request.body()  # read once by FastAPI already: this is its cached copy
+    if b'"timeout_s"' not in body:
+        return
+    try:
+        fields = json.loads(body)
+    except ValueError:
+        return  # the route answers 422
+    timeout_s = fields.get("timeout_s") if isinstance(fields, dict) else None
+    if isinstance(timeout_s, int | float) and not isinstance(timeout_s, bool) and 0 < timeout_s <= QUERY_TIMEOUT_MAX_S:
+        extend_deadline(timeout_s)
+
+
+CLIENT_TIMEOUT = Depends(follow_client_timeout)
 
 
 class RequestBudget:

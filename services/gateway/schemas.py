@@ -23,6 +23,9 @@ from shared.model.query import (
 )
 
 
+QUERY_TIMEOUT_MAX_S = 600.0
+
+
 class UploadAccepted(BaseModel):
     doc_id: str
     status: DocumentStatus
@@ -82,7 +85,7 @@ class QueryRequest(BaseModel):
         description="Any QuerySettings field (max_depth, beam_width, token_budget...), each within its bounds.",
     )
     run_async: bool = Field(default=False, alias="async", description="Return 202 at once with the query_id.")
-    timeout_s: float | None = Field(default=None, gt=0, le=600, description="How long to wait for the answer.")
+    timeout_s: float | None = Field(default=None, gt=0, le=QUERY_TIMEOUT_MAX_S, description="How long to wait for the answer.")
 
 
 class Timings(BaseModel):
