@@ -79,16 +79,16 @@ def cpu_between(before: Readings, after: Readings) -> dict[str, float]:
 
 
 def idle_rates(stack: BusStack, seconds: float = IDLE_S) -> dict[str, float]:
-    """CPU seconds per second of every process while nothing is sent: heartbeats, fetch polls,
-    lag reports, health checks, the JVM's own work. Part of what a run costs is this rate times
-    its duration, whatever the page count."""
+    """CPU seconds per second of every process while nothing is sent (the warm stack before a
+    run): heartbeats, fetch polls, lag reports, health checks, the JVM's own work. Part of what a
+    run costs is this rate times its duration, whatever the page count."""
     before = Readings.take(stack)
     time.sleep(seconds)
     return {name: round(cpu / seconds, 5) for name, cpu in cpu_between(before, Readings.take(stack)).items()}
 
 
 def summarize_run(
-    label: str, indexers: int, pages: int, documents: int, failed: int, wall_s: float,
+    label: str, indexers: int, pages: int, documents: int, failed: int, wall_s: float, cpu_window_s: float,
     before: Readings, after: Readings, machine: dict[str, float], idle: dict[str, float],
 ) -> dict[str, Any]:
     cpu = cpu_between(before, after)
@@ -98,7 +98,7 @@ def summarize_run(
         by_component[component(name)] = round(by_component.get(component(name), 0.0) + value, 3)
         at_rest[component(name)] = round(at_rest.get(component(name), 0.0) + idle.get(name, 0.0), 5)
     # What each page adds on top of the process' CPU at rest over the same time.
-    marginal = {name: max(0.0, value - at_rest.get(name, 0.0) * wall_s) for name, value in by_component.items()}
+    marginal = {name: max(0.0, value - at_rest.get(name, 0.0) * cpu_window_s) for name, value in by_component.items()}
     indexer = by_component.get(INDEXER, 0.0)
     bus_store = sum(by_component.get(name, 0.0) for name in BUS_AND_STORE)
     query_stages = sum(by_component.get(name, 0.0) for name in QUERY_STAGES)
@@ -109,6 +109,8 @@ def summarize_run(
         "failed": failed,
         "pages": pages,
         "wall_s": round(wall_s, 2),
+        # From the first upload until every process was back at rest: the CPU figures' span.
+        "cpu_window_s": round(cpu_window_s, 2),
         "pages_per_s": round(pages / wall_s, 2) if wall_s else 0.0,
         "cpu_s": cpu,
         "cpu_s_per_page": per_page(cpu, pages),
@@ -160,7 +162,27 @@ def project(run: dict[str, Any], cores: tuple[int, ...] = PROJECTED_CORES) -> di
     return out
 
 
+def total_cpu(readings: Readings) -> float:
+    return sum(r.cpu_s for r in readings.processes.values())
+
+
+def wait_quiet(stack: BusStack, idle: dict[str, float], timeout_s: float = 300.0, window_s: float = 3.0) -> Readings:
+    """Readings once the stack is back at rest: work a page caused can outlast its document's
+    `ready` (the navigator warming its index, the store writing behind), and belongs to it."""
+    at_rest = sum(idle.values())
+    deadline = time.monotonic() + timeout_s
+    previous = Readings.take(stack)
+    while True:
+        time.sleep(window_s)
+        current = Readings.take(stack)
+        busy = (total_cpu(current) - total_cpu(previous)) / window_s
+        if busy <= 1.5 * at_rest + 0.02 or time.monotonic() > deadline:
+            return current
+        previous = current
+
+
 async def ingest(stack: BusStack, files: list[Path], label: str, indexers: int) -> dict[str, Any]:
+    idle = idle_rates(stack)
     async with httpx.AsyncClient(base_url=stack.gateway_url, timeout=120.0) as client:
         before = Readings.take(stack)
         machine = MachineCpu().start()
@@ -168,13 +190,14 @@ async def ingest(stack: BusStack, files: list[Path], label: str, indexers: int) 
         doc_ids = [await upload(client, path) for path in files]
         records, last = await wait_terminal(client, doc_ids, timeout_s=3600, poll_s=POLL_S)
         machine_use = machine.stop()
-        after = Readings.take(stack)
-    idle = idle_rates(stack)
+    after = wait_quiet(stack, idle)
+    cpu_window_s = time.perf_counter() - start
     failed = [d for d, r in records.items() if r["status"] == "failed"]
     for doc_id in failed:
         logger.warning("document failed through the bus: %s", records[doc_id])
     pages = sum(page_count(p) for p in files)
-    return summarize_run(label, indexers, pages, len(files), len(failed), last - start, before, after, machine_use, idle)
+    return summarize_run(label, indexers, pages, len(files), len(failed), last - start, cpu_window_s,
+                         before, after, machine_use, idle)
 
 
 def run(stack: BusStack, files: list[Path], configurations: list[tuple[bool, int]]) -> list[dict[str, Any]]:
