@@ -169,13 +169,18 @@ def test_every_container_is_probed_sized_and_covered_by_a_disruption_budget(kust
         assert len(covering) == 1, f"{name}: {len(covering)} PodDisruptionBudgets select its pods"
 
 
-def test_the_stage_ports_match_what_the_stages_serve() -> None:
+def test_metrics_are_served_and_scraped_on_each_process_metrics_port() -> None:
     from shared.adapters.metrics import STAGE_METRICS_PORTS
 
     for name, deployment in of_kind(rendered("base"), "Deployment").items():
         stage = name.removeprefix("treerag-")
-        [container] = deployment["spec"]["template"]["spec"]["containers"]
-        assert {p["containerPort"] for p in container["ports"]} == {STAGE_METRICS_PORTS[stage]}
+        pod = deployment["spec"]["template"]
+        [container] = pod["spec"]["containers"]
+        port = STAGE_METRICS_PORTS[stage]
+        env = {e["name"]: e.get("value") for e in container.get("env", [])}
+        assert env.get("TREERAG_METRICS_PORT") == str(port), name
+        assert {"name": "metrics", "containerPort": port} in container["ports"], name
+        assert pod["metadata"]["annotations"]["prometheus.io/port"] == str(port), name
 
 
 def mebibytes(quantity: str) -> float:
