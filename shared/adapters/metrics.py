@@ -15,6 +15,7 @@ import atexit
 import logging
 import os
 import re
+import socket
 import threading
 from collections.abc import Iterable
 from pathlib import Path
@@ -308,7 +309,10 @@ class _QuietHandler(WSGIRequestHandler):
 
 def _serve(port: int, addr: str, health: StageHealth | None) -> WSGIServer:
     app = make_wsgi_app(metrics_registry())
-    server = make_server(addr, port, with_health(app, health) if health else app, ThreadingWSGIServer,
+    # An IPv6 address (TREERAG_METRICS_HOST=::) needs a server of that family.
+    family = socket.getaddrinfo(addr, port, type=socket.SOCK_STREAM)[0][0]
+    server_class = type("MetricsServer", (ThreadingWSGIServer,), {"address_family": family})
+    server = make_server(addr, port, with_health(app, health) if health else app, server_class,
                          handler_class=_QuietHandler)
     threading.Thread(target=server.serve_forever, name=f"metrics-{port}", daemon=True).start()
     return server
