@@ -20,7 +20,6 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from shared.adapters.embedded.store import EmbeddedRepository
-from shared.adapters.embeddings import EmbeddingsConfigError
 from shared.adapters.embeddings.words import word_vectors
 from shared.adapters.nli import EntailmentModelError, configured_judge
 from shared.app.verification import SourcePage, check_sentence
@@ -125,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         counts = asyncio.run(verify_file(args.input, args.out, args.store, configured_judge(args.nli),
                                          word_vectors(get_settings())))
-    except (VerifyInputError, EntailmentModelError, EmbeddingsConfigError, OSError) as exc:
+    except (VerifyInputError, EntailmentModelError, OSError) as exc:
         print(f"treerag verify: {exc}", file=sys.stderr)
         return 2
     print(", ".join(f"{n} {verdict}" for verdict, n in counts.items()) + f" -> {args.out}")
