@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from shared.model.events import (
     AnswerVerified,
     ContextCompressed,
@@ -111,6 +113,22 @@ async def test_tree_built_warms_the_index_so_the_next_query_reads_nothing_from_t
 
     assert (stages.repository.reads["get_tree"], stages.repository.reads["get_pages"]) == loads
     assert stages.bus.topics == ["nodes.selected"]
+
+
+async def test_without_warming_a_new_tree_costs_no_read_until_a_query_asks_it() -> None:
+    stages = await stages_with()
+    stages.navigator.warm = False
+    doc_id = PLANT.record.doc_id
+    await navigate(stages, question(PUMP, query_id="q1"))
+    reads = stages.repository.reads["get_tree"]
+
+    await stages.navigator.on_tree_built(tree_built(doc_id, 2), delivery("navigator", "tree.built"))
+
+    assert doc_id not in stages.indexes
+    assert stages.repository.reads["get_tree"] == reads
+    await navigate(stages, question(PUMP, query_id="q2"))
+    assert stages.repository.reads["get_tree"] == reads + 1
+    assert stages.bus.topics == ["nodes.selected", "nodes.selected"]
 
 
 async def test_a_cold_navigator_loads_the_index_on_the_first_query_only() -> None:
@@ -347,3 +365,16 @@ async def test_the_answer_key_names_the_ranking_model() -> None:
     before = query_answer_key(PUMP, documents, QuerySettings(), EXTRACTIVE, ranker="aaaa")
     assert before == query_answer_key(PUMP, documents, QuerySettings(), EXTRACTIVE, ranker="aaaa")
     assert before != query_answer_key(PUMP, documents, QuerySettings(), EXTRACTIVE, ranker="bbbb")
+
+
+async def test_the_answer_key_names_the_embedder(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Page ranking and the verifier's replaced-word check both depend on the embedder: an
+    answer cached with word vectors must not be served to a deployment without them."""
+    with_vectors = await stages_with()
+    await navigate(with_vectors, question(PUMP, query_id="q1"))
+    monkeypatch.setenv("TREERAG_EMBEDDINGS", "off")
+    lexical = await stages_with()
+    await navigate(lexical, question(PUMP, query_id="q1"))
+
+    keys = {stages.bus.of_type(NodesSelected)[-1].answer_key for stages in (with_vectors, lexical)}
+    assert len(keys) == 2
