@@ -1,0 +1,103 @@
+"""The document listing, newest first, read by `_id` lookups only.
+
+FerretDB 1.24 pushes nothing but `_id` equality down to its backend: a filter on `status`, a
+range or a sort reads the whole collection, so a page of a 10,000-document listing would cost
+as much as listing them all. Instead each document gets a position when it is first stored (a
+counter row incremented by `_id`), and a row `document_order/<position>` names it; a page reads
+the positions below the cursor one `_id` lookup each, then their records, all in parallel.
+The record's own `list_position` is the truth: an order row whose record is gone, or names
+another position (two first writes raced), is passed over. On MongoDB the same lookups are
+served by the `_id` index.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from pymongo import ReturnDocument
+from pymongo.asynchronous.collection import AsyncCollection
+
+from shared.model.documents import DocumentStatus
+
+POSITION_FIELD = "list_position"
+COUNTER_ID = "order"
+# A page filtered by status reads at most this many positions per record asked for, so a rare
+# status costs a bounded read; the cursor continues where it stopped.
+LOOKAHEAD = 4
+
+Row = dict[str, Any]
+
+
+def _order_id(position: int) -> str:
+    return f"{position:012d}"
+
+
+class DocumentOrder:
+    def __init__(self, counters: AsyncCollection[Row], order: AsyncCollection[Row],
+                 documents: AsyncCollection[Row]) -> None:
+        self.counters = counters
+        self.order = order
+        self.documents = documents
+
+    async def position_of(self, doc_id: str) -> int | None:
+        row = await self.documents.find_one({"_id": doc_id}, {POSITION_FIELD: 1})
+        value = row.get(POSITION_FIELD) if row else None
+        return int(value) if value is not None else None
+
+    async def allocate(self, doc_id: str) -> int:
+        """The next position, with its order row written (before the record that names it)."""
+        counter = await self.counters.find_one_and_update(
+            {"_id": COUNTER_ID}, {"$inc": {"last": 1}}, upsert=True, return_document=ReturnDocument.AFTER
+        )
+        position = int(counter["last"])
+        await self.order.insert_one({"_id": _order_id(position), "doc_id": doc_id})
+        return position
+
+    async def forget(self, position: int | None) -> None:
+        if position is not None:
+            await self.order.delete_one({"_id": _order_id(position)})
+
+    async def last_position(self) -> int:
+        counter = await self.counters.find_one({"_id": COUNTER_ID})
+        return int(counter["last"]) if counter else 0
+
+    async def page(self, limit: int, before: int | None, status: DocumentStatus | None) -> tuple[list[Row], int | None]:
+        """Up to `limit` record rows below position `before` (None: from the newest), newest
+        first, and the position the next page starts below (None: nothing is left)."""
+        position = before if before is not None else await self.last_position() + 1
+        budget = limit * (LOOKAHEAD if status is not None else 1)
+        found: list[Row] = []
+        while position > 1 and len(found) < limit and budget > 0:
+            size = min(budget, limit - len(found) if status is None else limit)
+            batch = list(range(position - 1, max(position - 1 - size, 0), -1))
+            rows = await self._records_at(batch)
+            budget -= len(batch)
+            for at, row in zip(batch, rows, strict=True):
+                position = at
+                if row is not None and (status is None or row.get("status") == status.value):
+                    found.append(row)
+                    if len(found) == limit:
+                        break
+        return found, (position if position > 1 else None)
+
+    async def _records_at(self, positions: list[int]) -> list[Row | None]:
+        order_rows = await asyncio.gather(*(self.order.find_one({"_id": _order_id(p)}) for p in positions))
+        doc_ids = [row["doc_id"] if row else None for row in order_rows]
+        records = await asyncio.gather(*(self._record(d) for d in doc_ids))
+        return [r if r is not None and r.get(POSITION_FIELD) == p else None
+                for p, r in zip(positions, records, strict=True)]
+
+    async def _record(self, doc_id: str | None) -> Row | None:
+        return await self.documents.find_one({"_id": doc_id}) if doc_id is not None else None
+
+    async def backfill(self) -> int:
+        """Positions for records stored before the listing had them (oldest first); a scan, run
+        once at start. Returns how many were placed."""
+        missing = await self.documents.find({POSITION_FIELD: {"$exists": False}}, {"created_at": 1}).to_list(None)
+        missing.sort(key=lambda row: str(row.get("created_at", "")))
+        for row in missing:
+            position = await self.allocate(row["_id"])
+            # By `_id` alone: the only filter FerretDB reads through the index.
+            await self.documents.update_one({"_id": row["_id"]}, {"$set": {POSITION_FIELD: position}})
+        return len(missing)
