@@ -184,3 +184,38 @@ async def test_a_listing_sees_writes_from_another_process_at_once_and_is_reused_
     await writer.set_status("a" * 16, DocumentStatus.FAILED, "bad pdf")
     assert {r.doc_id: r.status for r in await reader.list_documents()}["a" * 16] == DocumentStatus.FAILED
     assert scans == 1
+
+
+async def test_the_listing_pages_newest_first_filters_by_status_and_survives_deletion(repo: MongoRepository) -> None:
+    for n in range(7):
+        status = DocumentStatus.FAILED if n in (1, 4) else DocumentStatus.READY
+        await repo.put_document(DocumentRecord(doc_id=f"doc{n}", file_name=f"f{n}.pdf", status=status))
+    await repo.put_document(DocumentRecord(doc_id="doc2", file_name="f2.pdf", status=DocumentStatus.READY))  # no move
+
+    first = await repo.list_page(3)
+    assert [r.doc_id for r in first.records] == ["doc6", "doc5", "doc4"]
+    second = await repo.list_page(3, first.next_position)
+    assert [r.doc_id for r in second.records] == ["doc3", "doc2", "doc1"]
+    last = await repo.list_page(3, second.next_position)
+    assert [r.doc_id for r in last.records] == ["doc0"] and last.next_position is None
+
+    failed = await repo.list_page(10, status=DocumentStatus.FAILED)
+    assert [r.doc_id for r in failed.records] == ["doc4", "doc1"] and failed.next_position is None
+
+    await repo.delete_document("doc5")
+    assert [r.doc_id for r in (await repo.list_page(3)).records] == ["doc6", "doc4", "doc3"]
+
+
+async def test_documents_stored_before_listing_positions_are_listed_after_a_restart(repo: MongoRepository) -> None:
+    await repo.put_document(DocumentRecord(doc_id="new", file_name="new.pdf"))
+    older = DocumentRecord(doc_id="old", file_name="old.pdf").model_dump(mode="json")
+    await repo.documents.insert_one({**older, "_id": "old"})  # as an earlier version stored it
+
+    await repo.ensure_indexes()
+    assert {r.doc_id for r in (await repo.list_page(10)).records} == {"new", "old"}
+
+
+async def test_an_id_lookup_searches_the_index(repo: MongoRepository) -> None:
+    await repo.put_document(DocumentRecord(doc_id="indexed", file_name="a.pdf"))
+    plan = await repo.db.command("explain", {"find": "documents", "filter": {"_id": "indexed"}})
+    assert "USING INDEX" in str(plan.get("queryPlanner")) or "IXSCAN" in str(plan.get("queryPlanner"))

@@ -22,8 +22,9 @@ from shared.model.documents import DocumentStatus
 
 POSITION_FIELD = "list_position"
 COUNTER_ID = "order"
-# A page filtered by status reads at most this many positions per record asked for, so a rare
-# status costs a bounded read; the cursor continues where it stopped.
+# A page reads at most this many positions per record asked for (positions of deleted documents
+# are empty; a filter by a rare status skips most), so its cost stays bounded; the cursor
+# continues where it stopped.
 LOOKAHEAD = 4
 
 Row = dict[str, Any]
@@ -66,7 +67,7 @@ class DocumentOrder:
         """Up to `limit` record rows below position `before` (None: from the newest), newest
         first, and the position the next page starts below (None: nothing is left)."""
         position = before if before is not None else await self.last_position() + 1
-        budget = limit * (LOOKAHEAD if status is not None else 1)
+        budget = limit * LOOKAHEAD
         found: list[Row] = []
         while position > 1 and len(found) < limit and budget > 0:
             size = min(budget, limit - len(found) if status is None else limit)
