@@ -16,6 +16,7 @@ import asyncio
 from typing import Any
 
 from pymongo import ReturnDocument
+from pymongo.errors import DuplicateKeyError
 from pymongo.asynchronous.collection import AsyncCollection
 
 from shared.model.documents import DocumentStatus
@@ -26,6 +27,8 @@ COUNTER_ID = "order"
 # are empty; a filter by a rare status skips most), so its cost stays bounded; the cursor
 # continues where it stopped.
 LOOKAHEAD = 4
+
+ALLOCATE_ATTEMPTS = 50
 
 Row = dict[str, Any]
 
@@ -47,13 +50,22 @@ class DocumentOrder:
         return int(value) if value is not None else None
 
     async def allocate(self, doc_id: str) -> int:
-        """The next position, with its order row written (before the record that names it)."""
-        counter = await self.counters.find_one_and_update(
-            {"_id": COUNTER_ID}, {"$inc": {"last": 1}}, upsert=True, return_document=ReturnDocument.AFTER
-        )
-        position = int(counter["last"])
-        await self.order.insert_one({"_id": _order_id(position), "doc_id": doc_id})
-        return position
+        """The next position, with its order row written (before the record that names it).
+
+        FerretDB does not apply concurrent `$inc`s atomically (two writers can read the same
+        value): the order row's unique `_id` decides, and the loser takes the next number."""
+        for _ in range(ALLOCATE_ATTEMPTS):
+            try:
+                # Two first writers may both try to create the counter: the loser tries again.
+                counter = await self.counters.find_one_and_update(
+                    {"_id": COUNTER_ID}, {"$inc": {"last": 1}}, upsert=True, return_document=ReturnDocument.AFTER
+                )
+                position = int(counter["last"])
+                await self.order.insert_one({"_id": _order_id(position), "doc_id": doc_id})
+            except DuplicateKeyError:
+                continue
+            return position
+        raise RuntimeError(f"no free listing position after {ALLOCATE_ATTEMPTS} attempts; retry the write")
 
     async def forget(self, position: int | None) -> None:
         if position is not None:
