@@ -3,8 +3,10 @@
 The store is FerretDB as `make up` and the tests run it (started here on a free port in a
 temporary folder, or `--mongo-url` for a running server). Documents are synthetic copies of
 real indexed PDFs (the FinanceBench filings, indexed first unless `--sizes-from STORE` names an
-indexed store folder): their pages, tree and vectors as stored, cycled, each under its own id,
-so every row has the size a real document's row has. The same database is measured at 10
+indexed store folder): their record, pages, tree and vectors, cycled, each under its own id, so
+every row has the size a real document's row has (the first copy of each is stored through the
+repository, later ones are the same rows inserted in bulk; PDF bytes are left out: no measured
+call reads another document's PDF). The same database is measured at 10
 documents, then filled to `--documents` and measured again:
 
 - query: the store's part of a question over 10 documents: each checked by id, the query row
@@ -60,7 +62,6 @@ logger = logging.getLogger("bench.store_scale")
 TARGET_RATIO = 1.2
 SMALL = 10
 QUESTION = "What was the total net revenue reported for the fiscal year?"
-FILL_CONCURRENCY = 4
 
 
 class _NoBus:
@@ -145,19 +146,83 @@ def copy_of(template: IndexedDocument, doc_id: str) -> IndexedDocument:
     return IndexedDocument(record=record, pages=template.pages, tree=tree, embeddings=embeddings)
 
 
-async def fill(repo: MongoRepository, templates: list[IndexedDocument], start: int, stop: int) -> float:
-    """Documents start..stop-1 stored as the indexer stores them; returns the seconds taken."""
-    began = time.perf_counter()
-    numbers = iter(range(start, stop))
+# What a document stores besides its record, by collection.
+LARGE_ROWS = ("page_chunks", "trees", "embeddings", "embedding_parts")
+FILL_BATCH = 8
 
-    async def worker() -> None:
-        for n in numbers:
-            await repo.put_indexed(copy_of(templates[n % len(templates)], synthetic_id(n)))
+
+def _renamed(value: Any, old: str, new: str) -> Any:
+    """`value` with every string that is `old` (or starts with `old:`) naming `new` instead."""
+    if isinstance(value, str):
+        if value == old or value.startswith(old + ":"):
+            return new + value[len(old):]
+        return value
+    if isinstance(value, dict):
+        return {k: _renamed(v, old, new) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_renamed(v, old, new) for v in value]
+    return value
+
+
+class Filler:
+    """Stores synthetic documents. The first copy of each template goes through the
+    repository as the indexer stores it; later copies insert those same rows in bulk under the
+    new id (the store cannot tell them apart), and each record still goes through
+    `put_document`, which gives it its listing position."""
+
+    def __init__(self, repo: MongoRepository, templates: list[IndexedDocument]) -> None:
+        self.repo = repo
+        self.templates = templates
+        self.rows: dict[int, tuple[str, dict[str, list[dict[str, Any]]]]] = {}
+
+    async def _rows_of(self, doc_id: str) -> dict[str, list[dict[str, Any]]]:
+        db = self.repo.db
+        head = await db["page_chunks"].find_one({"_id": f"{doc_id}:0"})
+        vectors = await db["embeddings"].find_one({"_id": doc_id})
+        chunks = [head] + [await db["page_chunks"].find_one({"_id": f"{doc_id}:{k}"})
+                           for k in range(1, int(head["chunks"]))] if head else []
+        parts = [await db["embedding_parts"].find_one({"_id": f"{doc_id}:{k}"})
+                 for k in range(int(vectors["parts"]))] if vectors else []
+        tree = await db["trees"].find_one({"_id": doc_id})
+        return {"page_chunks": chunks, "trees": [tree] if tree else [], "embeddings": [vectors] if vectors else [],
+                "embedding_parts": [p for p in parts if p]}
+
+    async def fill(self, start: int, stop: int) -> float:
+        """Documents start..stop-1; returns the seconds taken."""
+        began = time.perf_counter()
+        batch: list[int] = []
+        for n in range(start, stop):
+            t = n % len(self.templates)
+            if t not in self.rows:
+                doc_id = synthetic_id(n)
+                await self.repo.put_indexed(copy_of(self.templates[t], doc_id))
+                self.rows[t] = (doc_id, await self._rows_of(doc_id))
+                continue
+            batch.append(n)
+            if len(batch) == FILL_BATCH:
+                await self._clone(batch)
+                batch = []
             if n % 500 == 0:
                 logger.info("filled", extra={"fields": {"documents": n}})
+        if batch:
+            await self._clone(batch)
+        return time.perf_counter() - began
 
-    await asyncio.gather(*(worker() for _ in range(FILL_CONCURRENCY)))
-    return time.perf_counter() - began
+    async def _clone(self, numbers: list[int]) -> None:
+        copies = {name: [] for name in LARGE_ROWS}  # type: dict[str, list[dict[str, Any]]]
+        records = []
+        for n in numbers:
+            t = n % len(self.templates)
+            old, rows = self.rows[t]
+            new = synthetic_id(n)
+            for name in LARGE_ROWS:
+                copies[name] += [_renamed(row, old, new) for row in rows[name]]
+            template = self.templates[t].record
+            records.append(template.model_copy(update={"doc_id": new, "file_name": f"{new}.pdf"}))
+        for name, rows_ in copies.items():
+            if rows_:
+                await self.repo.db[name].insert_many(rows_, ordered=False)
+        await asyncio.gather(*(self.repo.put_document(record) for record in records))
 
 
 async def timed(call: Callable[[int], Awaitable[Any]], repeats: int) -> dict[str, float | None]:
@@ -261,12 +326,13 @@ async def run(args: argparse.Namespace, url: str, templates: list[IndexedDocumen
     pdf = (shared_data() / "pdfs" / "financebench").glob("*.pdf").__next__().read_bytes()
     calls = Calls(repo, queries, OutboxPublisher(mongo_outbox, _NoBus()), templates, pdf, make_embedder())
     repeats = {"query": args.repeats, "upload": args.repeats, "poll": 5 * args.repeats, "listing": 3 * args.repeats}
+    filler = Filler(repo, templates)
     try:
-        await fill(repo, templates, 0, SMALL)
+        await filler.fill(0, SMALL)
         calls.size = SMALL
         await calls.measure({k: 2 for k in repeats})  # warm-up: connections, imports, caches
         small = await calls.measure(repeats)
-        fill_s = await fill(repo, templates, SMALL, args.documents)
+        fill_s = await filler.fill(SMALL, args.documents)
         calls.size = args.documents
         large = await calls.measure(repeats)
         stats = await client[db_name].command("dbStats")
