@@ -55,7 +55,6 @@ cmd_build() {
   work="$(mktemp -d "$BIN_DIR/build.XXXXXX")"
   # shellcheck disable=SC2064
   trap "rm -rf '$work'" EXIT
-  need_cmd patch "Install it (apt-get install patch)."
   cp "$INFRA_DIR/ferretdb/main.go" "$INFRA_DIR/ferretdb/go.mod" "$INFRA_DIR/ferretdb/go.sum" "$work/"
   log "building FerretDB $FERRETDB_VERSION (first build compiles modernc SQLite: several minutes on 2 cores)"
   log "build dir: $work"
@@ -68,7 +67,8 @@ cmd_build() {
     [[ -d "$src" ]] || exit 1
     cp -r "$src" "$work/ferretdb-src"
     chmod -R u+w "$work/ferretdb-src"
-    patch -s -p1 -d "$work/ferretdb-src" <"$INFRA_DIR/ferretdb/sqlite-id-index.patch"
+    # git apply works outside a repository too, and git is there wherever the checkout is.
+    (cd "$work/ferretdb-src" && GIT_CEILING_DIRECTORIES="$work" git apply "$INFRA_DIR/ferretdb/sqlite-id-index.patch")
     go mod edit -replace "github.com/FerretDB/FerretDB=./ferretdb-src"
     go build -trimpath -ldflags='-s -w' -o "$work/ferretdb" .
   ) || die "go build failed. Check that the Go module proxy is reachable (GOPROXY=$(go env GOPROXY)) and Go >= 1.24; re-run '$0 build'."
