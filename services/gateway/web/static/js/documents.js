@@ -134,7 +134,7 @@ async function refresh() {
     }
     showMore.hidden = !more;
     const busy = docs.filter((d) => d.status === "uploaded" || d.status === "indexing").length;
-    const which = statusFilter.value ? ` ${statusLabel(statusFilter.value)}` : "";
+    const which = statusFilter.value ? ` ${statusFilter.value}` : "";
     listStatus.textContent = docs.length
       ? `${more ? "The newest " : ""}${docs.length}${which} document${docs.length === 1 ? "" : "s"}` +
         `${busy ? `, ${busy} being indexed` : ""}.`
