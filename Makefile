@@ -38,6 +38,7 @@ demo: samples
 infra: $(STAMP)
 	PYTHON=$(abspath $(BIN)/python) scripts/infra/kafka.sh fetch
 	PYTHON=$(abspath $(BIN)/python) scripts/infra/ferretdb.sh build
+	scripts/infra/kustomize.sh build
 
 # Debian's `prometheus` package holds both binaries. Idempotent: nothing happens when both are found.
 prometheus:

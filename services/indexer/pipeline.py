@@ -124,15 +124,17 @@ def index_pdf(
     llm: object | None = None,
     progress: Callable[[int], None] | None = None,
     embedder: Embedder | None = None,
+    doc_id: str | None = None,
 ) -> IndexedDocument:
     """Index one PDF. `progress(n)` is called as pages are read, with n new pages each time.
     With an `embedder`, every page and every node (title + summary) also gets a vector.
+    `doc_id`: the id to store it under (a tenant's id, `document_id`); default the content hash.
 
     Raises a services.indexer.errors.PdfError subclass when the file cannot be indexed.
     """
     options = options or IndexOptions()
     started = time.perf_counter()
-    doc_id = content_id(data)
+    doc_id = doc_id or content_id(data)
     warnings: list[str] = []
 
     pdf = open_document(data, options.max_pages)

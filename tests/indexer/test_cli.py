@@ -117,7 +117,7 @@ def test_index_folder_on_two_workers_skips_what_is_stored_and_counts_failures(fi
     pdfs.write(folder / "sub" / "deeper", "plain.pdf", pdfs.plain_pdf(pages=3))
     pdfs.write(folder / "sub", "notes.pdf", pdfs.not_a_pdf())
     pdfs.write(folder / ".hidden", "skipped.pdf", pdfs.plain_pdf(pages=1))
-    (folder / "readme.txt").write_text("not indexed")
+    (folder / "image.png").write_bytes(b"\x89PNG not a document type")
     store = tmp_path / "store"
 
     code = main(["index", str(folder), "--store", str(store), "--workers", "2"])
@@ -137,4 +137,4 @@ def test_index_folder_on_two_workers_skips_what_is_stored_and_counts_failures(fi
 def test_index_of_a_folder_without_pdfs_says_so(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
     (tmp_path / "empty").mkdir()
     assert main(["index", str(tmp_path / "empty"), "--store", str(tmp_path / "store")]) == 1
-    assert "no .pdf file" in capsys.readouterr().err
+    assert "no .pdf/" in capsys.readouterr().err

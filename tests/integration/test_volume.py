@@ -24,7 +24,7 @@ def unique_pdf(pages: int = 2) -> bytes:
 
 
 def listing(gateway: Gateway, **params: str | int) -> httpx.Response:
-    return httpx.get(f"{gateway.url}/v1/documents", params=params, timeout=30)
+    return gateway.get("/v1/documents", params=params, timeout=30)
 
 
 def every_page(gateway: Gateway, **params: str | int) -> list[dict[str, object]]:
@@ -44,8 +44,8 @@ def test_several_files_in_one_request_each_get_their_result_and_the_listing_page
         gateway: Gateway, indexer: ServiceProcess) -> None:
     sent = [("first.pdf", unique_pdf(2)), ("not-a-pdf.pdf", pdfs.not_a_pdf()),
             ("locked.pdf", pdfs.encrypted_pdf()), ("second.pdf", unique_pdf(3))]
-    response = httpx.post(f"{gateway.url}/v1/documents", timeout=60,
-                          files=[("files", (name, data, "application/pdf")) for name, data in sent])
+    response = gateway.post("/v1/documents", timeout=60,
+                            files=[("files", (name, data, "application/pdf")) for name, data in sent])
     assert response.status_code == 202, response.text
     results = response.json()["files"]
     assert [r["status_code"] for r in results] == [202, 415, 202, 202]
@@ -80,7 +80,8 @@ def test_treerag_upload_sends_a_folder_once(gateway: Gateway, tmp_path: Path,
     for n in range(3):
         pdfs.write(folder / ("nested" if n else ""), f"part-{n}.pdf", unique_pdf(1 + n))
     state = tmp_path / "state.json"
-    command = ["upload", str(folder), "--url", gateway.url, "--state", str(state), "--batch-files", "2"]
+    command = ["upload", str(folder), "--url", gateway.url, "--state", str(state), "--batch-files", "2",
+               *(["--key", gateway.key] if gateway.key else [])]
     assert main(command) == 0
     assert "3 files: 3 uploaded, 0 skipped" in capsys.readouterr().out
     assert main(command) == 0

@@ -1,5 +1,6 @@
-"""`treerag index FILE.pdf|DIR ...`: index PDFs into the embedded store (folders recursively, on
-`--workers N` processes), with a progress bar; what the store holds already is skipped."""
+"""`treerag index FILE|DIR ...`: index PDFs and DOCX, HTML, Markdown and text files into the
+embedded store (folders recursively, on `--workers N` processes), with a progress bar; what the
+store holds already is skipped."""
 
 from __future__ import annotations
 
@@ -29,9 +30,9 @@ logger = logging.getLogger("treerag.index")
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     settings = get_settings()
-    parser = subparsers.add_parser("index", help="Index PDF files into the store.")
-    parser.add_argument("files", nargs="+", type=Path, metavar="FILE.pdf|DIR",
-                        help="PDF files, and folders to index every PDF in (recursively).")
+    parser = subparsers.add_parser("index", help="Index PDF, DOCX, HTML, Markdown and text files into the store.")
+    parser.add_argument("files", nargs="+", type=Path, metavar="FILE|DIR",
+                        help="Files, and folders to index every such file in (recursively).")
     parser.add_argument("--workers", type=int, default=1,
                         help="Processes indexing files side by side (default 1; up to one per core helps).")
     parser.add_argument("--store", type=Path, default=settings.store_dir, help="Store folder (default ./data).")
@@ -50,6 +51,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--max-pages", type=int, default=settings.max_pages, help="Refuse longer PDFs.")
     parser.add_argument("--force", action="store_true", help="Rebuild documents already in the store.")
+    parser.add_argument(
+        "--ocr", choices=["auto", "off"], default=settings.ocr,
+        help="auto: recognise PDF pages without a text layer with Tesseract (default; TREERAG_OCR).",
+    )
     parser.add_argument("--no-progress", action="store_true", help="No progress bar.")
     add_llm_arguments(parser)
     parser.set_defaults(func=run)

@@ -1,4 +1,4 @@
-"""`treerag upload DIR|FILE.pdf ... --url URL`: send PDFs to a gateway, with progress, retries
+"""`treerag upload DIR|FILE ... --url URL`: send documents to a gateway, with progress, retries
 and resumption (what the gateway accepted is not sent again)."""
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ BATCH_BYTES = 32 * 1024 * 1024
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("upload", help="Send PDFs (folders recursively) to a gateway.")
-    parser.add_argument("paths", nargs="+", type=Path, metavar="FILE.pdf|DIR")
+    parser = subparsers.add_parser("upload", help="Send documents (folders recursively) to a gateway.")
+    parser.add_argument("paths", nargs="+", type=Path, metavar="FILE|DIR")
     parser.add_argument("--url", required=True, help="The gateway, e.g. http://127.0.0.1:8000")
     parser.add_argument("--key", default=os.environ.get("TREERAG_API_KEY"),
                         help="API key, sent as a bearer token (default: TREERAG_API_KEY).")

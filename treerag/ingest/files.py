@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from shared.model.formats import EXTENSIONS
+
 # The file types the indexer reads, by suffix (compared without case).
-INDEXABLE_SUFFIXES = (".pdf",)
+INDEXABLE_SUFFIXES = tuple(EXTENSIONS)
 
 
 def is_indexable(path: Path) -> bool:

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from services.indexer.errors import PdfError
-from services.indexer.pipeline import IndexOptions, index_pdf
+from services.indexer.errors import DocumentError
+from services.indexer.pipeline import IndexOptions, index_document
 from shared.adapters.embedded.store import EmbeddedRepository
 from shared.adapters.embeddings import make_embedder
 from shared.adapters.logs import configure_logging
@@ -32,6 +32,7 @@ from shared.model.file_names import FileNameError, file_name_label
 from shared.model.ids import content_id
 from shared.model.tree import walk_tree
 from shared.ports.model_roles import Embedder
+from shared.settings import get_settings
 from treerag.llm_options import make_cli_llm
 
 logger = logging.getLogger("treerag.index")
@@ -110,7 +111,7 @@ class FileIndexer:
     def index(self, job: IndexJob, progress: Callable[[int], object] | None = None) -> FileResult:
         try:
             return asyncio.run(self._index(job, progress))
-        except PdfError as exc:
+        except DocumentError as exc:
             return FileResult(job.path, "failed", err=[f"error: {job.path}: {exc}"])
         except OSError as exc:
             return FileResult(job.path, "failed",
@@ -126,7 +127,8 @@ class FileIndexer:
         data = job.path.read_bytes()
         doc_id = content_id(data)  # the file may have changed since it was hashed
         existing = await self.repo.get_document(doc_id)
-        indexed = index_pdf(data, job.name, self.options, llm=self.llm, progress=progress, embedder=self.embedder)
+        indexed = index_document(data, job.name, self.options, llm=self.llm, progress=progress,
+                                 embedder=self.embedder)
         indexed.record.version = next_version(existing, indexed.record)
         if existing is not None:
             indexed.record.created_at = existing.created_at
@@ -147,7 +149,11 @@ _worker: FileIndexer | None = None
 
 
 def cli_options(args: argparse.Namespace) -> IndexOptions:
-    return IndexOptions(builder=args.builder, max_pages=args.max_pages, domain=args.domain)
+    settings = get_settings()
+    return IndexOptions(
+        builder=args.builder, max_pages=args.max_pages, domain=args.domain,
+        ocr=args.ocr, ocr_languages=settings.ocr_languages, ocr_workers=settings.ocr_workers,
+    )
 
 
 def _start_worker(args: argparse.Namespace) -> None:

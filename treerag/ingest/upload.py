@@ -23,6 +23,7 @@ from pathlib import Path
 import httpx
 from pydantic import BaseModel, Field, ValidationError
 
+from shared.model.formats import EXTENSIONS, MEDIA_TYPES
 from shared.model.ids import content_id
 
 logger = logging.getLogger("treerag.upload")
@@ -41,7 +42,8 @@ class UploadGaveUpError(RuntimeError):
 class UploadState(BaseModel):
     """Content hashes (document ids) the gateway has accepted, per gateway URL."""
 
-    accepted: dict[str, dict[str, str]] = Field(default_factory=dict, description="url -> doc id -> file name")
+    accepted: dict[str, dict[str, str]] = Field(
+        default_factory=dict, description="url -> content hash of a file -> the doc id the gateway gave it")
 
     @classmethod
     def load(cls, path: Path) -> UploadState:
@@ -61,6 +63,11 @@ class UploadState(BaseModel):
 
     def for_url(self, url: str) -> dict[str, str]:
         return self.accepted.setdefault(url.rstrip("/"), {})
+
+
+def media_type(path: Path) -> str:
+    fmt = EXTENSIONS.get(path.suffix.lower())
+    return MEDIA_TYPES[fmt] if fmt is not None else "application/octet-stream"
 
 
 def default_state_path(url: str) -> Path:
@@ -144,7 +151,7 @@ class Uploader:
         delays = self.retry.delays()
         while True:
             try:
-                files = [("files", (f.path.name, f.path.read_bytes(), "application/pdf")) for f in batch]
+                files = [("files", (f.path.name, f.path.read_bytes(), media_type(f.path))) for f in batch]
                 response = self.client.post(f"{self.url}/v1/documents", files=files, data={"builder": self.builder})
             except httpx.TransportError as exc:
                 problem = f"{type(exc).__name__}: {exc}"
@@ -183,7 +190,8 @@ class Uploader:
         for file, result in zip(batch, results, strict=True):
             document = result.get("document")
             if document is not None:
-                accepted[document["doc_id"]] = file.path.name
+                # Keyed by the file's own hash: the gateway's id also depends on the key's tenant.
+                accepted[file.doc_id] = document["doc_id"]
                 report.uploaded += 1
             else:
                 report.failed += 1

@@ -68,6 +68,7 @@ from shared.model.documents import (
     DocumentTree,
     IndexedDocument,
 )
+from shared.model.ids import DEFAULT_TENANT
 from shared.model.listing import DocumentPage
 
 logger = logging.getLogger(__name__)
@@ -203,15 +204,16 @@ class MongoRepository:
         record = record.model_copy(update={"updated_at": utc_now()})
         doc = _record_doc(record)
         position = await self.order.position_of(record.doc_id)
-        doc[POSITION_FIELD] = position if position is not None else await self.order.allocate(record.doc_id)
+        doc[POSITION_FIELD] = position if position is not None else await self.order.allocate(record.tenant,
+                                                                                               record.doc_id)
         async with self._changing_documents():
             await self.documents.replace_one({"_id": record.doc_id}, doc, upsert=True)
 
-    async def list_page(self, limit: int, before: int | None = None,
+    async def list_page(self, tenant: str, limit: int, before: int | None = None,
                         status: DocumentStatus | None = None) -> DocumentPage:
-        """Newest first, `limit` records below position `before` (None: from the newest); every
-        read is an `_id` lookup, so a page costs the same whatever the store holds."""
-        rows, next_position = await self.order.page(limit, before, status)
+        """The tenant's records, newest first, `limit` below position `before` (None: from the
+        newest); every read is an `_id` lookup, so a page costs the same whatever the store holds."""
+        rows, next_position = await self.order.page(tenant, limit, before, status)
         return DocumentPage(records=[_record_from(row) for row in rows], next_position=next_position)
 
     async def get_document(self, doc_id: str) -> DocumentRecord | None:
@@ -515,8 +517,8 @@ class MongoRepository:
     async def delete_document(self, doc_id: str) -> bool:
         """Everything derived first, the record last: a deletion that dies midway is finished
         by asking again (the record still names the document)."""
-        position = await self.order.position_of(doc_id)
-        existed = await self.documents.find_one({"_id": doc_id}, {"_id": 1}) is not None
+        stored = await self.documents.find_one({"_id": doc_id}, {"tenant": 1, POSITION_FIELD: 1})
+        existed = stored is not None
         await self.page_chunks.delete_many({"doc_id": doc_id})
         await self.trees.delete_many({"_id": doc_id})
         await self.delete_embeddings(doc_id)
@@ -533,7 +535,8 @@ class MongoRepository:
             await cache.delete_many(cited)
         async with self._changing_documents():
             await self.documents.delete_many({"_id": doc_id})
-        await self.order.forget(position)
+        if stored is not None:
+            await self.order.forget(str(stored.get("tenant", DEFAULT_TENANT)), stored.get(POSITION_FIELD))
         return existed
 
     async def close(self) -> None:
