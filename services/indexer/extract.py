@@ -25,7 +25,7 @@ from services.indexer.errors import (
     NotAPdfError,
     TooManyPagesError,
 )
-from services.indexer.ocr import OCR_DPI, OcrPage, TesseractOcr
+from services.indexer.ocr import OCR_DPI, OcrPage, TesseractOcr, snap_sizes
 
 logger = logging.getLogger(__name__)
 
@@ -331,19 +331,21 @@ def _recognise(
             finally:
                 page.close()
 
-    recognised: list[int] = []
+    recognised: dict[int, OcrPage] = {}
     errors: list[str] = []
     for index, result in zip(indices, ocr.recognise(images()), strict=True):
         if result.error:
             errors.append(f"page {index + 1}: {result.error}")
         elif result.text.strip():
             pages[index] = result.text
-            recognised.append(index + 1)
-            if layouts is not None:
-                layouts[index] = _ocr_layout(pdf, index, result)
+            recognised[index] = result
         if progress is not None:
             progress(1)
-    return recognised, errors
+    snap_sizes([line for result in recognised.values() for line in result.lines])
+    if layouts is not None:
+        for index, result in recognised.items():
+            layouts[index] = _ocr_layout(pdf, index, result)
+    return [index + 1 for index in recognised], errors
 
 
 def _ocr_layout(pdf: pdfium.PdfDocument, index: int, result: OcrPage) -> PageLayout:

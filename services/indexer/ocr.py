@@ -109,6 +109,28 @@ def parse_tsv(tsv: str, dpi: int) -> OcrPage:
     return OcrPage(text="\n".join(line.text for line in result), lines=result)
 
 
+# Sizes measured from word boxes vary by about ±4 % for one font size (glyph shapes, scan noise);
+# the layout builder compares exact sizes, so sizes this close are one size.
+_SAME_SIZE = 0.05
+
+
+def snap_sizes(lines: list[OcrLine]) -> None:
+    """Give lines of one printed size one measured size: the most used size absorbs every size
+    within ±5 % of it, then the most used of the rest, and so on (no chaining from size to size)."""
+    weight: dict[float, int] = {}
+    for line in lines:
+        weight[line.size] = weight.get(line.size, 0) + len(line.text)
+    snapped: dict[float, float] = {}
+    for center in sorted(weight, key=lambda size: (-weight[size], size)):
+        if center in snapped:
+            continue
+        for size in weight:
+            if size not in snapped and abs(size - center) <= _SAME_SIZE * center:
+                snapped[size] = center
+    for line in lines:
+        line.size = snapped[line.size]
+
+
 class TesseractOcr:
     """Page images in, recognised text and lines out; `workers` pages at a time."""
 

@@ -51,6 +51,8 @@ from shared.ports.model_roles import Embedder
 logger = logging.getLogger(__name__)
 
 OcrMode = Literal["auto", "off"]
+# What became of pages without a text layer: OCR switched off, not installed, or run.
+OcrState = Literal["off", "missing", "ran"]
 
 # Below this share of pages with text, the PDF is treated as scanned (image-only).
 _MIN_TEXT_SHARE = 0.1
@@ -71,21 +73,23 @@ class IndexOptions(BaseModel):
     ocr_workers: int = Field(default=0, ge=0, description="Pages recognised at once; 0: one per core.")
 
 
-def _text_warning(pages: list[str], ocr_missing: bool = False) -> tuple[bool, str | None]:
+def _text_warning(pages: list[str], ocr: OcrState) -> tuple[bool, str | None]:
     """(image_only, warning) from how many pages carry text (after OCR, when it ran)."""
     empty = [i + 1 for i, page in enumerate(pages) if not has_text(page)]
     with_text = len(pages) - len(empty)
-    how = (
-        "no OCR engine is installed: install Debian's tesseract-ocr (`make ocr`) and index it again"
-        if ocr_missing else "run OCR first (e.g. `ocrmypdf in.pdf out.pdf`) or set TREERAG_OCR=auto"
-    )
+    how = {
+        "off": "run OCR first (e.g. `ocrmypdf in.pdf out.pdf`) and index the result, or set TREERAG_OCR=auto",
+        "missing": "no OCR engine is installed: install Debian's tesseract-ocr (`make ocr`) and index it again",
+        "ran": "OCR found no text on them either (blank pages, pictures, or a script other than "
+        "TREERAG_OCR_LANGUAGES)",
+    }[ocr]
     if with_text <= _MIN_TEXT_SHARE * len(pages):
         return True, (
             f"no text layer on {len(empty)} of {len(pages)} pages (scanned or image-only PDF): "
             f"{how}; built page windows only"
         )
     if len(empty) > 0.25 * len(pages):
-        return False, f"{len(empty)} of {len(pages)} pages have no text; {how} for full coverage"
+        return False, f"{len(empty)} of {len(pages)} pages have no text; {how}"
     return False, None
 
 
@@ -170,7 +174,8 @@ def _read_pdf(
         )
     if content.ocr_errors:
         warnings.append(f"OCR failed on {len(content.ocr_errors)} page(s): {'; '.join(content.ocr_errors[:3])}")
-    image_only, text_warning = _text_warning(content.pages, ocr_missing=options.ocr != "off" and ocr is None)
+    ocr_state: OcrState = "off" if options.ocr == "off" else "missing" if ocr is None else "ran"
+    image_only, text_warning = _text_warning(content.pages, ocr_state)
     if text_warning:
         warnings.append(text_warning)
     return content, outline, image_only
@@ -220,7 +225,9 @@ def index_document(
     content = _read_text_document(data, fmt, options, progress)
     # The document's own headings are its outline; the LLM and windows builders still apply.
     outline = usable_outline(content.outline) if options.builder not in ("windows", "llm") else []
-    return _index_content(content_id(data), content, outline, False, file_name, options, llm, embedder, started, [])
+    indexed = _index_content(content_id(data), content, outline, False, file_name, options, llm, embedder, started, [])
+    indexed.record.format = fmt
+    return indexed
 
 
 def index_pdf(

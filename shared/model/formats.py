@@ -38,6 +38,15 @@ MEDIA_TYPES = {
     DocumentFormat.TEXT: "text/plain",
 }
 
+# The extension a file of each format gets when the upload names none.
+FILE_EXTENSIONS = {
+    DocumentFormat.PDF: ".pdf",
+    DocumentFormat.DOCX: ".docx",
+    DocumentFormat.HTML: ".html",
+    DocumentFormat.MARKDOWN: ".md",
+    DocumentFormat.TEXT: ".txt",
+}
+
 EXTENSIONS = {
     ".pdf": DocumentFormat.PDF,
     ".docx": DocumentFormat.DOCX,

@@ -29,6 +29,7 @@ class Paginated:
 
 def _pieces(text: str, limit: int) -> list[str]:
     """A paragraph longer than a page, cut at sentence ends (or spaces) into page-sized pieces."""
+    text = text.strip()
     if len(text) <= limit:
         return [text]
     pieces: list[str] = []
