@@ -70,9 +70,10 @@ def db(stack: Stack) -> Iterator[Any]:
         client.close()
 
 
-def upload(gateway: Gateway, data: bytes, file_name: str, **form: str) -> httpx.Response:
+def upload(gateway: Gateway, data: bytes, file_name: str, content_type: str = "application/pdf",
+           **form: str) -> httpx.Response:
     return httpx.post(
-        f"{gateway.url}/v1/documents", files={"file": (file_name, data, "application/pdf")}, data=form, timeout=60
+        f"{gateway.url}/v1/documents", files={"file": (file_name, data, content_type)}, data=form, timeout=60
     )
 
 
