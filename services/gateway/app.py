@@ -257,7 +257,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await live.repo.put_pdf(doc_id, data)
             event = DocumentUploaded(
                 doc_id=doc_id, tenant=settings.tenant, file_name=file_name, size_bytes=len(data),
-                pdf_ref=f"gridfs:{doc_id}", index_options={"builder": builder}, rebuild=rebuild,
+                pdf_ref=f"gridfs:{doc_id}", index_options={"builder": builder}, rebuild=rebuild, format=fmt,
             )
             # Owed before the record says "uploaded": whatever fails next, the event goes out.
             await live.outbox.stage(event)

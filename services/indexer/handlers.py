@@ -102,7 +102,8 @@ class IndexerHandlers:
         try:
             # Extraction and tree building are CPU work: a worker thread keeps heartbeats going.
             indexed = await asyncio.to_thread(
-                index_document, data, event.file_name, options, self.llm, self._progress(), self.embedder
+                index_document, data, event.file_name, options, self.llm, self._progress(), self.embedder,
+                event.format,
             )
         except DocumentError as exc:
             await self._fail(event, str(exc), type(exc).__name__)

@@ -208,12 +208,13 @@ def index_document(
     llm: object | None = None,
     progress: Callable[[int], None] | None = None,
     embedder: Embedder | None = None,
-    content_type: str | None = None,
+    fmt: DocumentFormat | None = None,
 ) -> IndexedDocument:
-    """Index one document: a PDF, or a DOCX, HTML, Markdown or text file (by its name, else its
-    bytes, else `content_type`). Raises a services.indexer.errors.DocumentError subclass when
-    the file cannot be indexed."""
-    fmt = sniff_format(data, file_name, content_type)
+    """Index one document: a PDF, or a DOCX, HTML, Markdown or text file. `fmt` is the format
+    the file was accepted as (the gateway's reading of an upload); without it, the file's name,
+    else its bytes decide. Raises a services.indexer.errors.DocumentError subclass when the file
+    cannot be indexed."""
+    fmt = fmt or sniff_format(data, file_name)
     if fmt is None:
         if not data:
             raise NotAPdfError("the file is empty")
