@@ -175,9 +175,8 @@ def measure_document(path: Path, dpi: int, questions: list[dict[str, Any]], rapi
             {"id": q["id"], "gold": q["evidence_pages"], "original": a, "scan": b}
             for q, a, b in zip(questions, over_original, over_scan, strict=True)
         ]
-        row["tree_vs_outline"] = {
-            k: v for k, v in match(_outline(data), _entries(scanned_doc)).items() if not isinstance(v, list)
-        }
+        quality = match(_outline(data), _entries(scanned_doc))
+        row["tree_vs_outline"] = {k: quality[k] for k in ("precision", "recall", "title_f1", "start_page_accuracy")}
         row["scan_builder"] = scanned_doc.record.builder.value if scanned_doc.record.builder else None
     if rapidocr_pages:
         rapid = _rapidocr_pages(scan, rapidocr_pages, 300)
