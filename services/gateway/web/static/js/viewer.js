@@ -141,20 +141,26 @@ export class PageViewer {
     try {
       const body = await api(`/v1/documents/${encodeURIComponent(docId)}/pages/${page}`);
       if (this.state.page !== page) return;
-      const at = evidence ? body.text.indexOf(evidence) : -1;
-      if (at < 0) {
+      const found = evidence ? findLoosely(body.text, evidence) : null;
+      if (!found) {
         this.text.textContent = body.text;
         if (evidence) this.note.textContent = "The cited words were not found on this page.";
         return;
       }
       const mark = document.createElement("mark");
-      mark.textContent = evidence;
-      this.text.replaceChildren(body.text.slice(0, at), mark, body.text.slice(at + evidence.length));
+      mark.textContent = found[0];
+      this.text.replaceChildren(body.text.slice(0, found.index), mark, body.text.slice(found.index + found[0].length));
       this.note.textContent = "The cited passage is marked in the page text.";
     } catch (error) {
       this.text.textContent = `No text: ${error.message}`;
     }
   }
+}
+
+// `needle` in `text`, any run of white space matching any other (page text keeps line breaks).
+function findLoosely(text, needle) {
+  const words = needle.trim().split(/\s+/).map((word) => word.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  return words.length && words[0] ? new RegExp(words.join("\\s+"), "i").exec(text) : null;
 }
 
 export function pageViewer() {
