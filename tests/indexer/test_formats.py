@@ -79,17 +79,18 @@ async def test_a_question_is_answered_citing_the_page_of_the_section(name: str, 
 
 def test_long_sections_are_cut_into_pages_at_paragraphs_and_headings_go_with_their_text() -> None:
     paragraph = "Each valve is tested once a year and the result is written down. " * 12  # ~780 chars
-    blocks = [Block("Valves", 1), *[Block(paragraph) for _ in range(10)], Block("Test rig", 3), Block(paragraph),
-              Block("Pumps", 1), Block("Pumps run all day.")]
+    # Three paragraphs nearly fill a page: the sub-heading after them would end that page.
+    blocks = [Block("Valves", 1), Block("Inspection", 2), *[Block(paragraph) for _ in range(3)], Block("Test rig", 3),
+              *[Block(paragraph) for _ in range(4)], Block("Pumps", 1), Block("Pumps run all day.")]
     paginated = paginate(blocks)
     assert all(len(page) <= PAGE_CHARS for page in paginated.pages)
     starts = {entry.title: entry.page for entry in paginated.outline}
-    assert paginated.pages[starts["Test rig"] - 1].split("\n")[0] == "Test rig" or \
-        "Test rig" in paginated.pages[starts["Test rig"] - 1]
-    test_rig_page = paginated.pages[starts["Test rig"] - 1]
-    assert not test_rig_page.endswith("Test rig")  # never left alone at the bottom of a page
+    test_rig_page = paginated.pages[starts["Test rig"] - 1].split("\n")
+    # On the page with its text, never left alone at the bottom of the page before.
+    assert "Test rig" in test_rig_page and test_rig_page[-1] != "Test rig"
     assert paginated.pages[starts["Pumps"] - 1].startswith("Pumps")  # a top-level heading opens its page
-    assert starts["Valves"] == 1 and starts["Pumps"] == len(paginated.pages)
+    assert (starts["Valves"], starts["Inspection"], starts["Test rig"]) == (1, 1, 2)
+    assert starts["Pumps"] == len(paginated.pages)
 
 
 def test_a_paragraph_longer_than_a_page_is_cut_at_sentence_ends() -> None:
