@@ -123,6 +123,9 @@ class BusStack:
             TREERAG_MONGO_DB=self.database,
             TREERAG_GATEWAY_PORT=str(self.ports.gateway),
             TREERAG_LLM="off",
+            # A loopback gateway only the benchmark calls: no keys, no per-key request budget
+            # (the benchmark's bursts are what it measures).
+            TREERAG_AUTH="off",
             TREERAG_LOG_LEVEL=os.environ.get("TREERAG_BENCH_SERVICE_LOG_LEVEL", "WARNING"),
             PYTHONUNBUFFERED="1",
         )

@@ -86,6 +86,13 @@ class IndexerHandlers:
             logger.info("upload already handled; redelivery skipped")
             return
         previous = await self.repo.get_document(event.doc_id)
+        if previous is not None and previous.tenant != event.tenant:
+            # Ids are per tenant (`document_id`): an event naming another tenant's document is not
+            # the gateway's; indexing it would give that tenant's id the sender's PDF.
+            logger.warning("upload names a document of another tenant; ignored",
+                           extra=log_fields(tenant=event.tenant, owner=previous.tenant))
+            await self.ledger.mark_done(STAGE, event.event_id)
+            return
         # A record without a builder was never indexed, so it has no tree to find: skipping the
         # read matters on FerretDB, where it scans every stored tree.
         tree = await self.repo.get_tree(event.doc_id) if previous and previous.builder is not None else None
@@ -103,7 +110,7 @@ class IndexerHandlers:
             # Extraction and tree building are CPU work: a worker thread keeps heartbeats going.
             indexed = await asyncio.to_thread(
                 index_document, data, event.file_name, options, self.llm, self._progress(), self.embedder,
-                event.format,
+                event.format, event.doc_id,
             )
         except DocumentError as exc:
             await self._fail(event, str(exc), type(exc).__name__)

@@ -209,24 +209,27 @@ def index_document(
     progress: Callable[[int], None] | None = None,
     embedder: Embedder | None = None,
     fmt: DocumentFormat | None = None,
+    doc_id: str | None = None,
 ) -> IndexedDocument:
     """Index one document: a PDF, or a DOCX, HTML, Markdown or text file. `fmt` is the format
     the file was accepted as (the gateway's reading of an upload); without it, the file's name,
     else its bytes decide. Raises a services.indexer.errors.DocumentError subclass when the file
-    cannot be indexed."""
+    cannot be indexed. `doc_id`: the id to store it under (see index_pdf)."""
     fmt = fmt or sniff_format(data, file_name)
     if fmt is None:
         if not data:
             raise NotAPdfError("the file is empty")
         raise UnsupportedFormatError("binary data that is none of these")
     if fmt is DocumentFormat.PDF:
-        return index_pdf(data, file_name, options, llm, progress, embedder)
+        return index_pdf(data, file_name, options, llm, progress, embedder, doc_id)
     options = options or IndexOptions()
     started = time.perf_counter()
     content = _read_text_document(data, fmt, options, progress)
     # The document's own headings are its outline; the LLM and windows builders still apply.
     outline = usable_outline(content.outline) if options.builder not in ("windows", "llm") else []
-    indexed = _index_content(content_id(data), content, outline, False, file_name, options, llm, embedder, started, [])
+    indexed = _index_content(
+        doc_id or content_id(data), content, outline, False, file_name, options, llm, embedder, started, []
+    )
     indexed.record.format = fmt
     return indexed
 
@@ -238,19 +241,20 @@ def index_pdf(
     llm: object | None = None,
     progress: Callable[[int], None] | None = None,
     embedder: Embedder | None = None,
+    doc_id: str | None = None,
 ) -> IndexedDocument:
     """Index one PDF. `progress(n)` is called as pages are read, with n new pages each time.
     With an `embedder`, every page and every node (title + summary) also gets a vector.
+    `doc_id`: the id to store it under (a tenant's id, `document_id`); default the content hash.
 
     Raises a services.indexer.errors.PdfError subclass when the file cannot be indexed.
     """
     options = options or IndexOptions()
     started = time.perf_counter()
+    doc_id = doc_id or content_id(data)
     warnings: list[str] = []
     content, outline, image_only = _read_pdf(data, options, progress, warnings)
-    return _index_content(
-        content_id(data), content, outline, image_only, file_name, options, llm, embedder, started, warnings
-    )
+    return _index_content(doc_id, content, outline, image_only, file_name, options, llm, embedder, started, warnings)
 
 
 def _index_content(

@@ -73,7 +73,7 @@ class NavigatorHandlers:
             return
         started = time.perf_counter()
         try:
-            indexes = await self.indexes.indexes(event.doc_ids or None)
+            indexes = await self.indexes.indexes(event.doc_ids or None, event.tenant)
         except NoDocumentsError as exc:
             failure = query_failure(event, STAGE, type(exc).__name__, str(exc))
             await report_query_failure(self.bus, self.queries, failure)
@@ -104,9 +104,9 @@ class NavigatorHandlers:
 
     def answer_key(self, event: QueryReceived, documents: list[tuple[str, int]]) -> str:
         """The answer-cache key: it names the ranking model too, so a refitted model never
-        serves answers the previous one ranked."""
+        serves answers the previous one ranked, and the tenant, so no tenant gets another's."""
         return query_answer_key(event.question, documents, event.settings, self.answered_by,
-                                ranker=self.ranker)
+                                ranker=self.ranker, tenant=event.tenant)
 
     async def _answer_from_cache(
         self, event: QueryReceived, documents: list[tuple[str, int]], key: str, delivery: Delivery

@@ -51,9 +51,11 @@ logger = logging.getLogger(__name__)
 
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 
-# Default /metrics port of each stage (the gateway serves /metrics on its HTTP port).
+# Default /metrics port of each process, served without a key for scrapers (loopback unless
+# TREERAG_METRICS_HOST). The gateway serves it when TREERAG_METRICS_PORT is set (`make up` and
+# compose set it); its HTTP port's /metrics asks for an admin key.
 STAGE_METRICS_PORTS: dict[str, int] = {
-    "gateway": 8000,
+    "gateway": 9100,
     "indexer": 9101,
     "navigator": 9102,
     "compressor": 9103,

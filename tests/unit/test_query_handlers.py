@@ -12,10 +12,10 @@ from shared.model.events import (
 )
 from shared.model.queries import QueryStatus
 from tests.query.documents import indexed, kitchen_guide, plant_manual
-from tests.unit.stages import GATEWAY_TIMING, QueryStages, delivery, failure, question
+from tests.unit.stages import GATEWAY_TIMING, TENANT, QueryStages, delivery, failure, question
 
 PUMP = "How often must the coolant pump be serviced?"
-PLANT = plant_manual()
+PLANT = plant_manual(tenant=TENANT)
 
 
 def tree_built(doc_id: str, version: int) -> TreeBuilt:
@@ -51,7 +51,7 @@ def cited_pages(event: NodesSelected) -> set[int]:
 
 
 async def test_navigator_selects_the_page_that_answers_and_carries_the_query() -> None:
-    stages = await stages_with(PLANT, kitchen_guide())
+    stages = await stages_with(PLANT, kitchen_guide(tenant=TENANT))
     event = question(PUMP)
 
     await navigate(stages, event)
@@ -128,7 +128,7 @@ async def test_a_rebuilt_document_is_asked_at_its_new_version() -> None:
     doc_id = PLANT.record.doc_id
     await stages.navigator.on_tree_built(tree_built(doc_id, 1), delivery("navigator", "tree.built"))
     pages = [p.replace("every 500 operating hours", "every 750 operating hours") for p in PLANT.pages]
-    rebuilt = indexed(doc_id, "plant.pdf", pages, PLANT.tree.nodes)
+    rebuilt = indexed(doc_id, "plant.pdf", pages, PLANT.tree.nodes, TENANT)
     rebuilt.record.version = 2
     await stages.repository.put_indexed(rebuilt)
 
@@ -192,7 +192,7 @@ async def test_navigator_give_up_stores_the_failure_and_publishes_query_failed()
 
 
 async def test_compressor_publishes_a_context_within_budget_with_the_carried_fields() -> None:
-    stages = await stages_with(PLANT, kitchen_guide())
+    stages = await stages_with(PLANT, kitchen_guide(tenant=TENANT))
     await navigate(stages, question(PUMP))
     selected = stages.bus.of_type(NodesSelected)[0]
 

@@ -1,6 +1,6 @@
 // The page viewer: the page image rendered by the gateway, evidence boxes over it, page text,
 // previous / next and jump to page.
-import { api } from "./common.js";
+import { api, authHeaders, checkAuthorized } from "./common.js";
 
 const SCALE = 1.5;
 
@@ -82,7 +82,7 @@ export class PageViewer {
       return;
     }
     this.image.alt = `Page ${page} of ${name}`;
-    this.image.src = `/v1/documents/${id}/pages/${page}/image?scale=${SCALE}`;
+    this.loadImage(`/v1/documents/${id}/pages/${page}/image?scale=${SCALE}`, page);
     if (this.textPanel.open) this.loadText();
     this.loadTextLayer(id, page);
     if (!evidence) return;
@@ -106,6 +106,25 @@ export class PageViewer {
     } catch (error) {
       this.note.textContent = `Could not highlight the evidence: ${error.message}`;
     }
+  }
+
+  // The image is fetched with the API key (an <img src> cannot send it) and shown from a blob.
+  async loadImage(url, page) {
+    let blob;
+    try {
+      const response = await fetch(url, { headers: authHeaders() });
+      checkAuthorized(response.status);
+      if (!response.ok) throw new Error(`the gateway answered ${response.status}`);
+      blob = await response.blob();
+    } catch (error) {
+      this.note.textContent = `Could not load the page image: ${error.message}`;
+      return;
+    }
+    if (this.state.page !== page) return;
+    if (this.imageUrl) URL.revokeObjectURL(this.imageUrl);
+    this.imageUrl = URL.createObjectURL(blob);
+    this.image.dataset.source = url; // what is shown, for a reader of the page (src is the blob's)
+    this.image.src = this.imageUrl;
   }
 
   // The page's text as transparent runs over the image, where it is printed: it can be selected
