@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
 import pytest
 
 from tests import formats
@@ -37,16 +36,16 @@ def test_each_format_is_indexed_and_cited_by_page(stack: Stack, gateway: Gateway
         assert document["status"] == "ready", (document, stack.logs())
         assert (document["format"], document["builder"]) == (kind, "outline")
         doc_id = document["doc_id"]
-        tree = httpx.get(f"{gateway.url}/v1/documents/{doc_id}/tree", timeout=10).json()
+        tree = gateway.get(f"/v1/documents/{doc_id}/tree", timeout=10).json()
         sections = [child for node in tree["nodes"] for child in node["children"]]
         (codes,) = [n for n in sections if n["title"] == "3.2 Error codes"]
-        response = httpx.post(f"{gateway.url}/v1/query", timeout=120,
-                              json={"question": "What does error code 41 mean?", "doc_ids": [doc_id]})
+        response = gateway.post("/v1/query", timeout=120,
+                                json={"question": "What does error code 41 mean?", "doc_ids": [doc_id]})
         assert response.status_code == 200, response.text + stack.logs()
         assert response.json()["citations"][0]["pages"] == [codes["page_start"]]
-        original = httpx.get(f"{gateway.url}/v1/documents/{doc_id}/pdf", timeout=10)
+        original = gateway.get(f"/v1/documents/{doc_id}/pdf", timeout=10)
         assert original.content == data and original.headers["content-type"].startswith(content_type)
-        image = httpx.get(f"{gateway.url}/v1/documents/{doc_id}/pages/1/image", timeout=10)
+        image = gateway.get(f"/v1/documents/{doc_id}/pages/1/image", timeout=10)
         assert image.status_code == 409 and "text with no image" in image.json()["detail"]
 
 
