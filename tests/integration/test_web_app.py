@@ -330,7 +330,8 @@ def test_a_markdown_file_picked_in_the_browser_is_cited_with_its_page_text_marke
     try:
         tab.page.goto(f"{gateway.url}/")
         tab.page.set_input_files("#file-input", files=[
-            {"name": "guide-913.md", "mimeType": "text/markdown", "buffer": guide_markdown()},
+            # Bytes of its own: the same guide uploaded by another test would be a duplicate here.
+            {"name": "guide-913.md", "mimeType": "text/markdown", "buffer": guide_markdown() + b"\nEdition 913.\n"},
         ])
         row = tab.page.locator("#documents tbody tr", has_text="guide-913.md")
         row.locator(".status-ready").wait_for(timeout=120_000)
