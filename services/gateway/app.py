@@ -56,6 +56,7 @@ from shared.adapters.mongo.api_keys import MongoKeyStore
 from shared.adapters.mongo.outbox import MongoOutbox
 from shared.adapters.mongo.queries import MongoQueryRepository, QueryRecord, QueryStatus
 from shared.adapters.mongo.store import MongoRepository, connect
+from shared.adapters.embeddings.words import word_vectors
 from shared.adapters.nli import configured_judge
 from shared.app.deletion import delete_document
 from shared.app.indexing import decide_indexing
@@ -432,7 +433,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             if missing:
                 raise HTTPException(404, f"document {record.doc_id} has no page {missing[0]} (it has {record.page_count})")
             sources.extend(SourcePage(record.doc_id, page, text) for page, text in sorted(texts.items()))
-        checks = await asyncio.to_thread(verify_text, req.answer, sources, configured_judge(settings.nli))
+        checks = await asyncio.to_thread(verify_text, req.answer, sources, configured_judge(settings.nli),
+                                        word_vectors(settings))
         counts = {v: sum(c.verdict == v for c in checks) for v in ("supported", "contradicted", "unsupported")}
         return VerifyResponse(sentences=checks, confidence=answer_confidence(checks), **counts)
 

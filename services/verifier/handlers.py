@@ -20,6 +20,7 @@ from shared.model.events import (
 )
 from shared.ports.bus import Publisher
 from shared.ports.model_roles import AnswerGenerator, EntailmentJudge
+from shared.text.substitution import WordVectors
 from shared.ports.queries import QueryStore
 from shared.ports.repository import Repository
 
@@ -94,6 +95,7 @@ class VerifierHandlers:
         generator: AnswerGenerator | None = None,
         cache: AnswerCache | None = None,
         judge: EntailmentJudge | None = None,
+        word_vectors: WordVectors | None = None,
     ) -> None:
         self.repo = repo
         self.bus = bus
@@ -103,6 +105,7 @@ class VerifierHandlers:
         self.generator = generator
         self.cache = cache
         self.judge = judge
+        self.word_vectors = word_vectors
 
     async def _page_texts(self, event: ContextCompressed) -> dict[tuple[str, int], str]:
         """Full text of every page the context cites, so sentences are checked against the page:
@@ -131,6 +134,7 @@ class VerifierHandlers:
             self.generator,
             lambda doc_id, page: texts.get((doc_id, page)),
             self.judge,
+            self.word_vectors,
         )
         outcome = QueryOutcome(
             answer=answer,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from shared.model.events import (
     AnswerVerified,
     ContextCompressed,
@@ -347,3 +349,16 @@ async def test_the_answer_key_names_the_ranking_model() -> None:
     before = query_answer_key(PUMP, documents, QuerySettings(), EXTRACTIVE, ranker="aaaa")
     assert before == query_answer_key(PUMP, documents, QuerySettings(), EXTRACTIVE, ranker="aaaa")
     assert before != query_answer_key(PUMP, documents, QuerySettings(), EXTRACTIVE, ranker="bbbb")
+
+
+async def test_the_answer_key_names_the_embedder(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Page ranking and the verifier's replaced-word check both depend on the embedder: an
+    answer cached with word vectors must not be served to a deployment without them."""
+    with_vectors = await stages_with()
+    await navigate(with_vectors, question(PUMP, query_id="q1"))
+    monkeypatch.setenv("TREERAG_EMBEDDINGS", "off")
+    lexical = await stages_with()
+    await navigate(lexical, question(PUMP, query_id="q1"))
+
+    keys = {stages.bus.of_type(NodesSelected)[-1].answer_key for stages in (with_vectors, lexical)}
+    assert len(keys) == 2
