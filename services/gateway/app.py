@@ -1,4 +1,4 @@
-"""The HTTP gateway: uploads PDFs, publishes queries and returns their verified answers.
+"""The HTTP gateway: uploads documents (PDF, DOCX, HTML, Markdown, text), publishes queries and returns their verified answers.
 
 Stateless apart from the requests it is holding: any number of replicas run side by side.
 """
@@ -70,6 +70,7 @@ from shared.model.events import (
     QueryReceived,
 )
 from shared.model.file_names import FileNameError, ascii_fallback, file_name_label
+from shared.model.formats import FILE_EXTENSIONS, MEDIA_TYPES, PDF_MAGIC, DocumentFormat, sniff_format
 from shared.model.ids import BuilderChoice, document_id
 from shared.model.query import QuerySettings
 from shared.settings import Settings, get_settings
@@ -77,8 +78,6 @@ from shared.settings import Settings, get_settings
 logger = logging.getLogger(__name__)
 
 STAGE = "gateway"
-PDF_MAGIC = b"%PDF-"
-PDF_TYPES = {"application/pdf", "application/x-pdf", "application/octet-stream", ""}
 READ_CHUNK = 1024 * 1024
 
 
@@ -223,9 +222,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     # ------------------------------------------------------------ documents
 
-    async def read_upload(file: UploadFile) -> bytes:
-        if (file.content_type or "") not in PDF_TYPES and not (file.filename or "").lower().endswith(".pdf"):
-            raise HTTPException(415, f"expected a PDF (application/pdf), got {file.content_type!r}")
+    async def read_upload(file: UploadFile) -> tuple[bytes, DocumentFormat]:
         chunks: list[bytes] = []
         size = 0
         while chunk := await file.read(READ_CHUNK):
@@ -238,21 +235,28 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         data = b"".join(chunks)
         if not data:
             raise HTTPException(400, "the file is empty")
-        if PDF_MAGIC not in data[:1024]:
+        fmt = sniff_format(data, file.filename or "", file.content_type)
+        if fmt is None:
+            raise HTTPException(
+                415, f"not a supported document ({file.content_type or 'no content type'}, not PDF, DOCX, HTML, "
+                "Markdown or text); upload one of these"
+            )
+        if fmt is DocumentFormat.PDF and PDF_MAGIC not in data[:1024]:
             raise HTTPException(415, "not a PDF file (no %PDF header); upload a PDF document")
-        return data
+        # Other files are read by the indexer, which reports a bad one with its reason.
+        return data, fmt
 
     @app.post("/v1/documents", status_code=202, response_model=UploadAccepted, tags=["documents"])
     async def upload(
-        file: Annotated[UploadFile, File(description="The PDF.")],
+        file: Annotated[UploadFile, File(description="A PDF, DOCX, HTML, Markdown or plain-text file.")],
         caller: CallerDep,
         builder: Annotated[BuilderChoice, Form()] = "auto",
         rebuild: Annotated[bool, Form(description="Index again even when the document is ready.")] = False,
     ) -> UploadAccepted:
-        data = await read_upload(file)
+        data, fmt = await read_upload(file)
         doc_id = document_id(data, caller.tenant)
         try:
-            file_name = file_name_label(file.filename, fallback=f"{doc_id}.pdf")
+            file_name = file_name_label(file.filename, fallback=f"{doc_id}{FILE_EXTENSIONS[fmt]}")
         except FileNameError as exc:
             raise HTTPException(422, str(exc)) from exc
         live = b()
@@ -268,11 +272,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await live.repo.put_pdf(doc_id, data)
             event = DocumentUploaded(
                 doc_id=doc_id, tenant=caller.tenant, file_name=file_name, size_bytes=len(data),
-                pdf_ref=f"gridfs:{doc_id}", index_options={"builder": builder}, rebuild=rebuild,
+                pdf_ref=f"gridfs:{doc_id}", index_options={"builder": builder}, rebuild=rebuild, format=fmt,
             )
             # Owed before the record says "uploaded": whatever fails next, the event goes out.
             await live.outbox.stage(event)
-            record = (existing or DocumentRecord(doc_id=doc_id, file_name=file_name, tenant=caller.tenant))
+            record = (existing or DocumentRecord(doc_id=doc_id, file_name=file_name, format=fmt, tenant=caller.tenant))
             await live.repo.put_document(record.model_copy(update={"status": DocumentStatus.UPLOADED, "reason": None}))
             published = await live.outbox.send(event)
             logger.info("document uploaded", extra=log_fields(file_name=file_name, bytes=len(data),
@@ -326,10 +330,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         record = await find(doc_id, caller)
         data = await b().repo.get_pdf(record.doc_id)
         if data is None:
-            raise HTTPException(404, f"the PDF of {record.doc_id} is not stored")
+            raise HTTPException(404, f"the file of {record.doc_id} is not stored")
         # Headers are latin-1: an ASCII fallback name plus the RFC 6266 UTF-8 form.
         disposition = f"inline; filename=\"{ascii_fallback(record.file_name)}\"; filename*=UTF-8''{quote(record.file_name)}"
-        return Response(data, media_type="application/pdf", headers={"Content-Disposition": disposition})
+        return Response(data, media_type=MEDIA_TYPES[record.format], headers={"Content-Disposition": disposition})
 
     @app.delete("/v1/documents/{doc_id}", response_model=DeletedOut, tags=["documents"])
     async def delete(doc_id: str, caller: CallerDep) -> DeletedOut:

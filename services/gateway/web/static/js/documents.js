@@ -1,4 +1,4 @@
-// Documents: upload several PDFs with per-file progress; the list polls each document's status.
+// Documents: upload several documents with per-file progress; the list polls each document's status.
 import { api, authHeaders, checkAuthorized, docName, el, statusLabel } from "./common.js";
 
 const POLL_MS = 2000;
@@ -125,7 +125,7 @@ async function refresh() {
     const busy = docs.filter((d) => d.status === "uploaded" || d.status === "indexing").length;
     listStatus.textContent = docs.length
       ? `${docs.length} document${docs.length === 1 ? "" : "s"}${busy ? `, ${busy} being indexed` : ""}.`
-      : "No documents yet: upload a PDF above.";
+      : "No documents yet: upload a document above.";
   } catch (error) {
     listStatus.textContent = `Could not list the documents: ${error.message}`;
   }
