@@ -337,6 +337,40 @@ def test_the_ask_page_fits_a_phone(gateway: Gateway, browser: Any, uploaded: dic
         tab.close()
 
 
+def test_a_markdown_file_picked_in_the_browser_is_cited_with_its_page_text_marked(
+        gateway: Gateway, browser: Any, uploaded: dict[str, Any]) -> None:
+    """A format without page images: the viewer shows the cited page's text, the evidence marked."""
+    from tests.formats import guide_markdown
+
+    tab = Page(browser, DESKTOP)
+    try:
+        tab.page.goto(f"{gateway.url}/")
+        tab.page.set_input_files("#file-input", files=[
+            # Bytes of its own: the same guide uploaded by another test would be a duplicate here.
+            {"name": "guide-913.md", "mimeType": "text/markdown", "buffer": guide_markdown() + b"\nEdition 913.\n"},
+        ])
+        row = tab.page.locator("#documents tbody tr", has_text="guide-913.md")
+        row.locator(".status-ready").wait_for(timeout=120_000)
+        doc_id = row.get_attribute("data-doc-id")
+        tab.page.goto(f"{gateway.url}/ask")
+        tab.page.locator(f"#doc-filter option[value='{doc_id}']").wait_for(state="attached")
+        tab.page.select_option("#doc-filter", doc_id)
+        tab.page.fill("#question", "What does error code 41 mean?")
+        tab.page.locator("#ask-button").click()
+        citation = tab.page.locator("#answer-text .citation").first
+        citation.wait_for(timeout=60_000)
+        citation.click()
+        mark = tab.page.locator("#viewer-text mark")
+        mark.wait_for(timeout=30_000)
+        assert "licence key has expired" in mark.inner_text()
+        assert tab.page.locator(".page-frame").is_hidden()  # no image for a page of text
+        assert "3.2 Error codes" in tab.page.locator("#viewer-text").inner_text()
+        screenshot(tab.page, "ask-markdown")
+        tab.check("ask, a Markdown document")
+    finally:
+        tab.close()
+
+
 @pytest.fixture(scope="module")
 def prometheus_gateway(stack: Stack, uploaded: dict[str, Any], tmp_path_factory: pytest.TempPathFactory,
                        api_key: str) -> Iterator[tuple[Gateway, Prometheus]]:

@@ -1,4 +1,4 @@
-// Documents: upload several PDFs with per-file progress; the list polls each document's status.
+// Documents: upload several documents with per-file progress; the list polls each document's status.
 import { api, authHeaders, checkAuthorized, docName, el, statusLabel } from "./common.js";
 
 const POLL_MS = 2000;
@@ -140,7 +140,7 @@ async function refresh() {
     listStatus.textContent = docs.length
       ? `${more ? "The newest " : ""}${docs.length}${which} document${docs.length === 1 ? "" : "s"}` +
         `${busy ? `, ${busy} being indexed` : ""}.`
-      : statusFilter.value ? `No${which} documents.` : "No documents yet: upload a PDF above.";
+      : statusFilter.value ? `No${which} documents.` : "No documents yet: upload a document above.";
   } catch (error) {
     listStatus.textContent = `Could not list the documents: ${error.message}`;
   }
