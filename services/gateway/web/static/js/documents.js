@@ -115,7 +115,8 @@ function row(doc) {
 async function listPage(limit, status) {
   const query = new URLSearchParams({ limit: String(limit) });
   if (status) query.set("status", status);
-  const response = await fetch(`/v1/documents?${query}`, { headers: { accept: "application/json" } });
+  const response = await fetch(`/v1/documents?${query}`, { headers: { accept: "application/json", ...authHeaders() } });
+  checkAuthorized(response.status);
   if (!response.ok) throw new Error(`HTTP ${response.status}`);
   return { docs: await response.json(), more: response.headers.has("X-Next-Cursor") };
 }
