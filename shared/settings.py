@@ -25,7 +25,18 @@ class Settings(BaseSettings):
     )
     max_attempts: int = Field(default=3, ge=1, description="Handler attempts before the DLQ.")
     max_pages: int = Field(default=10_000, ge=1, description="Larger PDFs are refused.")
+    ocr: Literal["auto", "off"] = Field(
+        default="auto",
+        description="auto: pages without a text layer are recognised with Tesseract (Debian's tesseract-ocr) "
+        "when it is installed; off: they stay empty and the document gets a warning.",
+    )
+    ocr_languages: str = Field(default="eng", description="Tesseract languages, e.g. 'eng+deu' (installed packs).")
+    ocr_workers: int = Field(default=0, ge=0, description="Pages recognised at once; 0: one per core.")
     max_upload_bytes: int = Field(default=200 * 1024 * 1024, ge=1, description="Larger PDFs are refused (413).")
+    max_request_bytes: int = Field(
+        default=512 * 1024 * 1024, ge=1,
+        description="Larger upload requests (one file or a batch, multipart) are refused (413) as they stream in.",
+    )
     max_json_bytes: int = Field(default=1024 * 1024, ge=1, description="Larger JSON request bodies are refused (413).")
     query_timeout_s: float = Field(default=30.0, gt=0)
     request_timeout_s: float = Field(

@@ -1,10 +1,12 @@
 """Request body limits, enforced while the body streams in.
 
-A multipart upload may be as large as TREERAG_MAX_UPLOAD_BYTES (plus its form framing), any
-other body as large as TREERAG_MAX_JSON_BYTES. A declared Content-Length over the limit is
-refused before a byte of the body is read; a body without one (chunked) is refused as soon as
-the bytes received pass the limit. Either way nothing past the limit is read, spooled or held:
-the gateway's memory does not grow with what a client sends.
+A multipart upload (one file or a batch) may be as large as TREERAG_MAX_REQUEST_BYTES (plus its
+form framing), any other body as large as TREERAG_MAX_JSON_BYTES. A declared Content-Length over
+the limit is refused before a byte of the body is read; a body without one (chunked) is refused
+as soon as the bytes received pass the limit. Either way nothing past the limit is read, spooled
+or held. Each file of an upload is then held to TREERAG_MAX_UPLOAD_BYTES by the route, from its
+spooled size, before it is read into memory: the gateway's memory does not follow what a client
+sends.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ class BodyTooLarge(HTTPException):
 def body_limit(headers: Headers, settings: Settings) -> tuple[int, str]:
     """The byte limit of a body with these headers, and the setting that sets it."""
     if headers.get("content-type", "").lower().startswith("multipart/"):
-        return settings.max_upload_bytes + MULTIPART_FRAMING_BYTES, "TREERAG_MAX_UPLOAD_BYTES"
+        return settings.max_request_bytes + MULTIPART_FRAMING_BYTES, "TREERAG_MAX_REQUEST_BYTES"
     return settings.max_json_bytes, "TREERAG_MAX_JSON_BYTES"
 
 

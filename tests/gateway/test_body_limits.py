@@ -17,10 +17,11 @@ from shared.settings import Settings
 from tests.gateway.streams import send_chunked_upload
 
 UPLOAD_LIMIT = 1024 * 1024
+REQUEST_LIMIT = 2 * UPLOAD_LIMIT
 JSON_LIMIT = 64 * 1024
 # No keys asked (TREERAG_AUTH=off): a body within its limits reaches validation, not a 401.
 SETTINGS = Settings(kafka_bootstrap="127.0.0.1:1", mongo_url="mongodb://127.0.0.1:1/", auth="off",
-                    max_upload_bytes=UPLOAD_LIMIT, max_json_bytes=JSON_LIMIT)
+                    max_upload_bytes=UPLOAD_LIMIT, max_request_bytes=REQUEST_LIMIT, max_json_bytes=JSON_LIMIT)
 
 
 @pytest.fixture(scope="module")
@@ -59,8 +60,15 @@ def test_a_json_body_within_its_limit_reaches_validation(client: TestClient) -> 
     assert response.status_code == 422  # longer than a question may be: validated, not refused by size
 
 
-def test_a_declared_upload_size_over_the_limit_is_413(client: TestClient) -> None:
-    data = b"%PDF-1.7\n" + b"0" * (2 * UPLOAD_LIMIT)
+def test_a_declared_upload_size_over_the_request_limit_is_413(client: TestClient) -> None:
+    data = b"%PDF-1.7\n" + b"0" * (2 * REQUEST_LIMIT)
+    response = client.post("/v1/documents", files={"file": ("big.pdf", data, "application/pdf")})
+    assert response.status_code == 413
+    assert "TREERAG_MAX_REQUEST_BYTES" in response.json()["detail"]
+
+
+def test_a_file_over_its_limit_within_the_request_limit_is_413(client: TestClient) -> None:
+    data = b"%PDF-1.7\n" + b"0" * UPLOAD_LIMIT
     response = client.post("/v1/documents", files={"file": ("big.pdf", data, "application/pdf")})
     assert response.status_code == 413
     assert "TREERAG_MAX_UPLOAD_BYTES" in response.json()["detail"]
@@ -71,4 +79,4 @@ def test_a_chunked_upload_is_refused_as_soon_as_it_passes_the_limit(server: int)
     sent, response = send_chunked_upload(server, total)
     assert response.startswith(b"HTTP/1.1 413"), response[:200]
     # What was written before the answer: the limit plus what the sockets' buffers hold.
-    assert sent < 32 * UPLOAD_LIMIT, f"{sent} bytes were read before the 413"
+    assert sent < REQUEST_LIMIT + 32 * UPLOAD_LIMIT, f"{sent} bytes were read before the 413"

@@ -24,8 +24,8 @@ def resident_bytes(pid: int) -> int:
     raise AssertionError(f"no VmRSS for pid {pid}")
 
 
-def test_a_gigabyte_upload_is_refused_at_the_limit_with_flat_memory(gateway: Gateway) -> None:
-    limit = Settings().max_upload_bytes  # the default the session gateway runs with
+def test_a_gigabyte_upload_is_refused_at_the_request_limit_with_flat_memory(gateway: Gateway) -> None:
+    limit = Settings().max_request_bytes  # the default the session gateway runs with
     before = resident_bytes(gateway.process.pid)
     sent, response = send_chunked_upload(gateway.port, 1024 * MIB, chunk_bytes=MIB)
     grown = resident_bytes(gateway.process.pid) - before
