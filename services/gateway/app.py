@@ -25,7 +25,7 @@ from pydantic import ValidationError
 
 from services.gateway.answers import AnswerWaiter
 from services.gateway.auth import AUTHENTICATED, Caller, CallerDep, install_auth, require_admin
-from services.gateway.errors import install_validation_handler, shortened
+from services.gateway.errors import detail_text, install_validation_handler, invalid, shortened
 from services.gateway.limits import install_body_limits
 from services.gateway.outages import (
     CLIENT_TIMEOUT,
@@ -281,7 +281,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         try:
             file_name = file_name_label(client_name, fallback=f"{doc_id}{FILE_EXTENSIONS[fmt]}")
         except FileNameError as exc:
-            raise HTTPException(422, str(exc)) from exc
+            raise invalid(("body", "file"), str(exc)) from exc
         live = b()
         with correlated(doc_id=doc_id):
             existing = await live.repo.get_document(doc_id)
@@ -312,7 +312,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             data, fmt = await read_upload(file)
             document = await accept(data, fmt, file.filename, caller, builder, rebuild)
         except HTTPException as exc:
-            return FileUploadResult(file_name=name, status_code=exc.status_code, error=str(exc.detail))
+            return FileUploadResult(file_name=name, status_code=exc.status_code, error=detail_text(exc.detail))
         return FileUploadResult(file_name=name, status_code=202, document=document)
 
     @app.post(
@@ -329,7 +329,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         rebuild: Annotated[bool, Form(description="Index again even when the document is ready.")] = False,
     ) -> UploadAccepted | UploadsAccepted:
         if (file is None) == (not files):
-            raise HTTPException(422, "send one file as `file`, or several as `files` (multipart/form-data)")
+            raise invalid(("body", "file"), "send one file as `file`, or several as `files` (multipart/form-data)",
+                          "missing")
         if file is not None:
             data, fmt = await read_upload(file)
             return await accept(data, fmt, file.filename, caller, builder, rebuild)
