@@ -175,7 +175,7 @@ def explore_examples(
     return labelled, negatives
 
 
-DENSE_FEATURES = ("dense_page", "dense_section")
+DENSE_FEATURES = ("dense_page", "dense_section", "dense_rank")
 
 
 def without_dense(examples: Sequence[Example]) -> list[Example]:
