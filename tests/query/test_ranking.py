@@ -26,7 +26,7 @@ from shared.text.names import named_words
 from tests.query.conftest import build
 from tests.query.documents import FILLER, indexed, node
 from tests.query.synthetic import kitchen_collection, plant_collection
-from treerag.evaluation.fitting import fit_collections
+from treerag.evaluation.fitting import Example, fit_collections, fit_linear, out_of_fold_probabilities
 
 
 def _row(question: str, index, page: int) -> dict[str, float]:  # noqa: ANN001
@@ -173,3 +173,20 @@ def test_the_fused_ranking_hands_over_context_pages_pages() -> None:
     narrow = navigate(question, [index], QuerySettings(context_pages=3, beam_width=1))
     assert len(wide.passages) == 7 and len(narrow.passages) == 3
     assert [p.pages for p in narrow.passages] == [p.pages for p in wide.passages[:3]]
+
+
+def test_the_answer_threshold_is_set_on_probabilities_of_models_that_never_saw_the_document() -> None:
+    rng = np.random.default_rng(0)
+    groups = [f"doc-{k % 10}.pdf" for k in range(200)]
+    examples = [Example(item_id=str(k), group=g, exploration=None) for k, g in enumerate(groups)]  # type: ignore[arg-type]
+    x = rng.normal(size=(200, len(ABSTENTION_FEATURES)))
+    y = (x[:, 0] + 0.5 * rng.normal(size=200) > 0).astype(float)
+    model = fit_linear(ABSTENTION_FEATURES, x, y)
+    p = out_of_fold_probabilities(examples, x, y, model)
+    # Relabelling one document's examples changes the in-sample fit but not their own
+    # out-of-fold probabilities: those come from models fitted on the other documents.
+    mine = np.array([g == groups[0] for g in groups])
+    flipped = y.copy()
+    flipped[mine] = 1 - flipped[mine]
+    assert np.allclose(out_of_fold_probabilities(examples, x, flipped, model)[mine], p[mine])
+    assert not np.allclose(fit_linear(ABSTENTION_FEATURES, x, flipped).probability(x[mine]), model.probability(x[mine]))
