@@ -15,22 +15,35 @@ so the set is the same on every run). Each one yields items `(sentence, page, la
 
 The perturbations use their own simple patterns, not the verifier's parsers, so the set does
 not only test what the checks already look for. Each item carries its document for folds.
+
+Beside the generated items, `bench/grounding/handwritten-v1.jsonl` holds sentences written by
+hand against statements of the dev PDFs (evidence quotes of the dev question sets and statements
+of other documents' pages), each with its document, page and original: `hand_paraphrase`
+(rewordings a reader accepts as supported: reordering, synonyms, voice, two clauses summarised,
+a negation said another way) and `hand_changed` (one realistic word or role changed: an antonym,
+a related but wrong word, the action reversed). They are reported apart from the generated kinds.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from services.indexer.extract import extract_content, open_document
 from shared.text.lexical import sentences_of
 
-SUPPORTED_KINDS = ("verbatim", "paraphrase")
-KINDS = ("verbatim", "paraphrase", "number", "name", "negation", "direction", "word", "wrong_page", "unrelated")
+SUPPORTED_KINDS = ("verbatim", "paraphrase", "hand_paraphrase")
+GENERATED_KINDS = ("verbatim", "paraphrase", "number", "name", "negation", "direction", "word", "wrong_page",
+                   "unrelated")
+HANDWRITTEN_KINDS = ("hand_paraphrase", "hand_changed")
+KINDS = GENERATED_KINDS + HANDWRITTEN_KINDS
+HANDWRITTEN = Path(__file__).with_name("grounding") / "handwritten-v1.jsonl"
 STATEMENTS_PER_DOCUMENT = 8
 MIN_WORDS, MAX_WORDS = 8, 45
 MIN_PAGE_WORDS = 80
@@ -75,6 +88,7 @@ def _is_statement(sentence: str) -> bool:
     return sum(bool(_WORD.match(w)) for w in words) / len(words) >= 0.6
 
 
+@lru_cache(maxsize=128)
 def _page_texts(pdf: Path) -> list[str]:
     document = open_document(pdf.read_bytes(), MAX_PAGES)
     try:
@@ -235,3 +249,15 @@ def generate(pdf_root: Path) -> Iterator[Item]:
             foreign = drawn[names[(d + 7) % len(names)]] if len(names) > 1 else []
             if foreign:
                 yield Item(doc, page, foreign[k % len(foreign)][1], text, "unrelated", False)
+
+
+def handwritten(pdf_root: Path, path: Path = HANDWRITTEN) -> Iterator[Item]:
+    """The hand-written items, each against its page (the original must be on it)."""
+    pdfs = {pdf.name: pdf for pdf in pdf_root.rglob("*.pdf")}
+    for number, line in enumerate(path.read_text().splitlines(), start=1):
+        row = json.loads(line)
+        pages = _page_texts(pdfs[row["doc"]])
+        text = pages[row["page"] - 1]
+        if " ".join(row["original"].split()) not in " ".join(text.split()):
+            raise ValueError(f"{path}:{number}: the original is not on page {row['page']} of {row['doc']}")
+        yield Item(row["doc"], row["page"], row["sentence"], text, f"hand_{row['kind']}", bool(row["supported"]))

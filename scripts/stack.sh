@@ -10,7 +10,11 @@
 #      TREERAG_GATEWAY_HOST (127.0.0.1), TREERAG_SCALE_<STAGE> replicas per stage (1), e.g.
 #      TREERAG_SCALE_INDEXER=3; any other TREERAG_* setting is passed to the services;
 #      TREERAG_PROMETHEUS_PORT (9090).
-# Replica i of a stage serves /metrics on the stage's default port + 10*i (indexer 9101, 9111...).
+# Replica i of a stage serves /metrics on the stage's default port + 10*i (indexer 9101, 9111...);
+# the gateway on its own (9100), without a key.
+# The gateway asks for API keys (TREERAG_AUTH=on): `up` creates an admin key of the default
+# tenant once and prints it (kept in $TREERAG_RUN/stack/admin.key, readable by its owner only);
+# `treerag keys` makes others. TREERAG_AUTH=off serves without keys.
 # When the `prometheus` binary is on PATH (`make prometheus`), `up` also runs it with
 # deploy/prometheus/prometheus.local.yml and one scrape target per replica (targets/<job>.json).
 # Logs: $TREERAG_RUN/stack/logs/<service>-<n>.log
@@ -140,8 +144,8 @@ print(" ".join(f"METRICS_PORTS[{stage}]={port}" for stage, port in ports.items()
     done
     write_targets "$stage" "${targets[@]}"
   done
-  start_service gateway 0 -m services.gateway --host "$GHOST" --port "$GPORT"
-  write_targets gateway "$(poll_host):$GPORT"
+  TREERAG_METRICS_PORT="${METRICS_PORTS[gateway]}" start_service gateway 0 -m services.gateway --host "$GHOST" --port "$GPORT"
+  write_targets gateway "127.0.0.1:${METRICS_PORTS[gateway]}"
   start_prometheus
 
   local url deadline=$((SECONDS + READY_TIMEOUT))
@@ -165,14 +169,41 @@ PY
     ((SECONDS < deadline)) || die "the gateway did not become ready within ${READY_TIMEOUT}s; logs in $LOGS"
     sleep 1
   done
+  local key_line="API key:  none asked for (TREERAG_AUTH=off)"
+  if [[ "${TREERAG_AUTH:-on}" != off ]]; then
+    admin_key || die "could not create the admin key; see the message above"
+    key_line="API key:  $(cat "$STACK/admin.key")   (admin, tenant default; the web app asks for it once per tab)"
+  fi
   cat <<MSG
 TreeRAG is up.
   gateway:  http://$GHOST:$GPORT   (API docs: http://$GHOST:$GPORT/docs)
-  metrics:  gateway /metrics; indexer :${METRICS_PORTS[indexer]}, navigator :${METRICS_PORTS[navigator]}, compressor :${METRICS_PORTS[compressor]}, verifier :${METRICS_PORTS[verifier]} (replica i: +10*i)
+  $key_line
+            curl -H "Authorization: Bearer \$(cat $STACK/admin.key)" http://$(poll_host):$GPORT/v1/documents
+  metrics:  gateway :${METRICS_PORTS[gateway]} (and /metrics with an admin key); indexer :${METRICS_PORTS[indexer]}, navigator :${METRICS_PORTS[navigator]}, compressor :${METRICS_PORTS[compressor]}, verifier :${METRICS_PORTS[verifier]} (replica i: +10*i)
   prometheus: $(command -v prometheus >/dev/null 2>&1 && echo "http://127.0.0.1:$PPORT (alerts: /alerts)" || echo "not installed (make prometheus)")
   logs:     $LOGS
   stop:     make down
 MSG
+}
+
+# The admin key of the default tenant, created on the first `up` (only its hash is in MongoDB,
+# so the key itself is kept here for the operator; `treerag keys revoke` ends it).
+admin_key() {
+  if [[ -s "$STACK/admin.key" ]]; then
+    # Still valid? (A wiped database forgets every key.)
+    "$PYTHON" - "http://$(poll_host):$GPORT/v1/documents" "$STACK/admin.key" <<'PY' && return 0
+import sys, urllib.error, urllib.request
+key = open(sys.argv[2]).read().strip()
+try:
+    urllib.request.urlopen(urllib.request.Request(sys.argv[1], headers={"Authorization": f"Bearer {key}"}), timeout=10)
+except urllib.error.HTTPError as exc:
+    sys.exit(1 if exc.code == 401 else 0)
+PY
+    log "the saved admin key is not known to this database: creating a new one"
+  fi
+  local key
+  key="$(cd "$ROOT" && "$PYTHON" -m services.gateway.keys create --tenant default --admin)" || return 1
+  (umask 077 && printf '%s\n' "$key" >"$STACK/admin.key")
 }
 
 cmd_down() {

@@ -16,13 +16,22 @@ class Settings(BaseSettings):
     kafka_bootstrap: str = "127.0.0.1:9092"
     mongo_url: str = "mongodb://127.0.0.1:27017/"
     mongo_db: str = "treerag"
-    tenant: str = "default"
+    tenant: str = Field(
+        default="default", description="Whose documents a caller reaches when no key is asked for (TREERAG_AUTH=off)."
+    )
     topic_partitions: int = Field(default=6, ge=1)
     topic_prefix: str = Field(
         default="", description="Prepended to every topic and consumer group (several systems on one cluster)."
     )
     max_attempts: int = Field(default=3, ge=1, description="Handler attempts before the DLQ.")
     max_pages: int = Field(default=10_000, ge=1, description="Larger PDFs are refused.")
+    ocr: Literal["auto", "off"] = Field(
+        default="auto",
+        description="auto: pages without a text layer are recognised with Tesseract (Debian's tesseract-ocr) "
+        "when it is installed; off: they stay empty and the document gets a warning.",
+    )
+    ocr_languages: str = Field(default="eng", description="Tesseract languages, e.g. 'eng+deu' (installed packs).")
+    ocr_workers: int = Field(default=0, ge=0, description="Pages recognised at once; 0: one per core.")
     max_upload_bytes: int = Field(default=200 * 1024 * 1024, ge=1)
     query_timeout_s: float = Field(default=30.0, gt=0)
     publish_timeout_s: float = Field(
@@ -41,6 +50,18 @@ class Settings(BaseSettings):
         description="Host headers the gateway answers (comma-separated; '*.example.com' wildcards, '*' any): "
         "a page on another site cannot reach a loopback gateway through DNS rebinding.",
     )
+    auth: Literal["on", "off"] = Field(
+        default="on",
+        description="The gateway asks every request but /healthz and /readyz for an API key (`treerag keys`); "
+        "'off' serves everyone as TREERAG_TENANT (a gateway only its own machine reaches).",
+    )
+    auth_cache_s: float = Field(
+        default=5.0, ge=0, description="How long the gateway reuses a key it looked up: a revoked key works that long."
+    )
+    rate_limit_per_s: float = Field(
+        default=20.0, ge=0, description="Requests per second each API key may make on average (per replica; 0: no limit)."
+    )
+    rate_limit_burst: int = Field(default=60, ge=1, description="Requests an API key may make at once.")
     cors_origins: str = Field(
         default="", description="Origins allowed to call the gateway from a browser (comma-separated); empty: none."
     )

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 from shared.adapters.memory.queries import InMemoryQueryStore
 from shared.app.indexing import store_indexed
+from shared.model.api_keys import ApiKeyRecord
 from shared.model.documents import (
     DocumentEmbeddings,
     DocumentRecord,
@@ -239,3 +240,31 @@ class FakeLedger:
 
     async def mark_done(self, stage: str, key: str, **info: Any) -> None:
         self.done.setdefault((stage, key), info)
+
+
+class FakeKeyStore:
+    """API key records in a dict; `reads` counts lookups (the gateway caches them)."""
+
+    def __init__(self) -> None:
+        self.records: dict[str, ApiKeyRecord] = {}
+        self.reads = 0
+
+    async def add(self, record: ApiKeyRecord) -> None:
+        if record.key_id in self.records:
+            raise ValueError(f"key id {record.key_id} is taken")
+        self.records[record.key_id] = record
+
+    async def get(self, key_id: str) -> ApiKeyRecord | None:
+        self.reads += 1
+        return self.records.get(key_id)
+
+    async def list(self) -> list[ApiKeyRecord]:
+        return sorted(self.records.values(), key=lambda r: (r.created_at, r.key_id))
+
+    async def revoke(self, key_id: str) -> bool:
+        record = self.records.get(key_id)
+        if record is None:
+            return False
+        if not record.revoked:
+            self.records[key_id] = record.model_copy(update={"revoked_at": _now()})
+        return True

@@ -33,6 +33,7 @@ from shared.adapters.llm.client import LLMClient
 from shared.adapters.logs import correlated, log_fields
 from shared.adapters.memory.bus import InMemoryBus
 from shared.adapters.memory.queries import InMemoryQueryStore
+from shared.adapters.embeddings.words import word_vectors
 from shared.adapters.nli import answer_key_suffix, configured_judge
 from shared.app.answer_key import answering_name
 from shared.model.documents import DocumentRecord
@@ -106,7 +107,7 @@ class QueryEngine:
                                       answered_by=answered_by)
         compressor = CompressorHandlers(bus, queries)
         verifier = VerifierHandlers(self.repository, bus, queries, generator=generator, cache=cache,
-                                    judge=judge)
+                                    judge=judge, word_vectors=word_vectors(get_settings()))
         bus.attach(NAVIGATOR, navigator_routes(navigator))
         bus.attach(COMPRESSOR, compressor_routes(compressor))
         bus.attach(VERIFIER, verifier_routes(verifier))

@@ -1,4 +1,4 @@
-"""The HTTP gateway: uploads PDFs, publishes queries and returns their verified answers.
+"""The HTTP gateway: uploads documents (PDF, DOCX, HTML, Markdown, text), publishes queries and returns their verified answers.
 
 Stateless apart from the requests it is holding: any number of replicas run side by side.
 """
@@ -24,6 +24,7 @@ from faststream.kafka.annotations import KafkaMessage
 from pydantic import ValidationError
 
 from services.gateway.answers import AnswerWaiter
+from services.gateway.auth import AUTHENTICATED, Caller, CallerDep, install_auth, require_admin
 from services.gateway.errors import install_validation_handler, shortened
 from services.gateway.schemas import (
     DeletedOut,
@@ -49,10 +50,13 @@ from shared.adapters.metrics import (
     export_known_series,
     record_finished_query,
     render_metrics,
+    start_metrics_server,
 )
+from shared.adapters.mongo.api_keys import MongoKeyStore
 from shared.adapters.mongo.outbox import MongoOutbox
 from shared.adapters.mongo.queries import MongoQueryRepository, QueryRecord, QueryStatus
 from shared.adapters.mongo.store import MongoRepository, connect
+from shared.adapters.embeddings.words import word_vectors
 from shared.adapters.nli import configured_judge
 from shared.app.deletion import delete_document
 from shared.app.indexing import decide_indexing
@@ -66,15 +70,14 @@ from shared.model.events import (
     QueryReceived,
 )
 from shared.model.file_names import FileNameError, ascii_fallback, file_name_label
-from shared.model.ids import BuilderChoice, content_id
+from shared.model.formats import FILE_EXTENSIONS, MEDIA_TYPES, PDF_MAGIC, DocumentFormat, sniff_format
+from shared.model.ids import BuilderChoice, document_id
 from shared.model.query import QuerySettings
 from shared.settings import Settings, get_settings
 
 logger = logging.getLogger(__name__)
 
 STAGE = "gateway"
-PDF_MAGIC = b"%PDF-"
-PDF_TYPES = {"application/pdf", "application/x-pdf", "application/octet-stream", ""}
 READ_CHUNK = 1024 * 1024
 
 
@@ -84,6 +87,7 @@ class Backends:
     queries: MongoQueryRepository
     waiter: AnswerWaiter
     outbox: OutboxPublisher  # document events: never lost to a Kafka outage
+    keys: MongoKeyStore
 
 
 def query_outcome(finished: QueryRecord | None) -> str:
@@ -145,7 +149,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         await queries.ensure_indexes()
         await outbox.ensure_indexes()
         publisher = OutboxPublisher(outbox, bus, send_timeout_s=settings.publish_timeout_s)
-        backends["live"] = Backends(repo, queries, AnswerWaiter(queries), publisher)
+        backends["live"] = Backends(repo, queries, AnswerWaiter(queries), publisher, MongoKeyStore(mongo, settings.mongo_db))
+        if settings.metrics_port is not None:
+            # Scrapers read this port (loopback unless TREERAG_METRICS_HOST), no key needed;
+            # the API port's /metrics asks for an admin key like any other route.
+            start_metrics_server(settings.metrics_port, addr=settings.metrics_host)
         await broker.start()
         relay = asyncio.create_task(publisher.run_relay(settings.outbox_relay_interval_s))
         logger.info("gateway ready", extra=log_fields(kafka=settings.kafka_bootstrap, mongo_db=settings.mongo_db))
@@ -162,10 +170,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         version="0.1.0",
         description="Upload PDFs, get page-aware section trees, ask questions and get answers with page citations.",
         lifespan=lifespan,
+        dependencies=[AUTHENTICATED],  # every route: 401 without a key but the public ones
         docs_url=None,  # served offline by the web app, with its assets from this origin
         redoc_url=None,
     )
     install_validation_handler(app)
+    install_auth(app, settings, lambda: b().keys)
     mount_web(app, lambda: b().repo, settings.prometheus_url)
 
     @app.middleware("http")
@@ -205,15 +215,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return JSONResponse({"ready": ready, "checks": checks}, status_code=200 if ready else 503)
 
     @app.get("/metrics", tags=["ops"])
-    async def metrics() -> Response:
+    async def metrics(caller: CallerDep) -> Response:
+        require_admin(caller)
         body, content_type = render_metrics()
         return Response(body, media_type=content_type)
 
     # ------------------------------------------------------------ documents
 
-    async def read_upload(file: UploadFile) -> bytes:
-        if (file.content_type or "") not in PDF_TYPES and not (file.filename or "").lower().endswith(".pdf"):
-            raise HTTPException(415, f"expected a PDF (application/pdf), got {file.content_type!r}")
+    async def read_upload(file: UploadFile) -> tuple[bytes, DocumentFormat]:
         chunks: list[bytes] = []
         size = 0
         while chunk := await file.read(READ_CHUNK):
@@ -226,25 +235,35 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         data = b"".join(chunks)
         if not data:
             raise HTTPException(400, "the file is empty")
-        if PDF_MAGIC not in data[:1024]:
+        fmt = sniff_format(data, file.filename or "", file.content_type)
+        if fmt is None:
+            raise HTTPException(
+                415, f"not a supported document ({file.content_type or 'no content type'}, not PDF, DOCX, HTML, "
+                "Markdown or text); upload one of these"
+            )
+        if fmt is DocumentFormat.PDF and PDF_MAGIC not in data[:1024]:
             raise HTTPException(415, "not a PDF file (no %PDF header); upload a PDF document")
-        return data
+        # Other files are read by the indexer, which reports a bad one with its reason.
+        return data, fmt
 
     @app.post("/v1/documents", status_code=202, response_model=UploadAccepted, tags=["documents"])
     async def upload(
-        file: Annotated[UploadFile, File(description="The PDF.")],
+        file: Annotated[UploadFile, File(description="A PDF, DOCX, HTML, Markdown or plain-text file.")],
+        caller: CallerDep,
         builder: Annotated[BuilderChoice, Form()] = "auto",
         rebuild: Annotated[bool, Form(description="Index again even when the document is ready.")] = False,
     ) -> UploadAccepted:
-        data = await read_upload(file)
-        doc_id = content_id(data)
+        data, fmt = await read_upload(file)
+        doc_id = document_id(data, caller.tenant)
         try:
-            file_name = file_name_label(file.filename, fallback=f"{doc_id}.pdf")
+            file_name = file_name_label(file.filename, fallback=f"{doc_id}{FILE_EXTENSIONS[fmt]}")
         except FileNameError as exc:
             raise HTTPException(422, str(exc)) from exc
         live = b()
         with correlated(doc_id=doc_id):
             existing = await live.repo.get_document(doc_id)
+            if existing is not None and existing.tenant != caller.tenant:
+                raise HTTPException(409, "this id is taken by a document of another tenant; change the file and upload again")
             decision = decide_indexing(existing, builder, force=rebuild)
             if existing is not None and not decision.index:
                 return UploadAccepted(doc_id=doc_id, status=existing.status, file_name=existing.file_name,
@@ -252,12 +271,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             rebuild = decision.rebuild
             await live.repo.put_pdf(doc_id, data)
             event = DocumentUploaded(
-                doc_id=doc_id, tenant=settings.tenant, file_name=file_name, size_bytes=len(data),
-                pdf_ref=f"gridfs:{doc_id}", index_options={"builder": builder}, rebuild=rebuild,
+                doc_id=doc_id, tenant=caller.tenant, file_name=file_name, size_bytes=len(data),
+                pdf_ref=f"gridfs:{doc_id}", index_options={"builder": builder}, rebuild=rebuild, format=fmt,
             )
             # Owed before the record says "uploaded": whatever fails next, the event goes out.
             await live.outbox.stage(event)
-            record = (existing or DocumentRecord(doc_id=doc_id, file_name=file_name, tenant=settings.tenant))
+            record = (existing or DocumentRecord(doc_id=doc_id, file_name=file_name, format=fmt, tenant=caller.tenant))
             await live.repo.put_document(record.model_copy(update={"status": DocumentStatus.UPLOADED, "reason": None}))
             published = await live.outbox.send(event)
             logger.info("document uploaded", extra=log_fields(file_name=file_name, bytes=len(data),
@@ -266,29 +285,32 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                               duplicate=existing is not None, published=published)
 
     @app.get("/v1/documents", response_model=list[DocumentOut], tags=["documents"])
-    async def list_documents(status: DocumentStatus | None = None, file_name: str | None = None) -> list[DocumentOut]:
-        """Every document with its id; `file_name` lists those uploaded under that name (a name
-        is a label: several documents may share it)."""
+    async def list_documents(
+        caller: CallerDep, status: DocumentStatus | None = None, file_name: str | None = None
+    ) -> list[DocumentOut]:
+        """Every document of the caller's tenant with its id; `file_name` lists those uploaded
+        under that name (a name is a label: several documents may share it)."""
         records = await b().repo.list_documents()
-        return [DocumentOut.of(r) for r in records
-                if (status is None or r.status == status) and (file_name is None or r.file_name == file_name)]
+        return [DocumentOut.of(r) for r in records if r.tenant == caller.tenant
+                and (status is None or r.status == status) and (file_name is None or r.file_name == file_name)]
 
-    async def find(doc_id: str) -> DocumentRecord:
-        """Documents are addressed by id only: a file name is a label several documents may share."""
+    async def find(doc_id: str, caller: Caller) -> DocumentRecord:
+        """Documents are addressed by id only: a file name is a label several documents may share.
+        Another tenant's document is not found (404, never 403: its id says nothing)."""
         record = await b().repo.get_document(doc_id)
-        if record is None:
+        if record is None or record.tenant != caller.tenant:
             raise HTTPException(
                 404, f"no document with id {shortened(doc_id, 64)!r}; GET /v1/documents (?file_name=NAME) lists the ids"
             )
         return record
 
     @app.get("/v1/documents/{doc_id}", response_model=DocumentOut, tags=["documents"])
-    async def get_document(doc_id: str) -> DocumentOut:
-        return DocumentOut.of(await find(doc_id))
+    async def get_document(doc_id: str, caller: CallerDep) -> DocumentOut:
+        return DocumentOut.of(await find(doc_id, caller))
 
     @app.get("/v1/documents/{doc_id}/tree", tags=["documents"])
-    async def get_tree(doc_id: str) -> dict[str, Any]:
-        record = await find(doc_id)
+    async def get_tree(doc_id: str, caller: CallerDep) -> dict[str, Any]:
+        record = await find(doc_id, caller)
         tree = await b().repo.get_tree(record.doc_id)
         if tree is None:
             raise HTTPException(409, f"document {record.doc_id} has no tree yet (status {record.status.value})")
@@ -296,27 +318,28 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 "builder": record.builder, "nodes": tree.model_dump(mode="json")["nodes"]}
 
     @app.get("/v1/documents/{doc_id}/pages/{number}", response_model=PageOut, tags=["documents"])
-    async def get_page(doc_id: str, number: int) -> PageOut:
-        record = await find(doc_id)
+    async def get_page(doc_id: str, number: int, caller: CallerDep) -> PageOut:
+        record = await find(doc_id, caller)
         text = await b().repo.get_page(record.doc_id, number)
         if text is None:
             raise HTTPException(404, f"document {record.doc_id} has no page {number} (it has {record.page_count})")
         return PageOut(doc_id=record.doc_id, page=number, text=text)
 
     @app.get("/v1/documents/{doc_id}/pdf", tags=["documents"])
-    async def get_pdf(doc_id: str) -> Response:
-        record = await find(doc_id)
+    async def get_pdf(doc_id: str, caller: CallerDep) -> Response:
+        record = await find(doc_id, caller)
         data = await b().repo.get_pdf(record.doc_id)
         if data is None:
-            raise HTTPException(404, f"the PDF of {record.doc_id} is not stored")
+            raise HTTPException(404, f"the file of {record.doc_id} is not stored")
         # Headers are latin-1: an ASCII fallback name plus the RFC 6266 UTF-8 form.
         disposition = f"inline; filename=\"{ascii_fallback(record.file_name)}\"; filename*=UTF-8''{quote(record.file_name)}"
-        return Response(data, media_type="application/pdf", headers={"Content-Disposition": disposition})
+        return Response(data, media_type=MEDIA_TYPES[record.format], headers={"Content-Disposition": disposition})
 
     @app.delete("/v1/documents/{doc_id}", response_model=DeletedOut, tags=["documents"])
-    async def delete(doc_id: str) -> DeletedOut:
+    async def delete(doc_id: str, caller: CallerDep) -> DeletedOut:
         """The PDF, pages, tree, record, cached answers and stored queries citing it; the stages
         drop what they keep in memory."""
+        await find(doc_id, caller)
         live = b()
         with correlated(doc_id=doc_id):
             deletion = await delete_document(doc_id, live.repo, live.queries, live.outbox, live.outbox.outbox)
@@ -327,17 +350,18 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     # ------------------------------------------------------------ queries
 
-    async def resolve_documents(keys: list[str]) -> list[str]:
-        """Canonical doc ids of the named documents (all must be ready); [] means every document."""
+    async def resolve_documents(keys: list[str], caller: Caller) -> list[str]:
+        """Canonical doc ids of the named documents (all must be ready); [] means every document
+        of the caller's tenant."""
         live = b()
         if not keys:
             records = await live.repo.list_documents()
-            if not any(r.status == DocumentStatus.READY for r in records):
+            if not any(r.status == DocumentStatus.READY and r.tenant == caller.tenant for r in records):
                 raise HTTPException(409, "no document is ready to ask over; upload a PDF first (POST /v1/documents)")
             return []
         doc_ids: list[str] = []
         for key in keys:
-            record = await find(key)
+            record = await find(key, caller)
             if record.status != DocumentStatus.READY:
                 detail = f"document {record.doc_id} is {record.status.value}"
                 raise HTTPException(409, detail + (f": {record.reason}" if record.reason else "; retry when it is ready"))
@@ -355,21 +379,21 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         responses={202: {"model": QueryAccepted}, 502: {"model": QueryResponse}, 504: {"model": QueryResponse}},
         tags=["queries"],
     )
-    async def query(req: QueryRequest) -> Any:
+    async def query(req: QueryRequest, caller: CallerDep) -> Any:
         started = time.perf_counter()
         query_settings_ = query_settings(req)
-        doc_ids = await resolve_documents(req.doc_ids)
+        doc_ids = await resolve_documents(req.doc_ids, caller)
         live = b()
         query_id = uuid.uuid4().hex
         with correlated(query_id=query_id):
             record = QueryRecord(query_id=query_id, question=req.question, doc_ids=doc_ids,
-                                 settings=query_settings_, tenant=settings.tenant)
+                                 settings=query_settings_, tenant=caller.tenant)
             timeout_s = req.timeout_s or settings.query_timeout_s
             # Past its deadline no stage works on the query any more: an overload drains. An
             # async query without an explicit timeout has no deadline (its client polls).
             deadline = None if req.run_async and not req.timeout_s else record.created_at + timedelta(seconds=timeout_s)
             event = QueryReceived(query_id=query_id, question=req.question, doc_ids=doc_ids,
-                                  settings=query_settings_, tenant=settings.tenant, deadline=deadline)
+                                  settings=query_settings_, tenant=caller.tenant, deadline=deadline)
             if req.run_async:
                 await asyncio.gather(live.queries.create(record), bus.publish(event))
                 return JSONResponse(QueryAccepted(query_id=query_id, status=QueryStatus.PENDING).model_dump(mode="json"),
@@ -399,24 +423,25 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             return response
 
     @app.post("/v1/verify", response_model=VerifyResponse, tags=["queries"])
-    async def verify(req: VerifyRequest) -> VerifyResponse:
+    async def verify(req: VerifyRequest, caller: CallerDep) -> VerifyResponse:
         """Checks any answer, sentence by sentence, against the stored pages it cites."""
         sources: list[SourcePage] = []
         for cited in req.citations:
-            record = await find(cited.doc_id)
+            record = await find(cited.doc_id, caller)
             texts = await b().repo.get_page_texts(record.doc_id, sorted(set(cited.pages)))
             missing = sorted(set(cited.pages) - set(texts))
             if missing:
                 raise HTTPException(404, f"document {record.doc_id} has no page {missing[0]} (it has {record.page_count})")
             sources.extend(SourcePage(record.doc_id, page, text) for page, text in sorted(texts.items()))
-        checks = await asyncio.to_thread(verify_text, req.answer, sources, configured_judge(settings.nli))
+        checks = await asyncio.to_thread(verify_text, req.answer, sources, configured_judge(settings.nli),
+                                        word_vectors(settings))
         counts = {v: sum(c.verdict == v for c in checks) for v in ("supported", "contradicted", "unsupported")}
         return VerifyResponse(sentences=checks, confidence=answer_confidence(checks), **counts)
 
     @app.get("/v1/queries/{query_id}", response_model=QueryResponse, tags=["queries"])
-    async def get_query(query_id: str) -> QueryResponse:
+    async def get_query(query_id: str, caller: CallerDep) -> QueryResponse:
         record = await b().queries.get(query_id)
-        if record is None:
+        if record is None or record.tenant != caller.tenant:
             raise HTTPException(404, f"no query {shortened(query_id, 64)!r}")
         return QueryResponse.of(record)
 

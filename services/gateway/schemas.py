@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from shared.adapters.mongo.queries import QueryRecord, QueryStatus
 from shared.model.documents import BuilderName, DocumentRecord, DocumentStatus
 from shared.model.events import QueryOutcome, StageTiming
+from shared.model.formats import DocumentFormat
 from shared.model.query import (
     DOC_IDS_MAX,
     QUESTION_MAX_CHARS,
@@ -38,6 +39,7 @@ class UploadAccepted(BaseModel):
 class DocumentOut(BaseModel):
     doc_id: str
     file_name: str
+    format: DocumentFormat
     title: str
     status: DocumentStatus
     reason: str | None

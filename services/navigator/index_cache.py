@@ -15,6 +15,7 @@ from services.navigator.index import DocumentIndex
 from services.navigator.ranking.features import prepare_ranking
 from shared.adapters.logs import log_fields
 from shared.model.documents import DocumentEmbeddings, DocumentRecord, DocumentStatus
+from shared.model.ids import DEFAULT_TENANT
 from shared.ports.model_roles import Embedder
 from shared.ports.repository import Repository
 
@@ -83,24 +84,25 @@ class IndexCache:
         """Drop a deleted or rebuilt document's index."""
         self._indexes.pop(doc_id, None)
 
-    async def records(self, doc_ids: list[str] | None) -> list[DocumentRecord]:
-        """The ready documents named by `doc_ids` (ids, unique id prefixes or file names), or all."""
+    async def records(self, doc_ids: list[str] | None, tenant: str = DEFAULT_TENANT) -> list[DocumentRecord]:
+        """The ready documents of `tenant` named by `doc_ids` (ids, unique id prefixes or file
+        names), or all of them. Another tenant's document is not found, whatever the query names."""
         if doc_ids:
             records = []
             for key in doc_ids:
                 record = await self.repository.find_document(key)
-                if record is None:
+                if record is None or record.tenant != tenant:
                     raise NoDocumentsError(
                         f"no document matches {key!r}; use a doc id, a unique id prefix or a file name "
                         "(`treerag tree` with no argument lists them)"
                     )
                 records.append(record)
         else:
-            records = await self.repository.list_documents()
+            records = [r for r in await self.repository.list_documents() if r.tenant == tenant]
         ready = [r for r in records if r.status == DocumentStatus.READY]
         if not ready:
             raise NoDocumentsError("no indexed document to ask over; run `treerag index FILE.pdf` first")
         return sorted(ready, key=lambda r: r.doc_id)
 
-    async def indexes(self, doc_ids: list[str] | None) -> list[DocumentIndex]:
-        return [await self.index(record) for record in await self.records(doc_ids)]
+    async def indexes(self, doc_ids: list[str] | None, tenant: str = DEFAULT_TENANT) -> list[DocumentIndex]:
+        return [await self.index(record) for record in await self.records(doc_ids, tenant)]

@@ -39,6 +39,7 @@ from shared.model.query import (
     VerifiedAnswer,
 )
 from shared.ports.model_roles import AnswerGenerator, EntailmentJudge
+from shared.text.substitution import WordVectors
 from shared.text.citations import (
     format_citation,
     parse_citations,
@@ -172,9 +173,10 @@ class _Sources:
     """The text a citation points at: full page text when available, else the context."""
 
     def __init__(self, passages: list[Passage], page_text: PageText | None,
-                 judge: EntailmentJudge | None = None) -> None:
+                 judge: EntailmentJudge | None = None, word_vectors: WordVectors | None = None) -> None:
         self.page_text = page_text
         self.judge = judge
+        self.word_vectors = word_vectors
         self.context: dict[tuple[str, int], list[str]] = {}
         for p in passages:
             for page in p.pages:
@@ -278,7 +280,8 @@ def _extractive(context: CompressedContext, settings: QuerySettings, mode: str, 
         citation = Citation(doc_id=c.passage.doc_id, file_name=c.passage.file_name, node_id=c.passage.node_id,
                             pages=[page])
         said = shown.strip("… ")
-        checks.append(check_sentence(said, citation, sources.pages(c.passage.doc_id, (page,)), sources.judge))
+        checks.append(check_sentence(said, citation, sources.pages(c.passage.doc_id, (page,)), sources.judge,
+                                     sources.word_vectors))
         lines.append(f"{shown} {format_citation(c.passage.file_name or c.passage.doc_id, [page])}")
     confidence, warnings = overall(checks)
     answer_coverage = _answer_coverage(question, [c for c, _ in chosen])
@@ -358,7 +361,7 @@ def _generated(
         if not plain:
             continue
         pages = sources.pages(citation.doc_id, tuple(citation.pages)) if citation else sources.whole_context()
-        check = check_sentence(plain, citation, pages, sources.judge)
+        check = check_sentence(plain, citation, pages, sources.judge, sources.word_vectors)
         checks.append(check)
         if check.verdict == "contradicted" and settings.contradicted == "drop":
             warnings.append(f"dropped a sentence its cited page contradicts: {check.reason}")
@@ -390,13 +393,15 @@ def answer_question(
     generator: AnswerGenerator | None = None,
     page_text: PageText | None = None,
     judge: EntailmentJudge | None = None,
+    word_vectors: WordVectors | None = None,
 ) -> VerifiedAnswer:
     """The answer to `context.question`, every sentence scored against the page it cites.
 
     `page_text(doc_id, page)` gives full page text to verify against; without it the compressed
-    context is the source. `judge`, an entailment model, settles what the lexical check cannot.
+    context is the source. `judge`, an entailment model, settles what the lexical check cannot;
+    `word_vectors` tell how close a replaced word is to the page's.
     """
-    sources = _Sources(context.passages, page_text, judge)
+    sources = _Sources(context.passages, page_text, judge, word_vectors)
     name = generator.name if generator else "extractive"
     if not context.passages:
         answer = _abstain(context.question, mode, name, "no passage of the documents answers the question")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from services.verifier.handlers import VerifierHandlers
 from services.verifier.llm_answer import LLMAnswerGenerator
 from shared.adapters.cache import AnswerCache
+from shared.adapters.embeddings.words import word_vectors
 from shared.adapters.llm import make_llm
 from shared.adapters.nli import make_entailment_judge
 from shared.stage import StagePorts
@@ -20,4 +21,5 @@ async def build(ports: StagePorts) -> VerifierHandlers:
         generator=LLMAnswerGenerator(llm) if llm else None,
         cache=AnswerCache(ports.repository),
         judge=judge,
+        word_vectors=word_vectors(ports.settings),
     )

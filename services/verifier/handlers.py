@@ -20,6 +20,7 @@ from shared.model.events import (
 )
 from shared.ports.bus import Publisher
 from shared.ports.model_roles import AnswerGenerator, EntailmentJudge
+from shared.text.substitution import WordVectors
 from shared.ports.queries import QueryStore
 from shared.ports.repository import Repository
 
@@ -32,15 +33,29 @@ class PageTexts:
     """Page texts per (doc_id, tree version), kept in memory up to `max_chars` characters.
 
     A version is written once (a rebuild gets a new version), so the verifier reads a document's
-    pages from MongoDB once instead of on every query that cites it."""
+    pages from MongoDB once instead of on every query that cites it. Only the pages of the asking
+    tenant's documents are read: another tenant's document has none."""
 
     def __init__(self, repo: Repository, max_chars: int = 64_000_000) -> None:
         self.repo = repo
         self.max_chars = max_chars
         self._pages: OrderedDict[tuple[str, int], list[str]] = OrderedDict()
         self._chars = 0
+        self._tenants: dict[str, str] = {}  # doc id -> its tenant (an id never changes tenant)
 
-    async def texts(self, doc_id: str, version: int | None, numbers: set[int]) -> dict[int, str]:
+    async def _tenant_of(self, doc_id: str) -> str | None:
+        if doc_id not in self._tenants:
+            record = await self.repo.get_document(doc_id)
+            if record is None:
+                return None
+            self._tenants[doc_id] = record.tenant
+        return self._tenants[doc_id]
+
+    async def texts(self, tenant: str, doc_id: str, version: int | None, numbers: set[int]) -> dict[int, str]:
+        if await self._tenant_of(doc_id) != tenant:
+            logger.warning("pages of another tenant's (or a deleted) document not read",
+                           extra=log_fields(doc_id=doc_id, tenant=tenant))
+            return {}
         if version is None:
             return await self.repo.get_page_texts(doc_id, sorted(numbers))
         key = (doc_id, version)
@@ -57,6 +72,7 @@ class PageTexts:
 
     def forget(self, doc_id: str) -> int:
         """Drop every version of a deleted document's pages; how many versions were kept."""
+        self._tenants.pop(doc_id, None)
         stale = [key for key in self._pages if key[0] == doc_id]
         for key in stale:
             self._chars -= sum(map(len, self._pages.pop(key)))
@@ -79,6 +95,7 @@ class VerifierHandlers:
         generator: AnswerGenerator | None = None,
         cache: AnswerCache | None = None,
         judge: EntailmentJudge | None = None,
+        word_vectors: WordVectors | None = None,
     ) -> None:
         self.repo = repo
         self.bus = bus
@@ -88,14 +105,19 @@ class VerifierHandlers:
         self.generator = generator
         self.cache = cache
         self.judge = judge
+        self.word_vectors = word_vectors
 
     async def _page_texts(self, event: ContextCompressed) -> dict[tuple[str, int], str]:
-        """Full text of every page the context cites, so sentences are checked against the page."""
+        """Full text of every page the context cites, so sentences are checked against the page:
+        of the documents the query was asked over (the navigator's, of the query's tenant) only."""
+        versions = dict(event.documents)
         wanted: dict[str, set[int]] = {}
         for passage in event.context.passages:
-            wanted.setdefault(passage.doc_id, set()).update(passage.pages)
-        versions = dict(event.documents)
-        found = await asyncio.gather(*(self.pages.texts(d, versions.get(d), p) for d, p in wanted.items()))
+            if passage.doc_id in versions or not event.documents:
+                wanted.setdefault(passage.doc_id, set()).update(passage.pages)
+        found = await asyncio.gather(
+            *(self.pages.texts(event.tenant, d, versions.get(d), p) for d, p in wanted.items())
+        )
         return {(doc_id, n): text for doc_id, pages in zip(wanted, found, strict=True) for n, text in pages.items()}
 
     async def on_context_compressed(self, event: ContextCompressed, delivery: Delivery) -> None:
@@ -112,6 +134,7 @@ class VerifierHandlers:
             self.generator,
             lambda doc_id, page: texts.get((doc_id, page)),
             self.judge,
+            self.word_vectors,
         )
         outcome = QueryOutcome(
             answer=answer,

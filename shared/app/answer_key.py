@@ -1,6 +1,7 @@
 """The answer-cache key: one rule for the navigator (which looks answers up), the verifier
-(which stores them) and the one-process engine. Same question, document versions, settings,
-answering model and scorer give the same key; anything else that can change an answer changes it.
+(which stores them) and the one-process engine. Same tenant, question, document versions,
+settings, answering model and scorer give the same key; anything else that can change an answer
+changes it, and no tenant is ever served an answer another tenant's query stored.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import hashlib
 import importlib.metadata
 import json
 
+from shared.model.ids import DEFAULT_TENANT
 from shared.model.query import QuerySettings
 from shared.ports.model_roles import AnswerGenerator, NodeScorer
 from shared.text.language import detect_language
@@ -17,7 +19,7 @@ EXTRACTIVE = "extractive"
 # The answer prompt's version: bump it when the prompt changes, so cached model answers miss.
 ANSWER_PROMPT_VERSION = "answer-v1"
 # Bump when the key's material or the cached value's shape changes: old entries then miss.
-KEY_SCHEMA_VERSION = 3  # 2: sentences carry verdicts and evidence windows; 3: the ranking model
+KEY_SCHEMA_VERSION = 4  # 2: sentences carry verdicts and evidence windows; 3: the ranking model; 4: the tenant
 
 
 def _product_version() -> str:
@@ -51,13 +53,15 @@ def answer_cache_key(
     language: str,
     prompt_version: str,
     ranker: str = "",
+    tenant: str = DEFAULT_TENANT,
 ) -> str:
-    """SHA-256 (hex) of a canonical JSON of the question, the (doc_id, version) pairs, every
+    """SHA-256 (hex) of a canonical JSON of the tenant, the question, the (doc_id, version) pairs, every
     QuerySettings field (read from the model, so a new setting is never forgotten), the
     model ("extractive" offline), the answer language, the prompt version, the page-ranking
     model and the product release."""
     material = {
         "key_schema": KEY_SCHEMA_VERSION,
+        "tenant": tenant,
         "product": PRODUCT_VERSION,
         "question": " ".join(question.split()),
         "documents": sorted([str(doc_id), int(version)] for doc_id, version in documents),
@@ -89,8 +93,10 @@ def query_answer_key(
     scorer: NodeScorer | None = None,
     *,
     ranker: str = "",
+    tenant: str = DEFAULT_TENANT,
 ) -> str:
-    """`ranker`: the digest of the model that orders pages (a refitted model ranks otherwise)."""
+    """`ranker`: the digest of the model that orders pages (a refitted model ranks otherwise);
+    `tenant`: whose query it is (answers are never shared between tenants)."""
     name = answering_name(generator, scorer)
     return answer_cache_key(
         question,
@@ -100,4 +106,5 @@ def query_answer_key(
         language=detect_language(question),
         prompt_version=ANSWER_PROMPT_VERSION if name != EXTRACTIVE else EXTRACTIVE,
         ranker=ranker,
+        tenant=tenant,
     )

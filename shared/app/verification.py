@@ -23,10 +23,12 @@ from shared.text.grounding import (
     SUPPORTED,
     UNSUPPORTED,
     Grounding,
+    GroundingFit,
     default_fit,
     ground,
 )
 from shared.text.lexical import sentences_of
+from shared.text.substitution import WordVectors
 
 _VERDICT_RANK = {SUPPORTED: 2, CONTRADICTED: 1}
 
@@ -47,25 +49,32 @@ def _better(a: Grounding, b: Grounding) -> bool:
 _VETOES = ("number_missing", "name_missing", "polarity_conflict")
 
 
-def _with_judge(sentence: str, result: Grounding, judge: EntailmentJudge) -> tuple[str, str]:
+def _with_judge(sentence: str, result: Grounding, judge: EntailmentJudge,
+                words: WordVectors | None) -> tuple[str, str]:
     """(verdict, reason) once the entailment model has been asked, when it has anything to add."""
     vetoed = any(result.features.get(v) for v in _VETOES)
     if vetoed:
         contradiction = judge.judge(result.window, sentence).get("contradiction", 0.0)
         return result.verdict, f"{result.reason} (entailment model: contradiction {contradiction:.2f})"
-    if result.verdict == UNSUPPORTED and result.features.get("coverage", 0.0) >= default_fit().contradiction_coverage:
+    if result.verdict == UNSUPPORTED and result.features.get("coverage", 0.0) >= _fit(words).contradiction_coverage:
         probabilities = judge.judge(result.window, sentence)
         if max(probabilities, key=lambda k: probabilities[k]) == "entailment":
             return SUPPORTED, f"entailed by the window per the entailment model ({probabilities['entailment']:.2f})"
     return result.verdict, result.reason
 
 
+def _fit(words: WordVectors | None) -> GroundingFit:
+    return default_fit(words.name if words else None)
+
+
 def check_sentence(sentence: str, citation: Citation | None, sources: Sequence[SourcePage],
-                   judge: EntailmentJudge | None = None) -> SentenceCheck:
-    """The sentence's verdict against the best of its sources, with the evidence window."""
+                   judge: EntailmentJudge | None = None, words: WordVectors | None = None) -> SentenceCheck:
+    """The sentence's verdict against the best of its sources, with the evidence window.
+    `words`: the embedder's word vectors, which tell a replaced word's distance to the page's."""
     best: tuple[Grounding, SourcePage] | None = None
+    fit = _fit(words)
     for source in sources:
-        result = ground(sentence, source.text)
+        result = ground(sentence, source.text, fit, words)
         if best is None or _better(result, best[0]):
             best = (result, source)
     cited = float(citation is not None)
@@ -73,7 +82,7 @@ def check_sentence(sentence: str, citation: Citation | None, sources: Sequence[S
         return SentenceCheck(text=sentence, citation=citation, signals={"citation": cited}, score=0.0,
                              grounded=False, verdict="unsupported", reason="no source text to check against")
     result, source = best
-    verdict, reason = _with_judge(sentence, result, judge) if judge and result.window else (result.verdict, result.reason)
+    verdict, reason = _with_judge(sentence, result, judge, words) if judge and result.window else (result.verdict, result.reason)
     window = EvidenceWindow(doc_id=source.doc_id, page=source.page, start=result.start, end=result.end,
                             text=result.window) if result.window else None
     return SentenceCheck(
@@ -88,13 +97,14 @@ def check_sentence(sentence: str, citation: Citation | None, sources: Sequence[S
     )
 
 
-def verify_text(text: str, sources: Sequence[SourcePage], judge: EntailmentJudge | None = None) -> list[SentenceCheck]:
+def verify_text(text: str, sources: Sequence[SourcePage], judge: EntailmentJudge | None = None,
+                words: WordVectors | None = None) -> list[SentenceCheck]:
     """Every sentence of `text` (inline citation marks removed) checked against `sources`."""
     checks = []
     for sentence in sentences_of(text):
         plain = strip_citations(sentence)
         if plain:
-            checks.append(check_sentence(plain, None, sources, judge))
+            checks.append(check_sentence(plain, None, sources, judge, words))
     return checks
 
 

@@ -37,7 +37,9 @@ class QueryRecord(BaseModel):
     finished_at: datetime | None = None
 
     def with_request(self, pending: QueryRecord) -> QueryRecord:
-        """This result with what the client asked (question, documents, settings) taken from
-        the pending record: a failure is stored by ids only, never with the failed message."""
+        """This result with what the client asked (question, documents, settings) and whose it
+        is taken from the pending record: a failure is stored by ids only, never with the failed
+        message (which may not even have been readable)."""
         return self.model_copy(update={"question": pending.question, "doc_ids": pending.doc_ids,
-                                       "settings": pending.settings, "created_at": pending.created_at})
+                                       "settings": pending.settings, "created_at": pending.created_at,
+                                       "tenant": pending.tenant})

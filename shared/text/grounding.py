@@ -12,9 +12,16 @@ identifier or code token must occur on the page, and polarity must agree (`polar
 failed check on a sentence the window otherwise covers is a contradiction; on one it does not
 cover, missing support.
 
-The score combines the overlap signals and the checks with weights fitted by logistic
-regression on a labelled set (`bench/verify.py`, training folds split by document); the
-weights and the decision threshold are read from `grounding_fit.json` beside this module.
+A sentence that restates its window with one or two content words replaced ("classified as
+payables" against "classified as receivables") passes every check and covers nearly all of its
+window; what gives it away is the replaced slot (`substitution.py`). With word vectors, the
+slot's two words are compared: a synonym is usually closer than a wrong word, though a
+related wrong word ("monthly" for "quarterly") can be as close as a synonym.
+
+The score combines the overlap signals, the checks and the substitution with weights fitted by
+logistic regression on a labelled set (`bench/verify.py`, training folds split by document);
+the weights and the decision threshold are read from `grounding_fit.json` beside this module,
+one fit per source of word vectors (and one without any).
 """
 
 from __future__ import annotations
@@ -38,6 +45,13 @@ from shared.text.polarity import (
     read_polarity,
 )
 from shared.text.seams import page_seams, split_at_seams
+from shared.text.substitution import (
+    Substitution,
+    WordVectors,
+    aligned_words,
+    least_similarity,
+    slots_between,
+)
 
 SUPPORTED = "supported"
 CONTRADICTED = "contradicted"
@@ -52,18 +66,23 @@ NEAR_BEST = 0.9
 # sentence made of the page's content words in another order is not the page.
 FUNCTION_WEIGHT = 0.25
 FIT_FILE = Path(__file__).with_name("grounding_fit.json")
-FEATURES = ("coverage", "bigram_coverage", "char_coverage", "number_missing", "name_missing", "polarity_conflict")
+FEATURES = ("coverage", "bigram_coverage", "char_coverage", "number_missing", "name_missing", "polarity_conflict",
+            "substituted", "substitution_distance")
+LEXICAL = "lexical"
 
 
 @dataclass(frozen=True)
 class GroundingFit:
-    """Logistic weights over FEATURES, the decision threshold on the score, and the coverage
-    above which a failed check reads as a contradiction rather than missing support."""
+    """Logistic weights over FEATURES, the decision threshold on the score, the coverage
+    above which a failed check reads as a contradiction rather than missing support, and the
+    word vectors the substitution distance was measured with (None: without any, the distance
+    of a slot is 1)."""
 
     weights: dict[str, float]
     bias: float
     threshold: float
     contradiction_coverage: float
+    word_vectors: str | None = None
 
     def score(self, features: dict[str, float]) -> float:
         z = self.bias + sum(self.weights[name] * features[name] for name in FEATURES)
@@ -74,17 +93,25 @@ class GroundingFitError(RuntimeError):
     """The fitted parameters file is missing or malformed."""
 
 
-def load_fit(path: Path = FIT_FILE) -> GroundingFit:
-    """The fitted weights and threshold (written by `python -m bench.verify --write-fit`)."""
+def load_fits(path: Path = FIT_FILE) -> dict[str, GroundingFit]:
+    """The fitted weights and thresholds, by source of word vectors (`LEXICAL` for none),
+    written by `python -m bench.verify --write-fit`."""
     try:
         raw = json.loads(path.read_text())
-        return GroundingFit(
-            weights={name: float(raw["weights"][name]) for name in FEATURES},
-            bias=float(raw["bias"]),
-            threshold=float(raw["threshold"]),
-            contradiction_coverage=float(raw["contradiction_coverage"]),
-        )
-    except (OSError, KeyError, TypeError, ValueError) as exc:
+        fits = {
+            source: GroundingFit(
+                weights={name: float(fit["weights"][name]) for name in FEATURES},
+                bias=float(fit["bias"]),
+                threshold=float(fit["threshold"]),
+                contradiction_coverage=float(fit["contradiction_coverage"]),
+                word_vectors=None if source == LEXICAL else source,
+            )
+            for source, fit in raw["fits"].items()
+        }
+        if LEXICAL not in fits:
+            raise KeyError(LEXICAL)
+        return fits
+    except (OSError, KeyError, TypeError, ValueError, AttributeError) as exc:
         raise GroundingFitError(
             f"cannot read the verifier's fitted parameters from {path}: {exc}; "
             "regenerate them with `python -m bench.verify --write-fit`"
@@ -92,8 +119,15 @@ def load_fit(path: Path = FIT_FILE) -> GroundingFit:
 
 
 @lru_cache(maxsize=1)
-def default_fit() -> GroundingFit:
-    return load_fit()
+def _fits() -> dict[str, GroundingFit]:
+    return load_fits()
+
+
+def default_fit(word_vectors: str | None = None) -> GroundingFit:
+    """The shipped fit for these word vectors; the lexical one for vectors it was not fitted
+    with (their similarities would not mean what the weights expect)."""
+    fits = _fits()
+    return fits.get(word_vectors or LEXICAL, fits[LEXICAL])
 
 
 
@@ -134,6 +168,7 @@ class Window:
     vocabulary: frozenset[str]
     bigrams: frozenset[tuple[str, str]]
     numbers: tuple[NumberMention, ...]
+    words: tuple[tuple[str, ...], tuple[str, ...]] = field(repr=False)  # for the substitution slots
     grams: frozenset[str] = field(repr=False)
 
 
@@ -175,6 +210,7 @@ def page_windows(page: str) -> tuple[Window, ...]:
     """Windows of one to three consecutive statements of the page (memoised per page)."""
     units = statements(page)
     split = [_split_numbers(u.text) for u in units]
+    read = [aligned_words(u.text) for u in units]
     windows: list[Window] = []
     for first in range(len(units)):
         for width in range(1, MAX_WINDOW + 1):
@@ -185,8 +221,10 @@ def page_windows(page: str) -> tuple[Window, ...]:
             tokens = [t for seq, _ in split[first : last + 1] for t in seq]
             numbers = tuple(n for _, found in split[first : last + 1] for n in found)
             counts = Counter(tokens)
+            words = (tuple(w for r in read[first : last + 1] for w in r[0]),
+                     tuple(w for r in read[first : last + 1] for w in r[1]))
             windows.append(Window(text, units[first].start, units[last].end, width, counts, frozenset(counts),
-                                  frozenset(zip(tokens, tokens[1:], strict=False)), numbers,
+                                  frozenset(zip(tokens, tokens[1:], strict=False)), numbers, words,
                                   frozenset(_char_grams(text))))
     return tuple(windows)
 
@@ -317,9 +355,15 @@ def _number_reason(missing: list[NumberMention], window: str) -> str:
     return f"the source does not state {said}"
 
 
-def ground(sentence: str, page: str, fit: GroundingFit | None = None) -> Grounding:
-    """How well `page` supports `sentence`: the best window, the checks and the verdict."""
-    fit = fit or default_fit()
+def _substitution_reason(slot: Substitution) -> str:
+    return f"the sentence says {' '.join(slot.said)!r} where the source says {' '.join(slot.source)!r}"
+
+
+def ground(sentence: str, page: str, fit: GroundingFit | None = None, words: WordVectors | None = None) -> Grounding:
+    """How well `page` supports `sentence`: the best window, the checks and the verdict.
+    `words` gives the substitution's similarity when the fit was made with the same vectors."""
+    fit = fit or default_fit(words.name if words else None)
+    vectors = words if words is not None and fit.word_vectors == words.name else None
     tokens, quantities = _split_numbers(sentence)
     windows = prepared_windows(page) if page.strip() else ()
     if not (tokens or quantities) or not windows:
@@ -360,6 +404,13 @@ def ground(sentence: str, page: str, fit: GroundingFit | None = None) -> Groundi
                 (coverage, bigram, chars), window = overlap, other
                 numbers, conflict = [], None
                 break
+    slots = slots_between(aligned_words(sentence), window.words)
+    if not slots:
+        distance = 0.0
+    elif vectors is None:
+        distance = 1.0
+    else:
+        distance = 1.0 - max(least_similarity(slots, vectors), 0.0)
     features = {
         "coverage": round(coverage, 4),
         "bigram_coverage": round(bigram, 4),
@@ -367,6 +418,8 @@ def ground(sentence: str, page: str, fit: GroundingFit | None = None) -> Groundi
         "number_missing": float(bool(numbers)),
         "name_missing": float(bool(names)),
         "polarity_conflict": float(conflict is not None),
+        "substituted": float(bool(slots)),
+        "substitution_distance": round(distance, 4),
     }
     score = round(fit.score(features), 4)
     problems = []
@@ -381,6 +434,10 @@ def ground(sentence: str, page: str, fit: GroundingFit | None = None) -> Groundi
         reason = "; ".join(problems)
     elif score >= fit.threshold:
         verdict, reason = SUPPORTED, f"the window covers {coverage:.0%} of the sentence"
+    elif slots:
+        # A replaced word is not proof of a contradiction (it may be an unrecognised synonym):
+        # missing support, with the words named so a reader can judge.
+        verdict, reason = UNSUPPORTED, _substitution_reason(slots[0])
     else:
         verdict, reason = UNSUPPORTED, f"the best window covers only {coverage:.0%} of the sentence"
         if novel:

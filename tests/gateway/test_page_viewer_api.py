@@ -14,11 +14,13 @@ from fastapi.testclient import TestClient
 from fpdf import FPDF
 from PIL import Image
 
+from services.gateway.auth import install_auth
 from services.gateway.web.api import page_router
 from services.gateway.web.rendering import MAX_PIXELS
 from shared.model.documents import DocumentRecord, DocumentStatus
 from shared.model.ids import content_id
-from tests.fakes import FakeRepository
+from shared.settings import Settings
+from tests.fakes import FakeKeyStore, FakeRepository
 
 A4_PT = (595.28, 841.89)
 FIRST = "Filters are replaced every six weeks by the maintenance crew."
@@ -63,6 +65,7 @@ def doc_id(store: FakeRepository) -> str:
 @pytest.fixture(scope="module")
 def client(store: FakeRepository) -> Iterator[TestClient]:
     app = FastAPI()
+    install_auth(app, Settings(auth="off"), FakeKeyStore)  # the default tenant's documents
     app.include_router(page_router(lambda: store))
     with TestClient(app) as client:
         yield client

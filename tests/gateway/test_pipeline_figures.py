@@ -9,7 +9,10 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
+from services.gateway.auth import install_auth
 from services.gateway.web.pipeline import STAGE_QUERIES, PrometheusReader, PrometheusUnavailable, pipeline_router
+from shared.settings import Settings
+from tests.fakes import FakeKeyStore
 
 
 class FakePrometheus:
@@ -27,6 +30,7 @@ class FakePrometheus:
 
 def client(reader: FakePrometheus | None) -> TestClient:
     app = FastAPI()
+    install_auth(app, Settings(auth="off"), FakeKeyStore)
     app.include_router(pipeline_router(reader))
     return TestClient(app)
 

@@ -23,7 +23,7 @@ SMALL_BODY = 2_000
 
 @pytest.fixture(scope="module")
 def client() -> Iterator[TestClient]:
-    app = create_app(Settings(kafka_bootstrap="127.0.0.1:1", mongo_url="mongodb://127.0.0.1:1/"))
+    app = create_app(Settings(kafka_bootstrap="127.0.0.1:1", mongo_url="mongodb://127.0.0.1:1/", auth="off"))
     # Not entered: the lifespan (Kafka, MongoDB) does not run. A loopback base URL: the gateway
     # answers only the Host names it is configured for (TREERAG_ALLOWED_HOSTS).
     yield TestClient(app, base_url="http://127.0.0.1:8000")

@@ -18,7 +18,7 @@ from shared.settings import Settings
 
 @pytest.fixture(scope="module")
 def client() -> Iterator[TestClient]:
-    app = create_app(Settings(kafka_bootstrap="127.0.0.1:1", mongo_url="mongodb://127.0.0.1:1/"))
+    app = create_app(Settings(kafka_bootstrap="127.0.0.1:1", mongo_url="mongodb://127.0.0.1:1/", auth="off"))
     # A loopback base URL: the gateway answers only the Host names it is configured for.
     yield TestClient(app, base_url="http://127.0.0.1:8000")
 

@@ -25,7 +25,7 @@ WEB = Path(pages.__file__).parent
 
 @pytest.fixture(scope="module")
 def client() -> Iterator[TestClient]:
-    app = create_app(Settings(kafka_bootstrap="127.0.0.1:1", mongo_url="mongodb://127.0.0.1:1/"))
+    app = create_app(Settings(kafka_bootstrap="127.0.0.1:1", mongo_url="mongodb://127.0.0.1:1/", auth="off"))
     yield TestClient(app, base_url="http://127.0.0.1:8000")  # not entered: no lifespan (Kafka, MongoDB)
 
 

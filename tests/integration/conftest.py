@@ -39,8 +39,14 @@ def query_stages(stack: Stack) -> list[ServiceProcess]:
 
 
 @pytest.fixture(scope="session")
-def gateways(stack: Stack, query_stages: list[ServiceProcess]) -> list[Gateway]:
-    started = [stack.start_gateway(), stack.start_gateway()]
+def api_key(stack: Stack) -> str:
+    """An admin key of the default tenant, as `make up` prints one: the session's gateways carry it."""
+    return stack.create_key("default", admin=True)
+
+
+@pytest.fixture(scope="session")
+def gateways(stack: Stack, query_stages: list[ServiceProcess], api_key: str) -> list[Gateway]:
+    started = [stack.start_gateway(api_key), stack.start_gateway(api_key)]
     for gateway in started:
         wait_until(gateway.ready, 240, f"{gateway.process.name} /readyz", interval_s=0.5)
     return started
@@ -70,16 +76,15 @@ def db(stack: Stack) -> Iterator[Any]:
         client.close()
 
 
-def upload(gateway: Gateway, data: bytes, file_name: str, **form: str) -> httpx.Response:
-    return httpx.post(
-        f"{gateway.url}/v1/documents", files={"file": (file_name, data, "application/pdf")}, data=form, timeout=60
-    )
+def upload(gateway: Gateway, data: bytes, file_name: str, content_type: str = "application/pdf",
+           **form: str) -> httpx.Response:
+    return gateway.post("/v1/documents", files={"file": (file_name, data, content_type)}, data=form, timeout=60)
 
 
 def wait_document(gateway: Gateway, doc_id: str, statuses: tuple[str, ...] = ("ready", "failed"),
                   timeout_s: float = READY_TIMEOUT_S) -> dict[str, Any]:
     def finished() -> dict[str, Any] | None:
-        response = httpx.get(f"{gateway.url}/v1/documents/{doc_id}", timeout=10)
+        response = gateway.get(f"/v1/documents/{doc_id}", timeout=10)
         if response.status_code != 200:
             return None
         body = response.json()

@@ -48,7 +48,7 @@ class ServiceProcess:
     env: dict[str, str]
     log_path: Path
     process: subprocess.Popen[bytes] | None = None
-    # Where its /metrics is served (a stage's own port, the gateway's HTTP port).
+    # Where its /metrics is served without a key (each process's own metrics port).
     metrics_port: int | None = None
 
     def start(self) -> ServiceProcess:
@@ -115,10 +115,37 @@ class ServiceProcess:
 class Gateway:
     process: ServiceProcess
     port: int
+    key: str | None = None  # the API key its requests carry (`Stack.create_key`)
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def auth(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.key}"} if self.key else {}
+
+    def request(self, method: str, path: str, **options: Any) -> httpx.Response:
+        """`path` on this gateway, with its key (headers given are added to it)."""
+        headers = {**self.auth, **options.pop("headers", {})}
+        options.setdefault("timeout", 30)
+        return httpx.request(method, f"{self.url}{path}", headers=headers, **options)
+
+    def get(self, path: str, **options: Any) -> httpx.Response:
+        return self.request("GET", path, **options)
+
+    def post(self, path: str, **options: Any) -> httpx.Response:
+        return self.request("POST", path, **options)
+
+    def delete(self, path: str, **options: Any) -> httpx.Response:
+        return self.request("DELETE", path, **options)
+
+    def options(self, path: str, **options: Any) -> httpx.Response:
+        return self.request("OPTIONS", path, **options)
+
+    def as_key(self, key: str | None) -> Gateway:
+        """The same gateway, called with another key (another tenant's, or none)."""
+        return Gateway(self.process, self.port, key)
 
     def ready(self) -> bool:
         self.process.check_alive()
@@ -180,15 +207,28 @@ class Stack:
         self.processes.append(process)
         return process
 
-    def start_gateway(self, **extra_env: str) -> Gateway:
+    def start_gateway(self, key: str | None = None, **extra_env: str) -> Gateway:
+        """A gateway asking for API keys (TREERAG_AUTH=on, its default); `key`: the one its
+        requests carry. No rate limit unless `TREERAG_RATE_LIMIT_PER_S` is given: the tests
+        send bursts a person would not."""
         port = free_port()
+        metrics_port = int(extra_env.pop("TREERAG_METRICS_PORT", 0)) or free_port()
         index = self._next_index("gateway")
+        env = self.env(**{"TREERAG_RATE_LIMIT_PER_S": "0", "TREERAG_METRICS_PORT": str(metrics_port), **extra_env})
         process = ServiceProcess(
-            f"gateway-{index}", ["-m", "services.gateway", "--port", str(port)], self.env(**extra_env),
-            self.workdir / f"gateway-{index}.log", metrics_port=port,
+            f"gateway-{index}", ["-m", "services.gateway", "--port", str(port)], env,
+            self.workdir / f"gateway-{index}.log", metrics_port=metrics_port,
         ).start()
         self.processes.append(process)
-        return Gateway(process, port)
+        return Gateway(process, port, key)
+
+    def create_key(self, tenant: str, *, admin: bool = False) -> str:
+        """A new API key in this stack's database, made as an operator makes one: `treerag keys`."""
+        command = [sys.executable, "-m", "treerag", "keys", "--mongo-url", self.mongo_url, "--mongo-db",
+                   self.db_name, "create", "--tenant", tenant, *(["--admin"] if admin else [])]
+        done = subprocess.run(command, cwd=REPO, env=self.env(), capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
 
     def wait_consuming(self, process: ServiceProcess, timeout_s: float = START_TIMEOUT_S) -> None:
         def consuming() -> bool:

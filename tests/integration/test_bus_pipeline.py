@@ -30,7 +30,7 @@ async def one_process_answer(data: bytes, file_name: str, question: str, setting
 
 
 def ask(gateway: Gateway, question: str, **body: Any) -> httpx.Response:
-    return httpx.post(f"{gateway.url}/v1/query", json={"question": question, **body}, timeout=120)
+    return gateway.post("/v1/query", json={"question": question, **body}, timeout=120)
 
 
 async def test_uploaded_pdf_is_answered_with_the_one_process_citations(
@@ -40,11 +40,11 @@ async def test_uploaded_pdf_is_answered_with_the_one_process_citations(
     document = upload_ready(gateway, data, "unit-101.pdf")
     assert document["page_count"] == len(TOPICS) and document["builder"] == "outline"
 
-    tree = httpx.get(f"{gateway.url}/v1/documents/{document['doc_id']}/tree", timeout=10).json()
+    tree = gateway.get(f"/v1/documents/{document['doc_id']}/tree", timeout=10).json()
     assert [n["title"] for n in tree["nodes"]][:2] == ["1 Pump maintenance", "2 Safety valves"]
-    page = httpx.get(f"{gateway.url}/v1/documents/{document['doc_id']}/pages/2", timeout=10).json()
+    page = gateway.get(f"/v1/documents/{document['doc_id']}/pages/2", timeout=10).json()
     assert "opens at a pressure of 111 bar" in page["text"]
-    pdf = httpx.get(f"{gateway.url}/v1/documents/{document['doc_id']}/pdf", timeout=10)
+    pdf = gateway.get(f"/v1/documents/{document['doc_id']}/pdf", timeout=10)
     assert pdf.content == data and pdf.headers["content-type"] == "application/pdf"
 
     # Non-default settings must travel with the query and be applied by every stage.
@@ -69,7 +69,7 @@ async def test_uploaded_pdf_is_answered_with_the_one_process_citations(
     stages = [t["stage"] for t in body["timings"]["stages"]]
     assert stages == ["navigator", "compressor", "verifier"]
     assert all(t["queued_ms"] >= 0 and t["processing_ms"] > 0 for t in body["timings"]["stages"])
-    stored = httpx.get(f"{gateway.url}/v1/queries/{body['query_id']}", timeout=10).json()
+    stored = gateway.get(f"/v1/queries/{body['query_id']}", timeout=10).json()
     assert stored["status"] == "answered" and stored["answer"] == body["answer"]
     assert [t["stage"] for t in stored["timings"]["stages"]] == stages
 
@@ -83,7 +83,7 @@ async def test_uploaded_pdf_is_answered_with_the_one_process_citations(
     other = ask(gateway, question, doc_ids=[document["doc_id"]], mode="beam", settings={"beam_width": 4}).json()
     assert len(other["timings"]["stages"]) == 3, "a different setting must not hit the cache"
 
-    metrics = httpx.get(f"{gateway.url}/metrics", timeout=10).text
+    metrics = gateway.get("/metrics", timeout=10).text
     query_topic = stack.topic("query.received")
     assert f'treerag_messages_published_total{{stage="gateway",topic="{query_topic}"}}' in metrics
     assert 'treerag_http_request_seconds_count{method="POST",route="/v1/query",status="200"}' in metrics
@@ -99,7 +99,7 @@ def test_async_query_returns_202_and_the_answer_is_polled(
     query_id = response.json()["query_id"]
 
     def answered() -> dict[str, Any] | None:
-        body = httpx.get(f"{gateway.url}/v1/queries/{query_id}", timeout=10).json()
+        body = gateway.get(f"/v1/queries/{query_id}", timeout=10).json()
         return body if body["status"] != "pending" else None
 
     body = wait_until(answered, 60, "the async query to be answered")
@@ -127,8 +127,10 @@ def test_corrupt_pdf_fails_with_its_reason_and_the_next_upload_is_unaffected(
 
 
 def test_upload_checks_type_and_size(gateway: Gateway) -> None:
-    not_pdf = upload(gateway, b"hello, this is plain text", "notes.txt")
+    not_pdf = upload(gateway, b"hello, this is plain text", "notes.pdf")
     assert not_pdf.status_code == 415 and "not a PDF" in not_pdf.json()["detail"]
+    unknown_kind = upload(gateway, bytes(range(256)) * 8, "blob", "application/octet-stream")
+    assert unknown_kind.status_code == 415 and "not a supported document" in unknown_kind.json()["detail"]
     empty = upload(gateway, b"", "empty.pdf")
     assert empty.status_code == 400
     unknown = ask(gateway, "anything?", doc_ids=["0000000000000000"])
@@ -163,7 +165,7 @@ async def test_two_gateways_answer_20_concurrent_queries_each_with_its_own_answe
     async with httpx.AsyncClient(timeout=180) as client:
         async def ask_one(i: int, case: tuple[str, str, str, int]) -> tuple[tuple[str, str, str, int], Any]:
             gateway = gateways[i % 2]
-            response = await client.post(f"{gateway.url}/v1/query",
+            response = await client.post(f"{gateway.url}/v1/query", headers=gateway.auth,
                                          json={"question": case[0], "doc_ids": [case[2]]})
             return case, response
 
@@ -194,14 +196,14 @@ async def test_same_bytes_are_indexed_once_unless_another_builder_is_asked_for(
     rebuilt = upload(gateway, data, "보고서-303.pdf", builder="windows")
     assert rebuilt.status_code == 202 and rebuilt.json()["status"] == "uploaded"
     wait_until(
-        lambda: httpx.get(f"{gateway.url}/v1/documents/{document['doc_id']}", timeout=10).json()["builder"] == "windows"
+        lambda: gateway.get(f"/v1/documents/{document['doc_id']}", timeout=10).json()["builder"] == "windows"
         or None,
         120, "the rebuild with the windows builder",
     )
     assert wait_document(gateway, document["doc_id"])["status"] == "ready"
 
     # A file name outside latin-1 still downloads, named in the RFC 6266 UTF-8 form.
-    pdf = httpx.get(f"{gateway.url}/v1/documents/{document['doc_id']}/pdf", timeout=10)
+    pdf = gateway.get(f"/v1/documents/{document['doc_id']}/pdf", timeout=10)
     assert pdf.status_code == 200 and pdf.content == data
     assert "filename*=UTF-8''%EB%B3%B4%EA%B3%A0%EC%84%9C-303.pdf" in pdf.headers["content-disposition"]
 

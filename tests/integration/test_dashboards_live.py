@@ -67,7 +67,7 @@ def prometheus(stack: Stack, gateways: list[Gateway], two_indexers: list[Service
 
 
 def ask(gateway: Gateway, question: str, doc_id: str) -> httpx.Response:
-    return httpx.post(f"{gateway.url}/v1/query", json={"question": question, "doc_ids": [doc_id]}, timeout=60)
+    return gateway.post("/v1/query", json={"question": question, "doc_ids": [doc_id]}, timeout=60)
 
 
 def has_value(series: dict[str, object]) -> bool:

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.integration
 
 
 def ask(gateway: Gateway, question: str, **body: Any) -> httpx.Response:
-    return httpx.post(f"{gateway.url}/v1/query", json={"question": question, **body}, timeout=120)
+    return gateway.post("/v1/query", json={"question": question, **body}, timeout=120)
 
 
 def collections_holding(db: Any, needle: str) -> dict[str, int]:
@@ -49,17 +49,17 @@ def test_deleted_document_leaves_no_text_in_any_collection_or_stage_cache(
     assert "query_results" in collections_holding(db, text)
     assert "page_chunks" in collections_holding(db, text)
 
-    deleted = httpx.delete(f"{gateway.url}/v1/documents/{gone}", timeout=30)
+    deleted = gateway.delete(f"/v1/documents/{gone}", timeout=30)
     assert deleted.status_code == 200, deleted.text
     assert deleted.json()["doc_id"] == gone and deleted.json()["queries_removed"] >= 2
 
     assert collections_holding(db, text) == {}
     assert collections_holding(db, gone) == {}, "a collection still names the deleted document"
     for path in ("", "/tree", "/pdf", "/pages/1"):
-        assert httpx.get(f"{gateway.url}/v1/documents/{gone}{path}", timeout=10).status_code == 404
-    assert httpx.get(f"{gateway.url}/v1/queries/{first.json()['query_id']}", timeout=10).status_code == 404
-    assert httpx.delete(f"{gateway.url}/v1/documents/{gone}", timeout=10).status_code == 404
-    assert gone not in {d["doc_id"] for d in httpx.get(f"{gateway.url}/v1/documents", timeout=10).json()}
+        assert gateway.get(f"/v1/documents/{gone}{path}", timeout=10).status_code == 404
+    assert gateway.get(f"/v1/queries/{first.json()['query_id']}", timeout=10).status_code == 404
+    assert gateway.delete(f"/v1/documents/{gone}", timeout=10).status_code == 404
+    assert gone not in {d["doc_id"] for d in gateway.get("/v1/documents", timeout=10).json()}
 
     # Every query stage that kept something of it in memory dropped it.
     navigator, _, verifier = query_stages

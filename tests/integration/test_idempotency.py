@@ -6,7 +6,6 @@ import json
 import uuid
 from typing import Any
 
-import httpx
 import pytest
 
 from shared.adapters.mongo.store import MongoRepository
@@ -67,7 +66,7 @@ async def test_redelivered_query_gives_one_answer(
     await publish_event(stack.kafka_bootstrap, stack.prefix, event)
 
     def answered() -> dict[str, Any] | None:
-        response = httpx.get(f"{gateway.url}/v1/queries/{query_id}", timeout=10)
+        response = gateway.get(f"/v1/queries/{query_id}", timeout=10)
         return response.json() if response.status_code == 200 and response.json()["status"] == "answered" else None
 
     body = wait_until(answered, 60, "the published query to be answered")

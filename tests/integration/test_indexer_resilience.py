@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 
-import httpx
 import pytest
 from aiokafka.partitioner import DefaultPartitioner
 
@@ -37,7 +36,7 @@ def test_indexer_killed_mid_document_ends_ready_with_exactly_one_tree(stack: Sta
     time.sleep(1.0)
     slow.kill()
     stack.stop(slow)
-    killed = httpx.get(f"{gateway.url}/v1/documents/{doc_id}", timeout=10).json()
+    killed = gateway.get(f"/v1/documents/{doc_id}", timeout=10).json()
     assert killed["status"] == "indexing", "the kill should land before the document is finished"
     client = stack.mongo()
     try:
@@ -50,9 +49,9 @@ def test_indexer_killed_mid_document_ends_ready_with_exactly_one_tree(stack: Sta
         assert document["status"] == "ready", document
         assert document["page_count"] == 400
         assert trees.count_documents({"doc_id": doc_id}) == 1
-        last = httpx.get(f"{gateway.url}/v1/documents/{doc_id}/pages/400", timeout=10)
+        last = gateway.get(f"/v1/documents/{doc_id}/pages/400", timeout=10)
         assert last.status_code == 200 and last.json()["text"]
-        assert httpx.get(f"{gateway.url}/v1/documents/{doc_id}/pages/401", timeout=10).status_code == 404
+        assert gateway.get(f"/v1/documents/{doc_id}/pages/401", timeout=10).status_code == 404
         # The crash counted as one attempt, and the bookkeeping was cleared after success.
         assert client[stack.db_name]["delivery_attempts"].count_documents({}) == 0
         stack.stop(restarted)

@@ -11,8 +11,10 @@ import pytest
 from gridfs import AsyncGridFSBucket
 
 from shared.adapters.mongo import store as mongo_store
+from shared.adapters.mongo.api_keys import MongoKeyStore
 from shared.adapters.mongo.queries import MongoQueryRepository, QueryRecord, QueryStatus
 from shared.adapters.mongo.store import MongoRepository, connect
+from shared.app.api_keys import authenticate, issue_key
 from shared.model.documents import DocumentRecord, DocumentStatus
 from shared.model.events import QueryOutcome
 from shared.model.query import QuerySettings, VerifiedAnswer
@@ -184,3 +186,23 @@ async def test_a_listing_sees_writes_from_another_process_at_once_and_is_reused_
     await writer.set_status("a" * 16, DocumentStatus.FAILED, "bad pdf")
     assert {r.doc_id: r.status for r in await reader.list_documents()}["a" * 16] == DocumentStatus.FAILED
     assert scans == 1
+
+
+async def test_api_keys_are_stored_hashed_looked_up_listed_and_revoked(client: Any) -> None:
+    mongo, name = client
+    keys = MongoKeyStore(mongo, name)
+    first = await issue_key(keys, "acme", admin=True)
+    second = await issue_key(keys, "globex")
+
+    assert await authenticate(keys, first.key) == first.record
+    with pytest.raises(ValueError, match="taken"):
+        await keys.add(first.record)  # an id is never reused
+    assert [r.key_id for r in await keys.list()] == [first.record.key_id, second.record.key_id]
+    rows = await mongo[name]["api_keys"].find({}).to_list(None)
+    assert all(first.key.split("_", 2)[2] not in str(row) for row in rows)  # the secret is not stored
+
+    assert await keys.revoke(first.record.key_id) and await keys.revoke(first.record.key_id)
+    assert not await keys.revoke("0" * 12)
+    assert await authenticate(keys, first.key) is None
+    assert await authenticate(keys, second.key) == second.record
+    assert [r.revoked for r in await keys.list()] == [True, False]

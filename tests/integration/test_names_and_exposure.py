@@ -22,8 +22,8 @@ def raw_upload(gateway: Gateway, file_name: bytes, data: bytes) -> httpx.Respons
     """The file name's bytes as sent: httpx would percent-encode control characters."""
     body = (b'--BOUNDARY\r\nContent-Disposition: form-data; name="file"; filename="' + file_name
             + b'"\r\nContent-Type: application/pdf\r\n\r\n' + data + b"\r\n--BOUNDARY--\r\n")
-    return httpx.post(f"{gateway.url}/v1/documents", content=body,
-                      headers={"Content-Type": "multipart/form-data; boundary=BOUNDARY"}, timeout=60)
+    return gateway.post("/v1/documents", content=body,
+                        headers={"Content-Type": "multipart/form-data; boundary=BOUNDARY"}, timeout=60)
 
 
 def test_two_documents_with_one_name_both_stay_reachable_by_id(gateway: Gateway, indexer: ServiceProcess) -> None:
@@ -33,14 +33,14 @@ def test_two_documents_with_one_name_both_stay_reachable_by_id(gateway: Gateway,
     assert first["doc_id"] != second["doc_id"]
 
     for document, data in ((first, first_pdf), (second, second_pdf)):
-        by_id = httpx.get(f"{gateway.url}/v1/documents/{document['doc_id']}", timeout=10)
+        by_id = gateway.get(f"/v1/documents/{document['doc_id']}", timeout=10)
         assert by_id.status_code == 200 and by_id.json()["file_name"] == "manual-8xx.pdf"
-        assert httpx.get(f"{gateway.url}/v1/documents/{document['doc_id']}/pdf", timeout=10).content == data
-    named = httpx.get(f"{gateway.url}/v1/documents", params={"file_name": "manual-8xx.pdf"}, timeout=10).json()
+        assert gateway.get(f"/v1/documents/{document['doc_id']}/pdf", timeout=10).content == data
+    named = gateway.get("/v1/documents", params={"file_name": "manual-8xx.pdf"}, timeout=10).json()
     assert sorted(d["doc_id"] for d in named) == sorted([first["doc_id"], second["doc_id"]])
     # A name is not an address: it finds nothing, whoever uploaded it.
-    assert httpx.get(f"{gateway.url}/v1/documents/manual-8xx.pdf", timeout=10).status_code == 404
-    answer = httpx.post(f"{gateway.url}/v1/query", timeout=120, json={
+    assert gateway.get("/v1/documents/manual-8xx.pdf", timeout=10).status_code == 404
+    answer = gateway.post("/v1/query", timeout=120, json={
         "question": "At what pressure does the safety valve of unit 802 open?", "doc_ids": [second["doc_id"]]})
     assert answer.status_code == 200 and "812 bar" in answer.json()["answer"], answer.text
 
@@ -50,7 +50,7 @@ def test_file_names_with_control_characters_are_refused_and_nothing_is_stored(ga
     response = raw_upload(gateway, name, manual_pdf(unit=803))
     assert response.status_code == 422, response.text
     assert "control characters" in response.json()["detail"]
-    listed = httpx.get(f"{gateway.url}/v1/documents", timeout=10).json()
+    listed = gateway.get("/v1/documents", timeout=10).json()
     assert all("bad" not in d["file_name"] for d in listed)
 
 
@@ -59,9 +59,9 @@ def headers_of(response: httpx.Response) -> dict[str, Any]:
 
 
 def test_gateway_refuses_foreign_hosts_and_origins_and_sends_security_headers(gateway: Gateway) -> None:
-    ok = httpx.get(f"{gateway.url}/v1/documents", timeout=10)
-    rebinding = httpx.get(f"{gateway.url}/v1/documents", headers={"Host": "attacker.example"}, timeout=10)
-    missing = httpx.get(f"{gateway.url}/v1/documents/0000000000000000", timeout=10)
+    ok = gateway.get("/v1/documents", timeout=10)
+    rebinding = gateway.get("/v1/documents", headers={"Host": "attacker.example"}, timeout=10)
+    missing = gateway.get("/v1/documents/0000000000000000", timeout=10)
     for response in (ok, rebinding, missing):
         headers = headers_of(response)
         assert "frame-ancestors 'none'" in headers["content-security-policy"]
@@ -70,11 +70,10 @@ def test_gateway_refuses_foreign_hosts_and_origins_and_sends_security_headers(ga
     assert ok.status_code == 200 and rebinding.status_code == 400 and missing.status_code == 404
 
     # CORS is off unless configured: a page on another site gets no permission to read or upload.
-    preflight = httpx.options(f"{gateway.url}/v1/documents", timeout=10, headers={
+    preflight = gateway.options("/v1/documents", timeout=10, headers={
         "Origin": "https://attacker.example", "Access-Control-Request-Method": "POST"})
     assert "access-control-allow-origin" not in headers_of(preflight)
-    cross = httpx.get(
-        f"{gateway.url}/v1/documents", headers={"Origin": "https://attacker.example"}, timeout=10)
+    cross = gateway.get("/v1/documents", headers={"Origin": "https://attacker.example"}, timeout=10)
     assert "access-control-allow-origin" not in headers_of(cross)
 
 

@@ -123,7 +123,7 @@ async def test_every_query_ends_answered_or_failed_within_its_deadline_with_boun
             body = (f'{{"question": {json.dumps(question)}, "doc_ids": ["{doc_id}"], '
                     f'"timeout_s": {TIMEOUT_S}, "settings": {settings}}}')
             return await client.post(f"{gateway.url}/v1/query", content=body,
-                                     headers={"content-type": "application/json"})
+                                     headers={"content-type": "application/json", **gateway.auth})
 
         responses = await asyncio.gather(*(ask(q, s) for q, (s, _) in zip(questions, cases, strict=True)))
 

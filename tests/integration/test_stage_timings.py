@@ -33,7 +33,7 @@ def test_answer_timings_plus_publish_waits_make_up_each_stages_handler_time(
     document = upload_ready(gateway, manual_pdf(unit=505), "unit-505.pdf")
     for attempt in range(3):  # a query of another test still in flight would blur the difference
         before = {p.name: seconds_spent(p) for p in query_stages}
-        response = httpx.post(f"{gateway.url}/v1/query", timeout=60, json={
+        response = gateway.post("/v1/query", timeout=60, json={
             "question": f"When are the intake filters of unit 505 replaced? ({attempt})",
             "doc_ids": [document["doc_id"]]})
         assert response.status_code == 200, response.text

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import httpx
 import pytest
 
 from .conftest import upload_ready
@@ -16,11 +15,11 @@ def test_verify_returns_each_sentence_verdict_with_its_evidence_offsets(gateway:
                                                                       indexer: ServiceProcess) -> None:
     document = upload_ready(gateway, manual_pdf(unit=131), "unit-131.pdf")
     doc_id = document["doc_id"]
-    page = httpx.get(f"{gateway.url}/v1/documents/{doc_id}/pages/2", timeout=10).json()["text"]
+    page = gateway.get(f"/v1/documents/{doc_id}/pages/2", timeout=10).json()["text"]
     assert "opens at a pressure of 141 bar" in page
     answer = ("Each safety valve of unit 131 opens at a pressure of 141 bar [unit-131.pdf, p. 2]. "
               "Each safety valve of unit 131 opens at a pressure of 147 bar.")
-    response = httpx.post(f"{gateway.url}/v1/verify", timeout=30,
+    response = gateway.post("/v1/verify", timeout=30,
                           json={"answer": answer, "citations": [{"doc_id": doc_id, "pages": [1, 2]}]})
     assert response.status_code == 200, response.text
     body = response.json()
@@ -35,8 +34,8 @@ def test_verify_returns_each_sentence_verdict_with_its_evidence_offsets(gateway:
 
 def test_verify_refuses_pages_the_document_does_not_have(gateway: Gateway, indexer: ServiceProcess) -> None:
     document = upload_ready(gateway, manual_pdf(unit=132), "unit-132.pdf")
-    response = httpx.post(f"{gateway.url}/v1/verify", timeout=30, json={
+    response = gateway.post("/v1/verify", timeout=30, json={
         "answer": "Anything.", "citations": [{"doc_id": document["doc_id"], "pages": [len(TOPICS) + 5]}]})
     assert response.status_code == 404 and "has no page" in response.json()["detail"]
-    empty = httpx.post(f"{gateway.url}/v1/verify", timeout=30, json={"answer": "Anything.", "citations": []})
+    empty = gateway.post("/v1/verify", timeout=30, json={"answer": "Anything.", "citations": []})
     assert empty.status_code == 422

@@ -10,12 +10,12 @@ of each is saved to docs/ui/ for the README.
 from __future__ import annotations
 
 import io
+import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pypdfium2 as pdfium
 import pytest
 from fpdf import FPDF
@@ -78,8 +78,13 @@ def browser(chromium_path: str) -> Iterator[Any]:
 class Page:
     """A browser tab that records what must never happen: script errors, dialogs, CSP reports."""
 
-    def __init__(self, browser: Any, viewport: dict[str, int]) -> None:
+    key: str | None = None  # the session's API key (`api_key`): each tab starts with it entered
+
+    def __init__(self, browser: Any, viewport: dict[str, int], *, with_key: bool = True) -> None:
         self.context = browser.new_context(viewport=viewport)
+        if with_key and Page.key:
+            # As if entered in the key field of an earlier page of this tab (`uploaded` enters it).
+            self.context.add_init_script(f"sessionStorage.setItem('treerag.api-key', {json.dumps(Page.key)})")
         self.page = self.context.new_page()
         self.problems: list[str] = []
         self.page.on("pageerror", lambda error: self.problems.append(f"script error: {error}"))
@@ -122,12 +127,26 @@ def sentence_position(pdf: bytes, page_number: int, text: str) -> tuple[float, f
     return left / width, 1 - top / height
 
 
+@pytest.fixture(scope="module", autouse=True)
+def tabs_carry_the_key(api_key: str) -> Iterator[None]:
+    Page.key = api_key
+    yield
+    Page.key = None
+
+
 @pytest.fixture(scope="module")
 def uploaded(gateway: Gateway, browser: Any, indexer_for_module: ServiceProcess) -> Iterator[dict[str, Any]]:
     data = hostile_manual_pdf()
-    tab = Page(browser, DESKTOP)
+    tab = Page(browser, DESKTOP, with_key=False)
     try:
         tab.page.goto(f"{gateway.url}/")
+        # Without a key the page says where to enter it; entered, it is used from then on.
+        tab.page.locator("#key-state", has_text="needs an API key").wait_for(timeout=30_000)
+        assert "401" not in tab.page.locator("#key-state").inner_text()
+        tab.page.fill("#api-key", gateway.key or "")
+        tab.page.click("#key-save")
+        tab.page.locator("#key-state", has_text="Key set").wait_for(timeout=30_000)
+        assert tab.page.evaluate("sessionStorage.getItem('treerag.api-key')") == gateway.key
         # Two files at once: each gets its own progress bar and its own status.
         tab.page.set_input_files("#file-input", files=[
             {"name": FILE_NAME, "mimeType": "application/pdf", "buffer": data},
@@ -161,7 +180,7 @@ def indexer_for_module(stack: Any) -> Iterator[ServiceProcess]:
 
 
 def test_delete_is_offered_exactly_when_the_api_has_it(gateway: Gateway, browser: Any, uploaded: dict[str, Any]) -> None:
-    spec = httpx.get(f"{gateway.url}/openapi.json", timeout=10).json()
+    spec = gateway.get("/openapi.json", timeout=10).json()
     api_deletes = "delete" in spec["paths"]["/v1/documents/{doc_id}"]
     tab = Page(browser, DESKTOP)
     try:
@@ -177,14 +196,14 @@ def test_delete_is_offered_exactly_when_the_api_has_it(gateway: Gateway, browser
         button.click()
         button.click()  # the second press confirms
         broken.wait_for(state="detached", timeout=30_000)
-        assert httpx.get(f"{gateway.url}/v1/documents/{doc_id}", timeout=10).status_code == 404
+        assert gateway.get(f"/v1/documents/{doc_id}", timeout=10).status_code == 404
         tab.check("documents after a delete")
     finally:
         tab.close()
 
 
 def test_the_uploaded_pdf_is_listed_ready_with_its_pages(gateway: Gateway, uploaded: dict[str, Any]) -> None:
-    document = httpx.get(f"{gateway.url}/v1/documents/{uploaded['doc_id']}", timeout=10).json()
+    document = gateway.get(f"/v1/documents/{uploaded['doc_id']}", timeout=10).json()
     assert document["status"] == "ready"
     assert document["page_count"] == len(TOPICS)
     assert document["file_name"] == FILE_NAME
@@ -202,13 +221,15 @@ def test_a_section_of_the_tree_opens_its_first_page(gateway: Gateway, browser: A
         section.click()
         image = tab.page.locator("#viewer-image")
         tab.page.wait_for_function("() => document.getElementById('viewer-image').naturalWidth > 0")
-        assert image.get_attribute("src").endswith("/pages/4/image?scale=1.5")
+        # Fetched with the key (an <img src> could not send it) and shown from a blob.
+        assert image.get_attribute("data-source").endswith("/pages/4/image?scale=1.5")
+        assert image.get_attribute("src").startswith("blob:")
         assert tab.page.locator("#viewer-title").inner_text().endswith("page 4")
         tab.page.locator("#viewer-next").click()
-        tab.page.wait_for_function("() => document.getElementById('viewer-image').src.includes('/pages/5/')")
+        tab.page.wait_for_function("() => document.getElementById('viewer-image').dataset.source.includes('/pages/5/')")
         tab.page.fill("#viewer-page", "2")
         tab.page.locator("#viewer-page").dispatch_event("change")
-        tab.page.wait_for_function("() => document.getElementById('viewer-image').src.includes('/pages/2/')")
+        tab.page.wait_for_function("() => document.getElementById('viewer-image').dataset.source.includes('/pages/2/')")
         tab.page.wait_for_function("() => document.getElementById('viewer-image').complete")
         screenshot(tab.page, "document")
         tab.check("document")
@@ -300,21 +321,55 @@ def test_the_ask_page_fits_a_phone(gateway: Gateway, browser: Any, uploaded: dic
         tab.close()
 
 
+def test_a_markdown_file_picked_in_the_browser_is_cited_with_its_page_text_marked(
+        gateway: Gateway, browser: Any, uploaded: dict[str, Any]) -> None:
+    """A format without page images: the viewer shows the cited page's text, the evidence marked."""
+    from tests.formats import guide_markdown
+
+    tab = Page(browser, DESKTOP)
+    try:
+        tab.page.goto(f"{gateway.url}/")
+        tab.page.set_input_files("#file-input", files=[
+            # Bytes of its own: the same guide uploaded by another test would be a duplicate here.
+            {"name": "guide-913.md", "mimeType": "text/markdown", "buffer": guide_markdown() + b"\nEdition 913.\n"},
+        ])
+        row = tab.page.locator("#documents tbody tr", has_text="guide-913.md")
+        row.locator(".status-ready").wait_for(timeout=120_000)
+        doc_id = row.get_attribute("data-doc-id")
+        tab.page.goto(f"{gateway.url}/ask")
+        tab.page.locator(f"#doc-filter option[value='{doc_id}']").wait_for(state="attached")
+        tab.page.select_option("#doc-filter", doc_id)
+        tab.page.fill("#question", "What does error code 41 mean?")
+        tab.page.locator("#ask-button").click()
+        citation = tab.page.locator("#answer-text .citation").first
+        citation.wait_for(timeout=60_000)
+        citation.click()
+        mark = tab.page.locator("#viewer-text mark")
+        mark.wait_for(timeout=30_000)
+        assert "licence key has expired" in mark.inner_text()
+        assert tab.page.locator(".page-frame").is_hidden()  # no image for a page of text
+        assert "3.2 Error codes" in tab.page.locator("#viewer-text").inner_text()
+        screenshot(tab.page, "ask-markdown")
+        tab.check("ask, a Markdown document")
+    finally:
+        tab.close()
+
+
 @pytest.fixture(scope="module")
 def prometheus_gateway(stack: Stack, uploaded: dict[str, Any], tmp_path_factory: pytest.TempPathFactory,
-                       ) -> Iterator[tuple[Gateway, Prometheus]]:
+                       api_key: str) -> Iterator[tuple[Gateway, Prometheus]]:
     """A Prometheus scraping every process of the stack, and a gateway that reads it."""
     targets: dict[str, list[str]] = {}
     for process in stack.processes:
         if process.alive and process.metrics_port:
             targets.setdefault(process.name.rsplit("-", 1)[0], []).append(f"127.0.0.1:{process.metrics_port}")
     server = Prometheus.start(tmp_path_factory.mktemp("web-prometheus"), targets)
-    gateway = stack.start_gateway(TREERAG_PROMETHEUS_URL=server.url)
+    gateway = stack.start_gateway(api_key, TREERAG_PROMETHEUS_URL=server.url)
     try:
         wait_until(gateway.ready, 240, "the gateway with Prometheus /readyz", interval_s=0.5)
         wait_for_scrapes(server, sorted(targets))
         for _ in range(3):  # traffic in the rate window
-            response = httpx.post(f"{gateway.url}/v1/query", timeout=60,
+            response = gateway.post("/v1/query", timeout=60,
                                   json={"question": QUESTION, "doc_ids": [uploaded["doc_id"]]})
             assert response.status_code == 200, response.text
         wait_for_scrapes(server, sorted(targets))
@@ -327,7 +382,7 @@ def prometheus_gateway(stack: Stack, uploaded: dict[str, Any], tmp_path_factory:
 def test_the_pipeline_page_shows_each_stage_from_prometheus(
         browser: Any, prometheus_gateway: tuple[Gateway, Prometheus]) -> None:
     gateway, _ = prometheus_gateway
-    figures = httpx.get(f"{gateway.url}/v1/pipeline", timeout=10).json()
+    figures = gateway.get("/v1/pipeline", timeout=10).json()
     assert figures["source"] == "prometheus", figures
     stages = {s["stage"] for s in figures["stages"]}
     assert {"indexer", "navigator", "compressor", "verifier"} <= stages

@@ -10,6 +10,7 @@ from shared.model.documents import (
     DocumentTree,
     IndexedDocument,
 )
+from shared.model.ids import DEFAULT_TENANT
 from shared.model.tree import TreeNode
 
 FILLER = (
@@ -24,12 +25,14 @@ def node(id: str, title: str, start: int, end: int, level: int = 1, children: li
                     children=children or [])
 
 
-def indexed(doc_id: str, file_name: str, pages: list[str], nodes: list[TreeNode]) -> IndexedDocument:
-    record = DocumentRecord(doc_id=doc_id, file_name=file_name, page_count=len(pages), status=DocumentStatus.READY)
+def indexed(doc_id: str, file_name: str, pages: list[str], nodes: list[TreeNode],
+            tenant: str = DEFAULT_TENANT) -> IndexedDocument:
+    record = DocumentRecord(doc_id=doc_id, file_name=file_name, page_count=len(pages), status=DocumentStatus.READY,
+                            tenant=tenant)
     return IndexedDocument(record=record, pages=pages, tree=DocumentTree(doc_id=doc_id, nodes=nodes))
 
 
-def plant_manual(doc_id: str = "a" * 16) -> IndexedDocument:
+def plant_manual(doc_id: str = "a" * 16, tenant: str = DEFAULT_TENANT) -> IndexedDocument:
     """Six pages, two chapters with sections; each fact on exactly one page."""
     pages = [
         f"Plant operations manual. Contents and conventions. {FILLER}",
@@ -47,17 +50,17 @@ def plant_manual(doc_id: str = "a" * 16) -> IndexedDocument:
             node("0006", "2.2 Valve records", 6, 6, level=2),
         ]),
     ]
-    return indexed(doc_id, "plant.pdf", pages, nodes)
+    return indexed(doc_id, "plant.pdf", pages, nodes, tenant)
 
 
-def kitchen_guide(doc_id: str = "b" * 16) -> IndexedDocument:
+def kitchen_guide(doc_id: str = "b" * 16, tenant: str = DEFAULT_TENANT) -> IndexedDocument:
     pages = [
         f"Kitchen guide. Bread is baked at 220 degrees for forty minutes. {FILLER}",
         f"Soup. A vegetable soup simmers for one hour with onions and carrots. {FILLER}",
         f"Desserts. The chocolate cake needs three eggs and a cup of sugar. {FILLER}",
     ]
     nodes = [node("0001", "Bread", 1, 1), node("0002", "Soup", 2, 2), node("0003", "Desserts", 3, 3)]
-    return indexed(doc_id, "kitchen.pdf", pages, nodes)
+    return indexed(doc_id, "kitchen.pdf", pages, nodes, tenant)
 
 
 SECTIONS = [

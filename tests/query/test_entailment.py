@@ -31,7 +31,9 @@ class FakeJudge:
         return {"entailment": self.entailment, "neutral": rest, "contradiction": rest}
 
 
-PARAPHRASE = "Every 500 hours of running, a fitter takes care of the coolant pump."
+# One word replaced by a synonym: the lexical check sees a replaced word and cannot tell it from
+# a wrong one (without word vectors), so it needs the model.
+PARAPHRASE = "The coolant pump is maintained every 500 operating hours by the plant fitter."
 
 
 def test_a_paraphrase_the_model_finds_entailed_is_recovered() -> None:

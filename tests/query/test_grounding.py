@@ -11,9 +11,10 @@ from shared.app.verification import SourcePage, check_sentence, verify_text
 from shared.text.grounding import (
     FEATURES,
     GroundingFitError,
+    LEXICAL,
     default_fit,
     ground,
-    load_fit,
+    load_fits,
     names_of,
     statements,
 )
@@ -144,24 +145,35 @@ def test_true_sentence_in_a_long_window_is_fully_covered() -> None:
     assert "once per quarter" in LAID_OUT[result.start : result.end]
 
 
-def test_fit_file_loads_and_its_score_rises_with_coverage(tmp_path: Path) -> None:
-    fit = default_fit()
+@pytest.mark.parametrize("vectors", [None, "wordllama:l2_supercat_256"])
+def test_fit_file_loads_and_its_score_rises_with_coverage(vectors: str | None) -> None:
+    fit = default_fit(vectors)
+    assert fit.word_vectors == vectors
     assert set(fit.weights) == set(FEATURES) and 0.0 < fit.threshold < 1.0
     low = dict.fromkeys(FEATURES, 0.0) | {"coverage": 0.3, "bigram_coverage": 0.2, "char_coverage": 0.4}
     high = low | {"coverage": 1.0, "bigram_coverage": 1.0}
     assert fit.score(high) > fit.threshold > fit.score(low)
     assert fit.score(high | {"number_missing": 1.0}) < fit.score(high)
+    # A replaced word far from the page's lowers the score more than one close to it.
+    far = high | {"substituted": 1.0, "substitution_distance": 1.0}
+    close = high | {"substituted": 1.0, "substitution_distance": 0.2 if vectors else 1.0}
+    assert fit.score(far) < fit.threshold and fit.score(far) <= fit.score(close)
+
+
+def test_fit_for_unknown_word_vectors_is_the_lexical_one(tmp_path: Path) -> None:
+    assert default_fit("some-other-embedder").word_vectors is None
     written = tmp_path / "fit.json"
-    written.write_text(json.dumps({"weights": dict.fromkeys(FEATURES, 1.0), "bias": 0.0, "threshold": 0.9,
-                                   "contradiction_coverage": 0.5}))
-    assert load_fit(written).threshold == 0.9
+    one = {"weights": dict.fromkeys(FEATURES, 1.0), "bias": 0.0, "threshold": 0.9, "contradiction_coverage": 0.5}
+    written.write_text(json.dumps({"fits": {LEXICAL: one, "vectors-a": one | {"threshold": 0.7}}}))
+    fits = load_fits(written)
+    assert fits[LEXICAL].threshold == 0.9 and fits["vectors-a"].word_vectors == "vectors-a"
 
 
 def test_malformed_fit_file_says_how_to_regenerate_it(tmp_path: Path) -> None:
     broken = tmp_path / "fit.json"
-    broken.write_text(json.dumps({"weights": {"coverage": 1.0}}))
+    broken.write_text(json.dumps({"fits": {LEXICAL: {"weights": {"coverage": 1.0}}}}))
     with pytest.raises(GroundingFitError, match="bench.verify --write-fit"):
-        load_fit(broken)
+        load_fits(broken)
 
 
 def test_sentence_citing_several_pages_keeps_its_best_page() -> None:

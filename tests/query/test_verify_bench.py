@@ -3,12 +3,14 @@ and the set's perturbations change what they claim to change."""
 
 from __future__ import annotations
 
+import json
 import random
+from pathlib import Path
 
 import numpy as np
 
-from bench.grounding_set import Item, change_number, flip_negation, paraphrase
-from bench.verify import auroc, fit, folds_by_document
+from bench.grounding_set import HANDWRITTEN, Item, change_number, flip_negation, handwritten, paraphrase
+from bench.verify import auroc, fit, fit_signed, folds_by_document
 from shared.text.grounding import FEATURES
 
 
@@ -42,7 +44,7 @@ def test_fit_separates_covered_from_vetoed_sentences() -> None:
     x[:, FEATURES.index("bigram_coverage")] = x[:, FEATURES.index("coverage")]
     x[~labels, FEATURES.index("number_missing")] = 1.0
     kinds = np.where(labels, "verbatim", "number")
-    fitted = fit(x, labels, kinds)
+    fitted = fit(x, labels, kinds, None)
     assert fitted.weights["number_missing"] < 0
     supported = dict(zip(FEATURES, x[0], strict=True))
     assert fitted.score(supported) >= fitted.threshold
@@ -55,3 +57,34 @@ def test_perturbations_change_what_they_claim() -> None:
     changed = change_number(sentence, rng)
     assert changed is not None and changed != sentence and "250" not in changed
     assert paraphrase(sentence, random.Random(5)) != sentence
+
+
+def test_signed_fit_never_rewards_a_missing_check_or_penalises_coverage() -> None:
+    rng = np.random.default_rng(1)
+    n = 400
+    x = np.zeros((n, len(FEATURES)))
+    labels = rng.random(n) < 0.5
+    coverage = np.where(labels, 0.9, 0.6) + rng.normal(0, 0.05, n)
+    x[:, FEATURES.index("coverage")] = coverage
+    # A near copy of coverage that, alone, would take a negative weight.
+    x[:, FEATURES.index("bigram_coverage")] = coverage - np.where(labels, 0.1, 0.0)
+    weights, _ = fit_signed(x, labels.astype(float))
+    named = dict(zip(FEATURES, weights, strict=True))
+    assert named["coverage"] > 0 and named["bigram_coverage"] >= 0
+
+
+def test_handwritten_set_is_well_formed() -> None:
+    rows = [json.loads(line) for line in HANDWRITTEN.read_text().splitlines()]
+    paraphrases = [r for r in rows if r["kind"] == "paraphrase"]
+    assert len(paraphrases) >= 50
+    assert {r["kind"] for r in rows} == {"paraphrase", "changed"}
+    for row in rows:
+        assert row["supported"] == (row["kind"] == "paraphrase")
+        assert row["sentence"] != row["original"] and row["page"] >= 1 and row["doc"].endswith(".pdf")
+    assert len({r["doc"] for r in paraphrases}) >= 20  # folds by document need many documents
+
+
+def test_handwritten_originals_are_on_their_pages(shared_data: Path) -> None:
+    items = list(handwritten(shared_data / "pdfs"))
+    assert len(items) == len(HANDWRITTEN.read_text().splitlines())
+    assert {i.kind for i in items} == {"hand_paraphrase", "hand_changed"}

@@ -16,6 +16,7 @@ from shared.model.events import QueryEvent, QueryReceived, StageTiming
 from shared.model.query import QuerySettings
 from tests.fakes import FakeQueryStore, FakeRepository, RecordingPublisher
 
+TENANT = "acme"  # whose queries the tests send (and whose documents they store)
 GATEWAY_TIMING = StageTiming(stage="gateway", queued_ms=0.0, processing_ms=1.5)
 
 
@@ -33,7 +34,7 @@ def question(text: str, query_id: str = "q1", doc_ids: list[str] | None = None) 
     """A query as the gateway publishes it: a deadline, a tenant and its own timing."""
     return QueryReceived(
         query_id=query_id, question=text, doc_ids=doc_ids or [], settings=QuerySettings(max_answer_sentences=2),
-        tenant="acme", deadline=utc_now() + timedelta(minutes=5), timings=[GATEWAY_TIMING],
+        tenant=TENANT, deadline=utc_now() + timedelta(minutes=5), timings=[GATEWAY_TIMING],
     )
 
 

@@ -8,7 +8,7 @@ from shared.app.outbox import OutboxPublisher
 from shared.model.events import DocumentDeleted, DocumentUploaded
 from tests.fakes import FakeOutbox
 from tests.query.documents import kitchen_guide, plant_manual
-from tests.unit.stages import QueryStages, delivery, question
+from tests.unit.stages import TENANT, QueryStages, delivery, question
 from tests.unit.test_query_handlers import PUMP, ask
 
 
@@ -17,7 +17,7 @@ def reupload(doc_id: str) -> DocumentUploaded:
 
 
 async def test_deleted_document_leaves_nothing_in_the_store_or_the_stages_memory() -> None:
-    plant, kitchen = plant_manual(), kitchen_guide()
+    plant, kitchen = plant_manual(tenant=TENANT), kitchen_guide(tenant=TENANT)
     gone, kept = plant.record.doc_id, kitchen.record.doc_id
     stages = QueryStages()
     for document in (plant, kitchen):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from shared.model.events import (
     AnswerVerified,
     ContextCompressed,
@@ -12,10 +14,10 @@ from shared.model.events import (
 )
 from shared.model.queries import QueryStatus
 from tests.query.documents import indexed, kitchen_guide, plant_manual
-from tests.unit.stages import GATEWAY_TIMING, QueryStages, delivery, failure, question
+from tests.unit.stages import GATEWAY_TIMING, TENANT, QueryStages, delivery, failure, question
 
 PUMP = "How often must the coolant pump be serviced?"
-PLANT = plant_manual()
+PLANT = plant_manual(tenant=TENANT)
 
 
 def tree_built(doc_id: str, version: int) -> TreeBuilt:
@@ -51,7 +53,7 @@ def cited_pages(event: NodesSelected) -> set[int]:
 
 
 async def test_navigator_selects_the_page_that_answers_and_carries_the_query() -> None:
-    stages = await stages_with(PLANT, kitchen_guide())
+    stages = await stages_with(PLANT, kitchen_guide(tenant=TENANT))
     event = question(PUMP)
 
     await navigate(stages, event)
@@ -113,6 +115,22 @@ async def test_tree_built_warms_the_index_so_the_next_query_reads_nothing_from_t
     assert stages.bus.topics == ["nodes.selected"]
 
 
+async def test_without_warming_a_new_tree_costs_no_read_until_a_query_asks_it() -> None:
+    stages = await stages_with()
+    stages.navigator.warm = False
+    doc_id = PLANT.record.doc_id
+    await navigate(stages, question(PUMP, query_id="q1"))
+    reads = stages.repository.reads["get_tree"]
+
+    await stages.navigator.on_tree_built(tree_built(doc_id, 2), delivery("navigator", "tree.built"))
+
+    assert doc_id not in stages.indexes
+    assert stages.repository.reads["get_tree"] == reads
+    await navigate(stages, question(PUMP, query_id="q2"))
+    assert stages.repository.reads["get_tree"] == reads + 1
+    assert stages.bus.topics == ["nodes.selected", "nodes.selected"]
+
+
 async def test_a_cold_navigator_loads_the_index_on_the_first_query_only() -> None:
     stages = await stages_with()
 
@@ -128,7 +146,7 @@ async def test_a_rebuilt_document_is_asked_at_its_new_version() -> None:
     doc_id = PLANT.record.doc_id
     await stages.navigator.on_tree_built(tree_built(doc_id, 1), delivery("navigator", "tree.built"))
     pages = [p.replace("every 500 operating hours", "every 750 operating hours") for p in PLANT.pages]
-    rebuilt = indexed(doc_id, "plant.pdf", pages, PLANT.tree.nodes)
+    rebuilt = indexed(doc_id, "plant.pdf", pages, PLANT.tree.nodes, TENANT)
     rebuilt.record.version = 2
     await stages.repository.put_indexed(rebuilt)
 
@@ -192,7 +210,7 @@ async def test_navigator_give_up_stores_the_failure_and_publishes_query_failed()
 
 
 async def test_compressor_publishes_a_context_within_budget_with_the_carried_fields() -> None:
-    stages = await stages_with(PLANT, kitchen_guide())
+    stages = await stages_with(PLANT, kitchen_guide(tenant=TENANT))
     await navigate(stages, question(PUMP))
     selected = stages.bus.of_type(NodesSelected)[0]
 
@@ -347,3 +365,16 @@ async def test_the_answer_key_names_the_ranking_model() -> None:
     before = query_answer_key(PUMP, documents, QuerySettings(), EXTRACTIVE, ranker="aaaa")
     assert before == query_answer_key(PUMP, documents, QuerySettings(), EXTRACTIVE, ranker="aaaa")
     assert before != query_answer_key(PUMP, documents, QuerySettings(), EXTRACTIVE, ranker="bbbb")
+
+
+async def test_the_answer_key_names_the_embedder(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Page ranking and the verifier's replaced-word check both depend on the embedder: an
+    answer cached with word vectors must not be served to a deployment without them."""
+    with_vectors = await stages_with()
+    await navigate(with_vectors, question(PUMP, query_id="q1"))
+    monkeypatch.setenv("TREERAG_EMBEDDINGS", "off")
+    lexical = await stages_with()
+    await navigate(lexical, question(PUMP, query_id="q1"))
+
+    keys = {stages.bus.of_type(NodesSelected)[-1].answer_key for stages in (with_vectors, lexical)}
+    assert len(keys) == 2

@@ -120,7 +120,7 @@ async def test_each_stage_subscribes_its_input_topics_with_the_configured_prefix
 
 async def test_a_query_flows_navigator_compressor_verifier_to_an_answer() -> None:
     system = System(prefix="t-")
-    await system.repository.put_indexed(plant_manual())
+    await system.repository.put_indexed(plant_manual(tenant="acme"))
     for stage in (NAVIGATOR, COMPRESSOR, VERIFIER):
         await system.attach(stage)
 
@@ -143,7 +143,7 @@ async def test_an_uploaded_pdf_is_indexed_and_warms_the_navigator_before_any_que
     data, headings = manual_pdf(chapters=2, sections=2, pages_per_section=1)
     doc_id = hashlib.sha256(data).hexdigest()[:16]
     await system.repository.put_pdf(doc_id, data)
-    await system.repository.put_document(DocumentRecord(doc_id=doc_id, file_name="manual.pdf"))
+    await system.repository.put_document(DocumentRecord(doc_id=doc_id, file_name="manual.pdf", tenant="acme"))
     await system.attach(INDEXER)
     await system.attach(NAVIGATOR)
     await system.attach(COMPRESSOR)
@@ -152,7 +152,7 @@ async def test_an_uploaded_pdf_is_indexed_and_warms_the_navigator_before_any_que
     async with TestKafkaBroker(system.broker):
         bus = Bus(system.broker, "gateway")
         await bus.publish(DocumentUploaded(doc_id=doc_id, file_name="manual.pdf", size_bytes=len(data),
-                                           pdf_ref=f"gridfs:{doc_id}"))
+                                           pdf_ref=f"gridfs:{doc_id}", tenant="acme"))
         assert system.topics_seen() == ["document.uploaded", "tree.built"]  # sorted
         assert system.repository.documents[doc_id].status == DocumentStatus.READY
         loads = system.repository.reads["get_tree"]

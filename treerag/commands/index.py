@@ -1,4 +1,5 @@
-"""`treerag index FILE.pdf ...`: index PDFs into the embedded store, with a progress bar."""
+"""`treerag index FILE ...`: index PDFs and DOCX, HTML, Markdown and text files into the embedded
+store, with a progress bar."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from services.indexer.errors import PdfError
-from services.indexer.pipeline import IndexOptions, index_pdf
+from services.indexer.errors import DocumentError
+from services.indexer.pipeline import IndexOptions, index_document
 from shared.adapters.embedded.store import EmbeddedRepository
 from shared.adapters.embeddings import EmbeddingsConfigError, make_embedder
 from shared.adapters.llm.client import BaseLLMClient
@@ -33,8 +34,8 @@ logger = logging.getLogger("treerag.index")
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     settings = get_settings()
-    parser = subparsers.add_parser("index", help="Index PDF files into the store.")
-    parser.add_argument("files", nargs="+", type=Path, metavar="FILE.pdf")
+    parser = subparsers.add_parser("index", help="Index PDF, DOCX, HTML, Markdown and text files into the store.")
+    parser.add_argument("files", nargs="+", type=Path, metavar="FILE")
     parser.add_argument("--store", type=Path, default=settings.store_dir, help="Store folder (default ./data).")
     parser.add_argument(
         "--builder",
@@ -51,6 +52,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--max-pages", type=int, default=settings.max_pages, help="Refuse longer PDFs.")
     parser.add_argument("--force", action="store_true", help="Rebuild documents already in the store.")
+    parser.add_argument(
+        "--ocr", choices=["auto", "off"], default=settings.ocr,
+        help="auto: recognise PDF pages without a text layer with Tesseract (default; TREERAG_OCR).",
+    )
     parser.add_argument("--no-progress", action="store_true", help="No progress bar.")
     add_llm_arguments(parser)
     parser.set_defaults(func=run)
@@ -90,7 +95,11 @@ async def _index_all(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     repo = EmbeddedRepository(args.store)
-    options = IndexOptions(builder=args.builder, max_pages=args.max_pages, domain=args.domain)
+    settings = get_settings()
+    options = IndexOptions(
+        builder=args.builder, max_pages=args.max_pages, domain=args.domain,
+        ocr=args.ocr, ocr_languages=settings.ocr_languages, ocr_workers=settings.ocr_workers,
+    )
     failed = 0
     quiet = args.no_progress or not sys.stderr.isatty()
     files = tqdm(args.files, desc="files", unit="file", file=sys.stderr, disable=quiet, position=0)
@@ -114,8 +123,8 @@ async def _index_all(args: argparse.Namespace) -> int:
             continue
         pages_bar = tqdm(desc=name[:30], unit="page", file=sys.stderr, disable=quiet, leave=False, position=1)
         try:
-            indexed = index_pdf(data, name, options, llm=llm, progress=pages_bar.update, embedder=embedder)
-        except PdfError as exc:
+            indexed = index_document(data, name, options, llm=llm, progress=pages_bar.update, embedder=embedder)
+        except DocumentError as exc:
             pages_bar.close()
             print(f"error: {path}: {exc}", file=sys.stderr)
             failed += 1

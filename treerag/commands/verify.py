@@ -20,9 +20,11 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from shared.adapters.embedded.store import EmbeddedRepository
+from shared.adapters.embeddings.words import word_vectors
 from shared.adapters.nli import EntailmentModelError, configured_judge
 from shared.app.verification import SourcePage, check_sentence
 from shared.ports.model_roles import EntailmentJudge
+from shared.text.substitution import WordVectors
 from shared.settings import get_settings
 
 
@@ -96,7 +98,8 @@ class _StoredPages:
             await self.repo.close()
 
 
-async def verify_file(source: Path, out: Path, store: Path, judge: EntailmentJudge | None = None) -> dict[str, int]:
+async def verify_file(source: Path, out: Path, store: Path, judge: EntailmentJudge | None = None,
+                      words: WordVectors | None = None) -> dict[str, int]:
     """Checks every line of `source` into `out`; returns the count of each verdict."""
     pages = _StoredPages(store)
     counts = {"supported": 0, "contradicted": 0, "unsupported": 0}
@@ -107,7 +110,7 @@ async def verify_file(source: Path, out: Path, store: Path, judge: EntailmentJud
                     page = SourcePage("", line.page or 0, line.source)
                 else:
                     page = await pages.text(line.doc or "", line.page or 0, f"{source}:{number}")
-                check = check_sentence(line.sentence, None, [page], judge)
+                check = check_sentence(line.sentence, None, [page], judge, words)
                 counts[check.verdict] += 1
                 window = check.window.model_dump(exclude={"doc_id"} if not page.doc_id else set()) if check.window else None
                 handle.write(json.dumps({**record, "score": check.score, "verdict": check.verdict,
@@ -119,7 +122,8 @@ async def verify_file(source: Path, out: Path, store: Path, judge: EntailmentJud
 
 def run(args: argparse.Namespace) -> int:
     try:
-        counts = asyncio.run(verify_file(args.input, args.out, args.store, configured_judge(args.nli)))
+        counts = asyncio.run(verify_file(args.input, args.out, args.store, configured_judge(args.nli),
+                                         word_vectors(get_settings())))
     except (VerifyInputError, EntailmentModelError, OSError) as exc:
         print(f"treerag verify: {exc}", file=sys.stderr)
         return 2

@@ -8,6 +8,7 @@ from typing import Annotated, Protocol
 
 from fastapi import APIRouter, HTTPException, Path, Query, Response
 
+from services.gateway.auth import Caller, CallerDep
 from services.gateway.errors import shortened
 from services.gateway.web.cache import ByteBoundedCache
 from services.gateway.web.rendering import (
@@ -20,6 +21,7 @@ from services.gateway.web.rendering import (
     text_layer,
 )
 from shared.model.documents import DocumentRecord
+from shared.model.formats import FORMAT_NAMES, DocumentFormat
 
 DEFAULT_SCALE = 1.5
 MAX_SCALE = 4.0
@@ -40,17 +42,23 @@ PageNumber = Annotated[int, Path(ge=1, le=1_000_000, description="1-based page n
 
 
 def page_router(source: Callable[[], DocumentSource]) -> APIRouter:
-    """`source()` gives the document store (it raises 503 while the gateway is starting)."""
+    """`source()` gives the document store (it raises 503 while the gateway is starting).
+    Another tenant's document is not found (404)."""
     router = APIRouter(tags=["documents"])
     images = ByteBoundedCache(IMAGE_CACHE_BYTES)
     pdfs = ByteBoundedCache(PDF_CACHE_BYTES)
 
-    async def pdf_of(doc_id: str) -> tuple[DocumentRecord, bytes]:
+    async def pdf_of(doc_id: str, who: Caller) -> tuple[DocumentRecord, bytes]:
         # Addressed by id only, as every document route: a file name is a label several share.
         store = source()
         record = await store.get_document(doc_id)
-        if record is None:
+        if record is None or record.tenant != who.tenant:
             raise HTTPException(404, f"no document with id {shortened(doc_id, 64)!r}; GET /v1/documents lists the ids")
+        if record.format is not DocumentFormat.PDF:
+            raise HTTPException(
+                409, f"document {record.doc_id} is a {FORMAT_NAMES[record.format]} file: its pages are text with no "
+                f"image; GET /v1/documents/{record.doc_id}/pages/N gives the text of page N",
+            )
         # Doc ids are content hashes: the bytes of an id never change, so they can be kept.
         data = pdfs.get(record.doc_id)
         if data is None:
@@ -74,10 +82,11 @@ def page_router(source: Callable[[], DocumentSource]) -> APIRouter:
     async def page_image(
         doc_id: str,
         number: PageNumber,
+        who: CallerDep,
         scale: Annotated[float, Query(gt=0, le=MAX_SCALE, description="1 = 72 dpi; large pages are rendered smaller.")]
         = DEFAULT_SCALE,
     ) -> Response:
-        record, data = await pdf_of(doc_id)
+        record, data = await pdf_of(doc_id, who)
         key = (record.doc_id, number, round(scale, 3))
         png = images.get(key)
         if png is None:
@@ -96,8 +105,9 @@ def page_router(source: Callable[[], DocumentSource]) -> APIRouter:
         number: PageNumber,
         text: Annotated[str, Query(min_length=1, max_length=EVIDENCE_MAX_CHARS,
                                    description="The evidence, e.g. a cited answer sentence.")],
+        who: CallerDep,
     ) -> EvidenceBoxes:
-        _, data = await pdf_of(doc_id)
+        _, data = await pdf_of(doc_id, who)
         try:
             return await asyncio.to_thread(evidence_boxes, data, number, text)
         except (PageNotFound, UnreadablePdf) as exc:
@@ -105,8 +115,8 @@ def page_router(source: Callable[[], DocumentSource]) -> APIRouter:
 
     @router.get("/v1/documents/{doc_id}/pages/{number}/text-layer", response_model=TextLayer,
                 summary="The page's printed text with positions, to lay over the image")
-    async def page_text_layer(doc_id: str, number: PageNumber) -> TextLayer:
-        _, data = await pdf_of(doc_id)
+    async def page_text_layer(doc_id: str, number: PageNumber, who: CallerDep) -> TextLayer:
+        _, data = await pdf_of(doc_id, who)
         try:
             return await asyncio.to_thread(text_layer, data, number)
         except (PageNotFound, UnreadablePdf) as exc:

@@ -20,7 +20,7 @@ STATIC_DIR = HERE / "static"
 API_DOCS_DIR = Path(fastapi_offline.__file__).parent / "static"
 
 CONTENT_SECURITY_POLICY = (
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; connect-src 'self'; "
     "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 )
 # Swagger UI and ReDoc set styles in the markup they build and ReDoc searches in a worker it makes

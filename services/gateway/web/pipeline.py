@@ -11,6 +11,8 @@ import httpx
 from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
+from services.gateway.auth import CallerDep, require_admin
+
 logger = logging.getLogger(__name__)
 
 # The Grafana panels' expressions (deploy/grafana/dashboards), with fixed windows.
@@ -86,10 +88,12 @@ async def pipeline_figures(reader: MetricsReader | None) -> PipelineOut:
 
 
 def pipeline_router(reader: MetricsReader | None) -> APIRouter:
+    """The figures cover every tenant: admin keys only."""
     router = APIRouter(tags=["ops"])
 
     @router.get("/v1/pipeline", response_model=PipelineOut, summary="Per-stage throughput, lag and failures")
-    async def pipeline() -> PipelineOut:
+    async def pipeline(who: CallerDep) -> PipelineOut:
+        require_admin(who)
         return await pipeline_figures(reader)
 
     return router

@@ -25,6 +25,7 @@ from pymongo import AsyncMongoClient
 from shared.adapters.kafka.broker import Bus, make_broker
 from shared.adapters.kafka.delivery import GiveUp, Handler, RawMessage, ReliableConsumer
 from shared.adapters.kafka.topics import ensure_topics
+from shared.adapters.health import StageHealth, run_health_checks
 from shared.adapters.logs import log_fields
 from shared.adapters.metrics import (
     HANDLER_SECONDS,
@@ -92,6 +93,7 @@ class StageRuntime:
         self._subscribers: list[Any] = []
         self._tasks: list[asyncio.Task[None]] = []
         self._startup_hooks: list[Callable[[], Awaitable[None]]] = []
+        self.health = StageHealth()
 
     # ------------------------------------------------------------ resources
 
@@ -210,7 +212,7 @@ class StageRuntime:
                 stage=self.stage, kafka=self.settings.kafka_bootstrap, mongo_db=self.settings.mongo_db, pid=os.getpid()
             ),
         )
-        start_metrics_server(self._metrics_port(), addr=self.settings.metrics_host)
+        start_metrics_server(self._metrics_port(), addr=self.settings.metrics_host, health=self.health)
         await ensure_topics(
             self.settings.kafka_bootstrap, self.settings.topic_partitions, prefix=self.settings.topic_prefix
         )
@@ -236,7 +238,16 @@ class StageRuntime:
         for subscriber in self._subscribers:
             if subscriber.consumer is not None:
                 self._tasks.append(asyncio.create_task(run_lag_reporter(self.stage, subscriber.consumer)))
+        self._tasks.append(asyncio.create_task(run_health_checks(self.health, {
+            "kafka": lambda: self.broker.ping(timeout=3.0),
+            "mongodb": self._mongo_answers,
+        })))
+        self.health.mark_started()
         logger.info("consuming", extra=log_fields(stage=self.stage, topics=[s.topic_names for s in self._subscribers]))
+
+    async def _mongo_answers(self) -> bool:
+        await self.repo.ping()
+        return True
 
     async def _on_shutdown(self) -> None:
         for task in self._tasks:

@@ -31,11 +31,67 @@ function detailOf(body, status) {
   return `the server answered ${status}`;
 }
 
+// The API key the user entered, kept for this tab only (sessionStorage) and sent as a Bearer
+// token with every API request. A gateway with TREERAG_AUTH=off needs none.
+const KEY_ITEM = "treerag.api-key";
+
+export function authHeaders() {
+  const key = sessionStorage.getItem(KEY_ITEM);
+  return key ? { authorization: `Bearer ${key}` } : {};
+}
+
+function showKeyState() {
+  const form = document.getElementById("key-form");
+  if (!form) return;
+  const saved = Boolean(sessionStorage.getItem(KEY_ITEM));
+  form.querySelector("#key-forget").hidden = !saved;
+  form.querySelector("#key-state").textContent = saved ? "Key set for this tab." : "";
+}
+
+function askForKey(message) {
+  const form = document.getElementById("key-form");
+  if (!form) return;
+  form.querySelector("#key-state").textContent = message;
+  form.classList.add("key-needed");
+}
+
+const keyForm = document.getElementById("key-form");
+if (keyForm) {
+  const input = keyForm.querySelector("#api-key");
+  keyForm.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const key = input.value.trim();
+    if (!key) return;
+    sessionStorage.setItem(KEY_ITEM, key);
+    input.value = "";
+    location.reload(); // every panel loads again with the key
+  });
+  keyForm.querySelector("#key-forget").addEventListener("click", () => {
+    sessionStorage.removeItem(KEY_ITEM);
+    location.reload();
+  });
+  showKeyState();
+}
+
+// An API response of 401 (no key, or a wrong one) points at the key field.
+export function checkAuthorized(status) {
+  if (status !== 401) return;
+  askForKey(sessionStorage.getItem(KEY_ITEM)
+    ? "The gateway refused this key: enter a valid one."
+    : "This gateway needs an API key: enter it here.");
+}
+
 export async function api(path, options = {}) {
   const response = await fetch(path, {
-    headers: { accept: "application/json", ...(options.body ? { "content-type": "application/json" } : {}) },
     ...options,
+    headers: {
+      accept: "application/json",
+      ...(options.body ? { "content-type": "application/json" } : {}),
+      ...authHeaders(),
+      ...(options.headers || {}),
+    },
   });
+  checkAuthorized(response.status);
   let body = null;
   try {
     body = await response.json();

@@ -1,5 +1,5 @@
-// Documents: upload several PDFs with per-file progress; the list polls each document's status.
-import { api, docName, el, statusLabel } from "./common.js";
+// Documents: upload several documents with per-file progress; the list polls each document's status.
+import { api, authHeaders, checkAuthorized, docName, el, statusLabel } from "./common.js";
 
 const POLL_MS = 2000;
 const dropzone = document.getElementById("dropzone");
@@ -18,11 +18,13 @@ function upload(file) {
   form.append("file", file, file.name);
   const request = new XMLHttpRequest();
   request.open("POST", "/v1/documents");
+  for (const [name, value] of Object.entries(authHeaders())) request.setRequestHeader(name, value);
   request.responseType = "json";
   request.upload.addEventListener("progress", (event) => {
     if (event.lengthComputable) progress.value = Math.round((event.loaded / event.total) * 100);
   });
   request.addEventListener("load", () => {
+    checkAuthorized(request.status);
     const body = request.response || {};
     if (request.status === 202 || request.status === 200) {
       progress.value = 100;
@@ -123,7 +125,7 @@ async function refresh() {
     const busy = docs.filter((d) => d.status === "uploaded" || d.status === "indexing").length;
     listStatus.textContent = docs.length
       ? `${docs.length} document${docs.length === 1 ? "" : "s"}${busy ? `, ${busy} being indexed` : ""}.`
-      : "No documents yet: upload a PDF above.";
+      : "No documents yet: upload a document above.";
   } catch (error) {
     listStatus.textContent = `Could not list the documents: ${error.message}`;
   }

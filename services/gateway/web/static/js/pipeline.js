@@ -1,5 +1,7 @@
 // Pipeline: the gateway's own Prometheus metrics (the series the dashboards read), every few
 // seconds: messages per topic, queries by outcome, time per stage, in-flight queries.
+import { authHeaders, checkAuthorized } from "./common.js";
+
 const POLL_MS = 5000;
 const statusLine = document.getElementById("pipeline-status");
 const tbody = document.querySelector("#pipeline tbody");
@@ -37,7 +39,8 @@ function fact(name, value) {
 async function refresh() {
   let samples;
   try {
-    const response = await fetch("/metrics");
+    const response = await fetch("/metrics", { headers: authHeaders() });
+    checkAuthorized(response.status);
     if (!response.ok) throw new Error(`the gateway answered ${response.status}`);
     samples = parse(await response.text());
   } catch (error) {
@@ -94,8 +97,10 @@ function seconds(value) {
 
 async function refreshStages() {
   try {
-    const response = await fetch("/v1/pipeline");
+    const response = await fetch("/v1/pipeline", { headers: authHeaders() });
+    checkAuthorized(response.status);
     const body = await response.json();
+    if (!response.ok) throw new Error(typeof body.detail === "string" ? body.detail : `the gateway answered ${response.status}`);
     if (body.source !== "prometheus") {
       stagesStatus.textContent = `Per-stage figures need Prometheus: ${body.detail}.`;
       stagesBody.replaceChildren();

@@ -1,0 +1,133 @@
+"""Who is calling: `Authorization: Bearer <API key>` on every route but the public ones, and a
+request budget per key.
+
+With TREERAG_AUTH=on (the default) a request without a valid key is answered 401 with
+`WWW-Authenticate: Bearer`; a key over its budget 429 with `Retry-After`. The caller's tenant
+scopes everything the routes read and write (see docs/services.md, Security). With
+TREERAG_AUTH=off every request is the TREERAG_TENANT tenant, admin, without limits: for a
+gateway that only its own machine can reach.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, FastAPI, HTTPException, Request, Security
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from services.gateway.rate_limit import RateLimiter, retry_after_header
+from shared.adapters.logs import log_fields
+from shared.app.api_keys import authenticate
+from shared.model.api_keys import ApiKeyRecord
+from shared.ports.api_keys import KeyLookup
+from shared.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+# Routes anyone may call: probes, and the web app's pages, which hold no data (their scripts
+# fetch it with the key the user entered). Every other route asks for a key.
+PUBLIC_ROUTES = frozenset({
+    "/healthz", "/readyz",
+    "/", "/ask", "/pipeline", "/documents/{doc_id}", "/docs", "/redoc",
+})
+REALM = 'Bearer realm="treerag"'
+# Key records looked up recently, valid or not (an unknown id too: guessing costs no store read).
+MAX_CACHED_KEYS = 10_000
+
+
+@dataclass(frozen=True)
+class Caller:
+    tenant: str
+    admin: bool
+    key_id: str | None = None  # None: TREERAG_AUTH=off
+
+
+class KeyCache:
+    """Key records by id, each reused for `ttl_s`: a revoked key is refused within that time
+    on every replica, and a request costs no store read while its key is cached."""
+
+    def __init__(self, store: Callable[[], KeyLookup], ttl_s: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.store = store
+        self.ttl_s = ttl_s
+        self.clock = clock
+        self._records: OrderedDict[str, tuple[ApiKeyRecord | None, float]] = OrderedDict()
+
+    async def get(self, key_id: str) -> ApiKeyRecord | None:
+        now = self.clock()
+        cached = self._records.get(key_id)
+        if cached is not None and now - cached[1] < self.ttl_s:
+            return cached[0]
+        record = await self.store().get(key_id)
+        self._records[key_id] = (record, now)
+        self._records.move_to_end(key_id)
+        while len(self._records) > MAX_CACHED_KEYS:
+            self._records.popitem(last=False)
+        return record
+
+
+def unauthorized(detail: str, *, invalid: bool) -> HTTPException:
+    challenge = f'{REALM}, error="invalid_token"' if invalid else REALM
+    return HTTPException(401, detail, headers={"WWW-Authenticate": challenge})
+
+
+class Authenticator:
+    """Says who calls: the caller of a request with a valid key, the anonymous caller of a
+    public route or of a gateway with TREERAG_AUTH=off."""
+
+    def __init__(self, settings: Settings, store: Callable[[], KeyLookup]) -> None:
+        self.enabled = settings.auth == "on"
+        self.anonymous = Caller(tenant=settings.tenant, admin=True)
+        self.keys = KeyCache(store, settings.auth_cache_s)
+        self.limiter = (RateLimiter(settings.rate_limit_per_s, settings.rate_limit_burst)
+                        if settings.rate_limit_per_s > 0 else None)
+
+    async def caller(self, route_path: str | None, credentials: HTTPAuthorizationCredentials | None) -> Caller:
+        if not self.enabled or route_path in PUBLIC_ROUTES:
+            return self.anonymous
+        if credentials is None:
+            raise unauthorized("an API key is required: send `Authorization: Bearer <key>` "
+                               "(`treerag keys create --tenant NAME` makes one)", invalid=False)
+        record = await authenticate(self.keys, credentials.credentials)
+        if record is None:
+            raise unauthorized("the API key is not valid (unknown, revoked or mistyped)", invalid=True)
+        if self.limiter is not None and (wait_s := self.limiter.take(record.key_id)) > 0:
+            logger.info("request over the key's rate limit", extra=log_fields(key_id=record.key_id))
+            raise HTTPException(429, "too many requests for this API key; retry after the time in Retry-After",
+                                headers={"Retry-After": retry_after_header(wait_s)})
+        return Caller(tenant=record.tenant, admin=record.admin, key_id=record.key_id)
+
+
+def install_auth(app: FastAPI, settings: Settings, store: Callable[[], KeyLookup]) -> None:
+    """Give the app its authenticator; create the app with `dependencies=[AUTHENTICATED]` so
+    that every route runs `current_caller` (a route that misses it is a route without a key)."""
+    app.state.authenticator = Authenticator(settings, store)
+
+
+_bearer = HTTPBearer(auto_error=False, description="An API key: `treerag keys create --tenant NAME`.")
+
+
+async def current_caller(
+    request: Request, credentials: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)]
+) -> Caller:
+    """The FastAPI dependency: every route runs it (the app's global dependency) and routes take
+    the caller from it (`CallerDep`); FastAPI runs it once per request."""
+    authenticator: Authenticator | None = getattr(request.app.state, "authenticator", None)
+    if authenticator is None:  # fail closed: an app without install_auth serves nobody
+        raise HTTPException(500, "the gateway has no authenticator configured (install_auth)")
+    return await authenticator.caller(getattr(request.scope.get("route"), "path", None), credentials)
+
+
+AUTHENTICATED = Depends(current_caller)
+CallerDep = Annotated[Caller, AUTHENTICATED]
+
+
+def require_admin(caller: Caller) -> None:
+    """The operations figures cover every tenant: admin keys only."""
+    if not caller.admin:
+        raise HTTPException(403, "this endpoint shows figures of every tenant: it needs an admin key "
+                                 "(`treerag keys create --tenant NAME --admin`)")

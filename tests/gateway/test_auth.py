@@ -1,0 +1,216 @@
+"""API keys: how they are issued, stored, checked and revoked; the gateway's 401, 429 and the
+routes that need no key."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+
+from services.gateway.app import create_app
+from services.gateway.auth import AUTHENTICATED, PUBLIC_ROUTES, CallerDep, install_auth
+from services.gateway.rate_limit import RateLimiter, retry_after_header
+from shared.adapters.embedded.api_keys import EmbeddedKeyStore
+from shared.app.api_keys import authenticate, issue_key, parse_key
+from shared.settings import Settings
+from tests.fakes import FakeKeyStore
+from treerag.cli import main
+
+# ---------------------------------------------------------------- keys
+
+
+async def test_a_key_is_checked_against_its_stored_hash_and_the_store_never_holds_it() -> None:
+    store = FakeKeyStore()
+    issued = await issue_key(store, "acme")
+    record = store.records[issued.record.key_id]
+
+    assert re.fullmatch(r"trk_[0-9a-f]{12}_[A-Za-z0-9_-]{43}", issued.key)
+    assert parse_key(issued.key)[1] not in record.model_dump_json()  # type: ignore[index]
+    assert (await authenticate(store, issued.key)) == record
+    assert record.tenant == "acme" and not record.admin
+
+
+async def test_a_wrong_secret_an_unknown_id_or_a_malformed_key_is_refused() -> None:
+    store = FakeKeyStore()
+    issued = await issue_key(store, "acme")
+    key_id, secret = parse_key(issued.key)  # type: ignore[misc]
+    other_secret = ("A" if secret[0] != "A" else "B") + secret[1:]
+    unknown_id = ("0" if key_id[0] != "0" else "1") + key_id[1:]
+    for key in (f"trk_{key_id}_{other_secret}", f"trk_{unknown_id}_{secret}", secret, "", issued.key + "x"):
+        assert await authenticate(store, key) is None, key
+
+
+async def test_a_revoked_key_is_refused() -> None:
+    store = FakeKeyStore()
+    issued = await issue_key(store, "acme", admin=True)
+    assert await store.revoke(issued.record.key_id)
+    assert await authenticate(store, issued.key) is None
+    assert not await store.revoke("0" * 12)
+
+
+async def test_keys_in_an_embedded_store_survive_a_reopen_and_keep_only_the_hash(tmp_path: Path) -> None:
+    issued = await issue_key(EmbeddedKeyStore(tmp_path), "acme")
+    reopened = EmbeddedKeyStore(tmp_path)
+    assert await authenticate(reopened, issued.key) == issued.record
+    stored = b"".join(p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())
+    assert parse_key(issued.key)[1].encode() not in stored  # type: ignore[index]
+    await reopened.revoke(issued.record.key_id)
+    assert await authenticate(EmbeddedKeyStore(tmp_path), issued.key) is None
+    assert await reopened.get("../../etc") is None
+
+
+def test_the_cli_prints_a_new_key_once_lists_without_it_and_revokes(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["keys", "--store", str(tmp_path), "create", "--tenant", "acme", "--admin"]) == 0
+    key = capsys.readouterr().out.strip()
+    key_id, secret = parse_key(key)  # type: ignore[misc]
+
+    assert main(["keys", "--store", str(tmp_path), "list"]) == 0
+    listing = capsys.readouterr().out
+    assert key_id in listing and "acme" in listing and "admin" in listing and "active" in listing
+    assert secret not in listing
+
+    assert main(["keys", "--store", str(tmp_path), "revoke", key_id]) == 0
+    assert main(["keys", "--store", str(tmp_path), "list"]) == 0
+    assert "revoked" in capsys.readouterr().out
+    assert asyncio.run(authenticate(EmbeddedKeyStore(tmp_path), key)) is None
+    assert main(["keys", "--store", str(tmp_path), "revoke", "0" * 12]) == 1
+
+
+def test_the_cli_refuses_a_tenant_name_it_could_not_scope(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit):
+        main(["keys", "--store", str(tmp_path), "create", "--tenant", "../acme"])
+
+
+# ---------------------------------------------------------------- rate limit
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_key_gets_its_burst_then_waits_for_the_refill() -> None:
+    clock = Clock()
+    limiter = RateLimiter(rate_per_s=2.0, burst=3, clock=clock)
+    assert [limiter.take("k1") for _ in range(3)] == [0.0, 0.0, 0.0]
+    assert limiter.take("k1") == pytest.approx(0.5)
+    assert limiter.take("k2") == 0.0  # budgets are per key
+    clock.now += 0.5
+    assert limiter.take("k1") == 0.0
+    assert limiter.take("k1") > 0
+    clock.now += 60
+    assert [limiter.take("k1") for _ in range(4)][:3] == [0.0, 0.0, 0.0]  # never more than the burst
+
+
+def test_retry_after_is_whole_seconds_rounded_up() -> None:
+    assert [retry_after_header(s) for s in (0.01, 1.0, 1.2)] == ["1", "1", "2"]
+
+
+# ---------------------------------------------------------------- the gateway's dependency
+
+
+def keyed_app(store: FakeKeyStore, **settings: Any) -> TestClient:
+    app = FastAPI(dependencies=[AUTHENTICATED])
+    install_auth(app, Settings(**settings), lambda: store)
+
+    @app.get("/v1/whoami")
+    async def whoami(caller: CallerDep) -> dict[str, Any]:
+        return {"tenant": caller.tenant, "admin": caller.admin}
+
+    @app.get("/healthz")
+    async def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    return TestClient(app)
+
+
+def bearer(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
+def test_a_valid_key_calls_as_its_tenant_and_a_revoked_one_stops_after_the_cache_time() -> None:
+    store = FakeKeyStore()
+    issued = asyncio.run(issue_key(store, "acme"))
+    client = keyed_app(store, auth_cache_s=0)
+
+    assert client.get("/v1/whoami", headers=bearer(issued.key)).json() == {"tenant": "acme", "admin": False}
+    asyncio.run(store.revoke(issued.record.key_id))
+    refused = client.get("/v1/whoami", headers=bearer(issued.key))
+    assert refused.status_code == 401
+    assert refused.headers["WWW-Authenticate"].startswith("Bearer") and 'error="invalid_token"' in refused.headers[
+        "WWW-Authenticate"]
+
+
+def test_keys_are_looked_up_once_per_cache_time() -> None:
+    store = FakeKeyStore()
+    issued = asyncio.run(issue_key(store, "acme"))
+    client = keyed_app(store, auth_cache_s=60)
+    for _ in range(5):
+        assert client.get("/v1/whoami", headers=bearer(issued.key)).status_code == 200
+    assert store.reads == 1
+
+
+def test_a_key_over_its_budget_gets_429_with_retry_after() -> None:
+    store = FakeKeyStore()
+    first, second = (asyncio.run(issue_key(store, t)) for t in ("acme", "globex"))
+    client = keyed_app(store, rate_limit_per_s=0.01, rate_limit_burst=2)
+    assert [client.get("/v1/whoami", headers=bearer(first.key)).status_code for _ in range(3)] == [200, 200, 429]
+    limited = client.get("/v1/whoami", headers=bearer(first.key))
+    assert limited.status_code == 429 and int(limited.headers["Retry-After"]) >= 1
+    assert client.get("/v1/whoami", headers=bearer(second.key)).status_code == 200  # its own budget
+    assert client.get("/healthz").status_code == 200  # probes are not counted
+
+
+def test_auth_off_calls_everyone_the_configured_tenant() -> None:
+    client = keyed_app(FakeKeyStore(), auth="off", tenant="solo")
+    assert client.get("/v1/whoami").json() == {"tenant": "solo", "admin": True}
+
+
+def test_auth_is_on_unless_configured_off() -> None:
+    assert Settings().auth == "on"
+
+
+GATEWAY = create_app(Settings(kafka_bootstrap="127.0.0.1:1", mongo_url="mongodb://127.0.0.1:1/"))
+# Every API route, from the OpenAPI schema (it lists the routes of included routers too).
+ROUTES = sorted((method.upper(), path) for path, item in GATEWAY.openapi()["paths"].items() for method in item)
+PAGES = ["/", "/ask", "/pipeline", "/documents/0123456789abcdef", "/docs", "/redoc", "/static/css/app.css",
+         "/openapi.json"]
+
+
+def concrete(path: str) -> str:
+    return re.sub(r"\{[^}]+\}", lambda m: "1" if m.group(0) == "{number}" else "0123456789abcdef", path)
+
+
+def test_the_schema_lists_the_routes_of_the_included_routers() -> None:
+    paths = {path for _, path in ROUTES}
+    assert {"/v1/pipeline", "/v1/documents/{doc_id}/pages/{number}/image", "/v1/query", "/metrics"} <= paths
+
+
+@pytest.mark.parametrize(("method", "path"), [r for r in ROUTES if r[1] not in PUBLIC_ROUTES])
+def test_every_route_but_the_probes_answers_401_without_a_valid_key(method: str, path: str) -> None:
+    # No backend runs: a route that got past the key check would answer 503 or 422 instead.
+    client = TestClient(GATEWAY, base_url="http://127.0.0.1:8000")
+    for headers in ({}, {"Authorization": "Bearer trk_not_a_key"}, {"Authorization": "Basic dXNlcjpwYXNz"}):
+        response = client.request(method, concrete(path), headers=headers)
+        assert response.status_code == 401, (headers, response.text)
+        assert response.headers["WWW-Authenticate"].startswith("Bearer")
+        assert response.headers["X-Content-Type-Options"] == "nosniff"
+
+
+def test_only_the_probes_are_public_api_routes() -> None:
+    assert {path for _, path in ROUTES if path in PUBLIC_ROUTES} == {"/healthz", "/readyz"}
+
+
+@pytest.mark.parametrize("path", ["/healthz", *PAGES])
+def test_the_probes_and_the_pages_need_no_key(path: str) -> None:
+    response = TestClient(GATEWAY, base_url="http://127.0.0.1:8000").get(path)
+    assert response.status_code == 200, response.text
