@@ -26,14 +26,25 @@ from pydantic import ValidationError
 from services.gateway.answers import AnswerWaiter
 from services.gateway.auth import AUTHENTICATED, Caller, CallerDep, install_auth, require_admin
 from services.gateway.errors import install_validation_handler, shortened
+from services.gateway.pagination import (
+    DEFAULT_LIMIT,
+    NEXT_CURSOR_HEADER,
+    Cursor,
+    Limit,
+    decode_cursor,
+    encode_cursor,
+    link_next,
+)
 from services.gateway.schemas import (
     DeletedOut,
     DocumentOut,
+    FileUploadResult,
     PageOut,
     QueryAccepted,
     QueryRequest,
     QueryResponse,
     UploadAccepted,
+    UploadsAccepted,
     VerifyRequest,
     VerifyResponse,
 )
@@ -79,6 +90,7 @@ logger = logging.getLogger(__name__)
 
 STAGE = "gateway"
 READ_CHUNK = 1024 * 1024
+MAX_FILES_PER_UPLOAD = 100
 
 
 @dataclass
@@ -246,17 +258,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # Other files are read by the indexer, which reports a bad one with its reason.
         return data, fmt
 
-    @app.post("/v1/documents", status_code=202, response_model=UploadAccepted, tags=["documents"])
-    async def upload(
-        file: Annotated[UploadFile, File(description="A PDF, DOCX, HTML, Markdown or plain-text file.")],
-        caller: CallerDep,
-        builder: Annotated[BuilderChoice, Form()] = "auto",
-        rebuild: Annotated[bool, Form(description="Index again even when the document is ready.")] = False,
-    ) -> UploadAccepted:
-        data, fmt = await read_upload(file)
+    async def accept(data: bytes, fmt: DocumentFormat, client_name: str | None, caller: Caller,
+                     builder: BuilderChoice, rebuild: bool) -> UploadAccepted:
+        """Store the file and owe its indexing request (see `upload`)."""
         doc_id = document_id(data, caller.tenant)
         try:
-            file_name = file_name_label(file.filename, fallback=f"{doc_id}{FILE_EXTENSIONS[fmt]}")
+            file_name = file_name_label(client_name, fallback=f"{doc_id}{FILE_EXTENSIONS[fmt]}")
         except FileNameError as exc:
             raise HTTPException(422, str(exc)) from exc
         live = b()
@@ -268,11 +275,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             if existing is not None and not decision.index:
                 return UploadAccepted(doc_id=doc_id, status=existing.status, file_name=existing.file_name,
                                       duplicate=True)
-            rebuild = decision.rebuild
             await live.repo.put_pdf(doc_id, data)
             event = DocumentUploaded(
                 doc_id=doc_id, tenant=caller.tenant, file_name=file_name, size_bytes=len(data),
-                pdf_ref=f"gridfs:{doc_id}", index_options={"builder": builder}, rebuild=rebuild, format=fmt,
+                pdf_ref=f"gridfs:{doc_id}", index_options={"builder": builder}, rebuild=decision.rebuild, format=fmt,
             )
             # Owed before the record says "uploaded": whatever fails next, the event goes out.
             await live.outbox.stage(event)
@@ -284,15 +290,60 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return UploadAccepted(doc_id=doc_id, status=DocumentStatus.UPLOADED, file_name=file_name,
                               duplicate=existing is not None, published=published)
 
-    @app.get("/v1/documents", response_model=list[DocumentOut], tags=["documents"])
-    async def list_documents(
-        caller: CallerDep, status: DocumentStatus | None = None, file_name: str | None = None
-    ) -> list[DocumentOut]:
-        """Every document of the caller's tenant with its id; `file_name` lists those uploaded
-        under that name (a name is a label: several documents may share it)."""
-        records = await b().repo.list_documents()
-        return [DocumentOut.of(r) for r in records if r.tenant == caller.tenant
-                and (status is None or r.status == status) and (file_name is None or r.file_name == file_name)]
+    async def accept_one(file: UploadFile, caller: Caller, builder: BuilderChoice, rebuild: bool) -> FileUploadResult:
+        name = file.filename or ""
+        try:
+            data, fmt = await read_upload(file)
+            document = await accept(data, fmt, file.filename, caller, builder, rebuild)
+        except HTTPException as exc:
+            return FileUploadResult(file_name=name, status_code=exc.status_code, error=str(exc.detail))
+        return FileUploadResult(file_name=name, status_code=202, document=document)
+
+    @app.post(
+        "/v1/documents", status_code=202, response_model=UploadAccepted | UploadsAccepted, tags=["documents"],
+        responses={202: {"description": "`file`: the document; `files`: one result per file, each accepted or "
+                                        "refused with the status and reason a one-file upload would get."}},
+    )
+    async def upload(
+        caller: CallerDep,
+        file: Annotated[UploadFile | None, File(description="A PDF, DOCX, HTML, Markdown or plain-text file.")] = None,
+        files: Annotated[list[UploadFile] | None, File(description=f"Several files (up to {MAX_FILES_PER_UPLOAD}), "
+                                                       "instead of `file`.")] = None,
+        builder: Annotated[BuilderChoice, Form()] = "auto",
+        rebuild: Annotated[bool, Form(description="Index again even when the document is ready.")] = False,
+    ) -> UploadAccepted | UploadsAccepted:
+        if (file is None) == (not files):
+            raise HTTPException(422, "send one file as `file`, or several as `files` (multipart/form-data)")
+        if file is not None:
+            data, fmt = await read_upload(file)
+            return await accept(data, fmt, file.filename, caller, builder, rebuild)
+        batch = files or []
+        if len(batch) > MAX_FILES_PER_UPLOAD:
+            raise HTTPException(413, f"{len(batch)} files in one request; send at most {MAX_FILES_PER_UPLOAD}")
+        results = [await accept_one(f, caller, builder, rebuild) for f in batch]
+        accepted = sum(r.document is not None for r in results)
+        return UploadsAccepted(files=results, accepted=accepted, refused=len(results) - accepted)
+
+    @app.get("/v1/documents", response_model=list[DocumentOut], tags=["documents"],
+             responses={200: {"headers": {NEXT_CURSOR_HEADER: {"description": "The next page's cursor, when "
+                                                                             "there is one (also as Link rel=next)."}}}})
+    async def list_documents(request: Request, response: Response, caller: CallerDep,
+                             status: DocumentStatus | None = None, file_name: str | None = None,
+                             limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None) -> list[DocumentOut]:
+        """The caller's tenant's documents, newest first, `limit` per page; the `X-Next-Cursor`
+        header (and `Link: rel=next`) names the next page. `status` lists only documents in that
+        state (a page may then hold fewer than `limit` while more follow). `file_name` lists, on
+        one page, the documents uploaded under that name (a name is a label: several documents
+        may share it)."""
+        if file_name is not None:
+            records = await b().repo.list_documents()
+            return [DocumentOut.of(r) for r in records if r.tenant == caller.tenant
+                    and r.file_name == file_name and (status is None or r.status == status)]
+        filter_key = status.value if status is not None else ""
+        page = await b().repo.list_page(caller.tenant, limit, decode_cursor(cursor, filter_key), status)
+        next_cursor = encode_cursor(page.next_position, filter_key) if page.next_position is not None else None
+        link_next(request, response, next_cursor)
+        return [DocumentOut.of(r) for r in page.records]
 
     async def find(doc_id: str, caller: Caller) -> DocumentRecord:
         """Documents are addressed by id only: a file name is a label several documents may share.

@@ -36,6 +36,21 @@ class UploadAccepted(BaseModel):
     )
 
 
+class FileUploadResult(BaseModel):
+    """One file of a several-file upload: accepted (`document`) or refused (`error`)."""
+
+    file_name: str
+    status_code: int = Field(description="202 when accepted; else the status a one-file upload would get.")
+    document: UploadAccepted | None = None
+    error: str | None = None
+
+
+class UploadsAccepted(BaseModel):
+    files: list[FileUploadResult] = Field(description="One result per file, in the order sent.")
+    accepted: int
+    refused: int
+
+
 class DocumentOut(BaseModel):
     doc_id: str
     file_name: str

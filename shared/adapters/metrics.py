@@ -297,7 +297,7 @@ def _mark_dead_at_exit() -> None:
     atexit.register(lambda: multiprocess.mark_process_dead(pid, str(directory)))
 
 
-_serving: dict[int, Any] = {}
+_serving: dict[int, WSGIServer] = {}
 
 
 class _QuietHandler(WSGIRequestHandler):

@@ -115,5 +115,5 @@ def test_listeners_bind_to_loopback_unless_configured(monkeypatch: pytest.Monkey
     assert parse_args([]).host == "0.0.0.0"
     assert Settings().metrics_host == "127.0.0.1"
     assert metrics.start_metrics_server(0)
-    server, _ = metrics._serving[0]
+    server = metrics._serving[0]
     assert server.server_address[0] == "127.0.0.1"

@@ -179,6 +179,22 @@ def indexer_for_module(stack: Any) -> Iterator[ServiceProcess]:
         stack.stop(process)
 
 
+def test_the_list_shows_one_status_on_request(gateway: Gateway, browser: Any, uploaded: dict[str, Any]) -> None:
+    tab = Page(browser, DESKTOP)
+    try:
+        tab.page.goto(f"{gateway.url}/")
+        tab.page.locator("#documents tbody tr", has_text=FILE_NAME).wait_for()
+        tab.page.select_option("#status-filter", "failed")
+        tab.page.locator("#documents tbody tr", has_text=FILE_NAME).wait_for(state="detached")
+        rows = tab.page.locator("#documents tbody tr")
+        assert rows.filter(has_text="broken-913.pdf").count() == 1
+        assert all("Failed" in rows.nth(i).locator("td.status").inner_text() for i in range(rows.count()))
+        assert "failed document" in tab.page.locator("#list-status").inner_text()
+        tab.check("documents filtered by status")
+    finally:
+        tab.close()
+
+
 def test_delete_is_offered_exactly_when_the_api_has_it(gateway: Gateway, browser: Any, uploaded: dict[str, Any]) -> None:
     spec = gateway.get("/openapi.json", timeout=10).json()
     api_deletes = "delete" in spec["paths"]["/v1/documents/{doc_id}"]
