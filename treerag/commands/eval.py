@@ -75,6 +75,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--corpus", action="store_true",
         help="With --folds: ask each question of every document of its set at once (routing accuracy).",
     )
+    parser.add_argument(
+        "--recipe", choices=("shipped", "nested"), default="shipped",
+        help="With --folds: fit as the shipped models are (logistic ranker, 3 %% abstention budget), or choose "
+        "the ranker (logistic or boosted trees, two sizes) and the budget by nested cross-validation.",
+    )
     add_llm_arguments(parser)
     parser.set_defaults(func=run)
 
@@ -221,6 +226,7 @@ def run_folds(args: argparse.Namespace) -> int:
     """`--folds K`: held-out evaluation of every system over the pooled question sets."""
     from treerag.evaluation.crossval import CV_SYSTEMS, cross_validate
     from treerag.evaluation.cv_report import markdown, results_json
+    from treerag.evaluation.fitting import RECIPES
 
     requested = tuple(s.strip() for s in args.systems.split(",") if s.strip())
     systems = CV_SYSTEMS if requested == SYSTEMS else requested
@@ -233,6 +239,7 @@ def run_folds(args: argparse.Namespace) -> int:
         cv = cross_validate(
             collections, {n: b.index for n, b in bundles.items()}, {n: b.pages for n, b in bundles.items()},
             {n: b.chunks for n, b in bundles.items()}, args.folds, systems=systems, corpus=args.corpus,
+            recipe=RECIPES[args.recipe],
         )
     except (DatasetError, MissingDocumentError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)

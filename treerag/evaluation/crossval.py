@@ -41,7 +41,7 @@ from services.verifier.answer import answer_question
 from shared.model.query import CompressedContext, Passage, QuerySettings, VerifiedAnswer
 from treerag.evaluation.baselines import TOP_K, FlatIndex, PooledIndex
 from treerag.evaluation.dataset import QAItem
-from treerag.evaluation.fitting import explore_examples, fit_model
+from treerag.evaluation.fitting import SHIPPED_RECIPE, Recipe, explore_examples, fit_model
 from treerag.evaluation.folds import assign_folds, off_topic_pairs
 
 logger = logging.getLogger(__name__)
@@ -135,6 +135,9 @@ class CrossValidation(BaseModel):
     folds: int
     fold_of_document: dict[str, int]
     model_hashes: list[str]
+    # What each fold's nested selection chose (ranker, false-abstention budget); empty when the
+    # recipe offers no choice.
+    fold_choices: list[dict[str, str | float]] = []
     outcomes: list[Outcome]
 
 
@@ -147,9 +150,10 @@ def cross_validate(
     settings: QuerySettings | None = None,
     systems: Sequence[str] = CV_SYSTEMS,
     corpus: bool = False,
+    recipe: Recipe = SHIPPED_RECIPE,
 ) -> CrossValidation:
-    """Fit on K-1 folds, answer the held-out fold, for each fold. With `corpus`, every held-out
-    question is asked of all the documents of its collection at once."""
+    """Fit on K-1 folds (with `recipe`), answer the held-out fold, for each fold. With `corpus`,
+    every held-out question is asked of all the documents of its collection at once."""
     settings = settings or QuerySettings()
     items = [item for name in sorted(collections) for item in collections[name]]
     collection_of = {item.id: name for name in sorted(collections) for item in collections[name]}
@@ -164,12 +168,15 @@ def cross_validate(
                                      PooledIndex.of([flat_chunks[d] for d in docs]))
     outcomes: list[Outcome] = []
     hashes: list[str] = []
+    choices: list[dict[str, str | float]] = []
     for fold in range(k):
         train = [e for e in labelled if folds[e.group] != fold]
         train += [e for e, p in zip(negatives, pairs, strict=True)
                   if folds[p.doc] != fold and folds[p.question_doc] != fold]
-        model = fit_model(train, {"fold": fold, "folds": k, "embeddings": embedder_name() or "off"})
+        model = fit_model(train, {"fold": fold, "folds": k, "embeddings": embedder_name() or "off"}, recipe)
         hashes.append(model.digest())
+        if "ranker" in model.fitted_on:
+            choices.append({key: model.fitted_on[key] for key in ("ranker", "false_abstention_budget")})
         logger.info("fold %d: trained on %d examples, model %s", fold, len(train), hashes[-1])
         for item in items:
             if folds[item.doc] != fold:
@@ -204,7 +211,8 @@ def cross_validate(
                     context_tokens=run.context_tokens,
                     latency_ms=round((time.perf_counter() - started) * 1000, 3),
                 ))
-    return CrossValidation(folds=k, fold_of_document=folds, model_hashes=hashes, outcomes=outcomes)
+    return CrossValidation(folds=k, fold_of_document=folds, model_hashes=hashes, fold_choices=choices,
+                           outcomes=outcomes)
 
 
 class Summary(BaseModel):

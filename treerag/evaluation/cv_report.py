@@ -62,6 +62,7 @@ def results_json(cv: CrossValidation, datasets: list[str], corpus: bool) -> dict
         "commit": git_commit(),
         "shipped_model": load_model(MODEL_PATH).digest() if MODEL_PATH.is_file() else None,
         "fold_models": cv.model_hashes,
+        "fold_choices": cv.fold_choices,
         "folds": cv.folds,
         "corpus": corpus,
         "datasets": datasets,
@@ -87,6 +88,10 @@ def markdown(results: dict[str, Any]) -> str:
         f"commit {results['commit'][:12]}, shipped model {results['shipped_model']}.",
         "",
     ]
+    if results.get("fold_choices"):
+        chosen = "; ".join(f"fold {k}: {c['ranker']}, budget {c['false_abstention_budget']}"
+                           for k, c in enumerate(results["fold_choices"]))
+        lines += [f"Fitted with nested selection ({chosen}).", ""]
     for name, table in results["sets"].items():
         n = next(iter(table.values()))["n"]
         lines += [

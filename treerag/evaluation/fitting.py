@@ -4,18 +4,26 @@ An `Example` is one question asked of some documents, explored once (tree walk +
 pages; no model involved), with its gold pages, or none when the documents cannot answer it
 (unanswerable items, off-topic pairs). Fitting:
 
-1. *ranker*: pairwise logistic regression (a ranking objective): for every answerable example,
-   every (gold page, other candidate) pair's feature difference, both ways round, standardised,
-   no intercept; the page score is then the linear score of its own features;
+1. *ranker*, one of `RANKER_GRID`: a pairwise logistic regression (a ranking objective: for
+   every answerable example, every (gold page, other candidate) pair's feature difference, both
+   ways round, standardised, no intercept; the page score is the linear score of its own
+   features), or boosted regression trees (pointwise: gold page or not, classes balanced; the
+   page score is the trees' log-odds). Which one, and the trees' size, is chosen by *nested*
+   cross-validation: held-out hit@1 over `INNER_FOLDS` folds by document of the training
+   examples only; a tie keeps the earlier, simpler entry of the grid;
 2. *abstention*: logistic regression, the documents answer or not, over every example's
    abstention features, each computed with a ranker fitted without the example's document
    (`INNER_FOLDS` folds by document), so that they look as they will on unseen documents;
-3. *answer threshold*: the lowest probability that abstains on at most
-   `FALSE_ABSTENTION_BUDGET` of the answerable training examples, each judged by an
-   abstention model fitted without its document (in-sample probabilities flatter the
-   training questions, and a threshold set on them refuses more unseen questions).
+3. *answer threshold*: the lowest probability that abstains on at most a budget of the
+   answerable training examples, each judged by an abstention model fitted without its
+   document (in-sample probabilities flatter the training questions, and a threshold set on
+   them refuses more unseen questions). The budget is the largest of `BUDGET_GRID` whose
+   nested held-out false abstention (the whole recipe fitted without the inner fold's
+   documents, judged on them) stays within `TARGET_FALSE_ABSTENTION`, the product's tolerance
+   for refusing a question it could answer; the smallest when none does.
 
-Deterministic: same examples, same model (lbfgs from zeros, no random state involved).
+Deterministic: same examples, same model (lbfgs from zeros; the trees with a fixed seed, no
+early stopping and one thread, so no parallel sum changes a split).
 """
 
 from __future__ import annotations
@@ -23,25 +31,63 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Literal
 
 import numpy as np
+from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.linear_model import LogisticRegression
+from threadpoolctl import threadpool_limits
 
 from services.navigator.index import DocumentIndex
 from services.navigator.navigate import Exploration, explore
 from services.navigator.ranking.dense import embedder_name
 from services.navigator.ranking.features import FEATURES
 from services.navigator.ranking.fused import ABSTENTION_FEATURES, rank
-from services.navigator.ranking.model import LinearModel, RankingModel
+from services.navigator.ranking.model import LinearModel, RankingModel, Tree, TreeEnsemble
 from shared.model.query import QuerySettings
 from treerag.evaluation.dataset import QAItem
 from treerag.evaluation.folds import OffTopicPair, off_topic_pairs
 
-# Share of answerable training questions the fitted threshold may abstain on (the product's
-# tolerance for refusing a question it could answer).
-FALSE_ABSTENTION_BUDGET = 0.03
+# Shares of answerable training questions the fitted threshold may abstain on, tried in order.
+BUDGET_GRID = (0.02, 0.03, 0.04, 0.05)
+# The product's tolerance for refusing a question it could answer (held-out).
+TARGET_FALSE_ABSTENTION = 0.05
 REGULARISATION = 1.0
 INNER_FOLDS = 5
+LEARNING_RATE = 0.1
+
+
+@dataclass(frozen=True)
+class RankerSpec:
+    kind: Literal["logistic", "trees"]
+    depth: int = 0
+    iterations: int = 0
+
+    @property
+    def label(self) -> str:
+        return self.kind if self.kind == "logistic" else f"trees-d{self.depth}-n{self.iterations}"
+
+
+LOGISTIC = RankerSpec("logistic")
+# Simplest first: a tie keeps the earlier entry.
+RANKER_GRID = (LOGISTIC, RankerSpec("trees", 2, 50), RankerSpec("trees", 2, 100), RankerSpec("trees", 3, 50),
+               RankerSpec("trees", 3, 100))
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """The rankers and false-abstention budgets a fit chooses from (by nested cross-validation
+    when there is more than one)."""
+
+    rankers: tuple[RankerSpec, ...]
+    budgets: tuple[float, ...]
+
+
+# What the shipped models are fitted with: nested selection over the grids measured no better
+# held out (README, "Questions"), so it stays an option of `treerag eval --recipe nested`.
+RECIPES = {"shipped": Recipe((LOGISTIC,), (0.03,)), "nested": Recipe(RANKER_GRID, BUDGET_GRID)}
+SHIPPED_RECIPE = RECIPES["shipped"]
+Ranker = LinearModel | TreeEnsemble
 
 
 @dataclass
@@ -96,7 +142,61 @@ def preference_pairs(examples: Sequence[Example]) -> np.ndarray:
     return np.vstack(differences)
 
 
-def fit_ranker(examples: Sequence[Example]) -> LinearModel:
+def fit_ranker(examples: Sequence[Example], spec: RankerSpec = LOGISTIC) -> Ranker:
+    return fit_pairwise(examples) if spec.kind == "logistic" else fit_trees(examples, spec)
+
+
+def pointwise_rows(examples: Sequence[Example]) -> tuple[np.ndarray, np.ndarray]:
+    """Candidate features and gold labels of every answerable example with a gold candidate."""
+    x, y = [], []
+    for example in examples:
+        candidates = example.exploration.candidates
+        if not example.answerable or candidates is None or not len(candidates.keys):
+            continue
+        labels = example.labels()
+        if labels.any():
+            x.append(candidates.matrix)
+            y.append(labels)
+    if not x:
+        raise ValueError("no answerable example has a gold page among its candidates; check the data")
+    return np.vstack(x), np.concatenate(y)
+
+
+def fit_trees(examples: Sequence[Example], spec: RankerSpec) -> TreeEnsemble:
+    x, y = pointwise_rows(examples)
+    if y.all():
+        raise ValueError("every candidate is a gold page; nothing to rank")
+    classifier = HistGradientBoostingClassifier(
+        max_depth=spec.depth, max_iter=spec.iterations, learning_rate=LEARNING_RATE, class_weight="balanced",
+        early_stopping=False, random_state=0,
+    )
+    with threadpool_limits(limits=1):
+        classifier.fit(x, y)
+    return export_trees(classifier, FEATURES)
+
+
+def export_trees(classifier: HistGradientBoostingClassifier, features: Sequence[str]) -> TreeEnsemble:
+    """The fitted binary classifier's trees as plain node arrays (numeric features only)."""
+    if classifier.n_trees_per_iteration_ != 1:
+        raise ValueError("only a binary classifier's trees can be exported")
+    trees = []
+    for (predictor,) in classifier._predictors:
+        nodes = predictor.nodes
+        if nodes["is_categorical"].any():
+            raise ValueError("categorical splits cannot be exported; fit on numeric features")
+        leaf = nodes["is_leaf"].astype(bool)
+        trees.append(Tree(
+            feature=[-1 if lf else int(f) for f, lf in zip(nodes["feature_idx"], leaf, strict=True)],
+            threshold=[0.0 if lf else float(t) for t, lf in zip(nodes["num_threshold"], leaf, strict=True)],
+            left=[-1 if lf else int(c) for c, lf in zip(nodes["left"], leaf, strict=True)],
+            right=[-1 if lf else int(c) for c, lf in zip(nodes["right"], leaf, strict=True)],
+            missing_left=[bool(m) and not lf for m, lf in zip(nodes["missing_go_to_left"], leaf, strict=True)],
+            value=[float(v) if lf else 0.0 for v, lf in zip(nodes["value"], leaf, strict=True)],
+        ))
+    return TreeEnsemble(features=list(features), baseline=float(classifier._baseline_prediction[0, 0]), trees=trees)
+
+
+def fit_pairwise(examples: Sequence[Example]) -> LinearModel:
     preferred = preference_pairs(examples)
     x = np.vstack([preferred, -preferred])
     y = np.concatenate([np.ones(len(preferred)), np.zeros(len(preferred))])
@@ -110,7 +210,7 @@ def fit_ranker(examples: Sequence[Example]) -> LinearModel:
     )
 
 
-def abstention_rows(examples: Sequence[Example], ranker: LinearModel) -> np.ndarray:
+def abstention_rows(examples: Sequence[Example], ranker: Ranker) -> np.ndarray:
     placeholder = RankingModel(
         ranker=ranker,
         abstention=LinearModel(features=list(ABSTENTION_FEATURES), mean=[0.0] * len(ABSTENTION_FEATURES),
@@ -128,7 +228,7 @@ def abstention_rows(examples: Sequence[Example], ranker: LinearModel) -> np.ndar
     return np.vstack(rows)
 
 
-def out_of_fold_rows(examples: Sequence[Example], fallback: LinearModel) -> np.ndarray:
+def out_of_fold_rows(examples: Sequence[Example], fallback: Ranker, spec: RankerSpec = LOGISTIC) -> np.ndarray:
     """Abstention features of every example, from a ranker fitted on the other documents
     (`fallback` where too few documents are left to fit one)."""
     folds = inner_folds(examples)
@@ -137,7 +237,7 @@ def out_of_fold_rows(examples: Sequence[Example], fallback: LinearModel) -> np.n
         inside = [k for k in range(len(examples)) if folds[k] == fold]
         outside = [e for k, e in enumerate(examples) if folds[k] != fold]
         try:
-            ranker = fit_ranker(outside)
+            ranker = fit_ranker(outside, spec)
         except ValueError:
             ranker = fallback
         rows[inside] = abstention_rows([examples[k] for k in inside], ranker)
@@ -165,21 +265,122 @@ def out_of_fold_probabilities(examples: Sequence[Example], x: np.ndarray, y: np.
     return p
 
 
-def fit_model(examples: Sequence[Example], note: dict[str, str | int | float] | None = None) -> RankingModel:
-    ranker = fit_ranker(examples)
+@dataclass
+class FittedParts:
+    ranker: Ranker
+    abstention: LinearModel
+    answerable_p: np.ndarray  # sorted out-of-fold P(answer) of the answerable examples
+    answerable: int
+    negatives: int
+
+    def threshold(self, budget: float) -> float:
+        allowed = int(np.floor(budget * len(self.answerable_p)))
+        # Rounded down: the stored threshold never abstains on more training questions than allowed.
+        return math.floor(float(self.answerable_p[min(allowed, len(self.answerable_p) - 1)]) * 1e6) / 1e6
+
+    def model(self, budget: float, fitted_on: dict[str, str | int | float] | None = None) -> RankingModel:
+        return RankingModel(ranker=self.ranker, abstention=self.abstention, answer_threshold=self.threshold(budget),
+                            fitted_on=fitted_on or {})
+
+
+def fit_parts(examples: Sequence[Example], spec: RankerSpec) -> FittedParts:
+    ranker = fit_ranker(examples, spec)
     usable = [e for e in examples if e.exploration.candidates is not None]
-    x = out_of_fold_rows(usable, ranker)
+    x = out_of_fold_rows(usable, ranker, spec)
     y = np.array([float(e.answerable) for e in usable])
     if y.all() or not y.any():
         raise ValueError("abstention needs answerable and unanswerable examples; add off-topic pairs")
     abstention = fit_linear(ABSTENTION_FEATURES, x, y)
     answerable_p = np.sort(out_of_fold_probabilities(usable, x, y, abstention)[y == 1])
-    allowed = int(np.floor(FALSE_ABSTENTION_BUDGET * len(answerable_p)))
-    # Rounded down: the stored threshold never abstains on more training questions than allowed.
-    threshold = math.floor(float(answerable_p[allowed]) * 1e6) / 1e6
-    fitted_on = {"answerable": int(y.sum()), "negatives": int(len(y) - y.sum())}
+    return FittedParts(ranker, abstention, answerable_p, int(y.sum()), int(len(y) - y.sum()))
+
+
+def _top_is_gold(example: Example, scores: np.ndarray) -> bool:
+    candidates = example.exploration.candidates
+    if candidates is None or not len(candidates.keys):
+        return False
+    best = min(range(len(candidates.keys)), key=lambda k: (-scores[k], candidates.keys[k]))  # as `rank` orders
+    return bool(example.labels()[best])
+
+
+def _inner_splits(examples: Sequence[Example]) -> list[tuple[list[Example], list[Example]]]:
+    folds = inner_folds(examples)
+    return [([e for e, f in zip(examples, folds, strict=True) if f != fold],
+             [e for e, f in zip(examples, folds, strict=True) if f == fold]) for fold in np.unique(folds)]
+
+
+def select_ranker(
+    examples: Sequence[Example], grid: Sequence[RankerSpec] = RANKER_GRID
+) -> tuple[RankerSpec, dict[str, float]]:
+    """The grid entry with the best held-out hit@1 over inner folds by document (ties: the
+    earlier entry), with every entry's score."""
+    if len(grid) == 1:
+        return grid[0], {}
+    hits = {spec: 0 for spec in grid}
+    answerable = 0
+    for train, held_out in _inner_splits(examples):
+        judged = [e for e in held_out if e.answerable]
+        answerable += len(judged)
+        for spec in grid:
+            try:
+                ranker = fit_ranker(train, spec)
+            except ValueError:
+                continue  # too few training documents: the entry scores nothing on this fold
+            hits[spec] += sum(_top_is_gold(e, ranker.decision(e.exploration.candidates.matrix))
+                              for e in judged if e.exploration.candidates is not None)
+    scores = {spec.label: round(hits[spec] / max(answerable, 1), 4) for spec in grid}
+    best = max(grid, key=lambda spec: (hits[spec], -list(grid).index(spec)))
+    return best, scores
+
+
+def select_budget(
+    examples: Sequence[Example], spec: RankerSpec, budgets: Sequence[float] = BUDGET_GRID
+) -> tuple[float, dict[str, float]]:
+    """The largest of `budgets` whose held-out false abstention over inner folds by document is
+    within `TARGET_FALSE_ABSTENTION` (else the smallest), with every budget's rate."""
+    if len(budgets) == 1:
+        return budgets[0], {}
+    refused = dict.fromkeys(budgets, 0)
+    answerable = 0
+    for train, held_out in _inner_splits(examples):
+        try:
+            parts = fit_parts(train, spec)
+        except ValueError:
+            continue
+        for example in held_out:
+            found = example.exploration
+            if not example.answerable:
+                continue
+            answerable += 1
+            if found.candidates is None:
+                for budget in budgets:
+                    refused[budget] += 1
+                continue
+            p = rank(found.candidates, parts.model(0.0), found.absent_terms, found.unmentioned_names).answer_probability
+            for budget in budgets:
+                refused[budget] += p < parts.threshold(budget)
+    rates = {f"{budget:.2f}": round(refused[budget] / max(answerable, 1), 4) for budget in budgets}
+    within = [b for b in budgets if answerable and refused[b] / answerable <= TARGET_FALSE_ABSTENTION]
+    return (max(within) if within else min(budgets)), rates
+
+
+def fit_model(
+    examples: Sequence[Example], note: dict[str, str | int | float] | None = None,
+    recipe: Recipe = SHIPPED_RECIPE,
+) -> RankingModel:
+    """The recipe's ranker kind and size, then its false-abstention budget, each chosen by
+    nested cross-validation on `examples` (when it offers a choice), then every part fitted on
+    all of them."""
+    spec, ranker_scores = select_ranker(examples, recipe.rankers)
+    budget, budget_rates = select_budget(examples, spec, recipe.budgets)
+    parts = fit_parts(examples, spec)
+    fitted_on: dict[str, str | int | float] = {"answerable": parts.answerable, "negatives": parts.negatives}
+    if len(recipe.rankers) > 1 or len(recipe.budgets) > 1:
+        fitted_on |= {"ranker": spec.label, "false_abstention_budget": budget}
+    fitted_on.update({f"inner_hit1_{label}": score for label, score in ranker_scores.items()})
+    fitted_on.update({f"inner_false_abstention_{label}": rate for label, rate in budget_rates.items()})
     fitted_on.update(note or {})
-    return RankingModel(ranker=ranker, abstention=abstention, answer_threshold=threshold, fitted_on=fitted_on)
+    return parts.model(budget, fitted_on)
 
 
 def explore_examples(

@@ -1,15 +1,18 @@
-"""The fitted ranking and abstention model: two logistic regressions over named features,
-stored as a small versioned JSON file (`model.json`, written by `bench/fit_ranker.py`)."""
+"""The fitted ranking and abstention model, stored as a small versioned JSON file (`model.json`,
+written by `bench/fit_ranker.py`): a page ranker (a linear score, `kind` "logistic", or an
+ensemble of regression trees, `kind` "trees") and a logistic abstention model over named
+features. Scoring needs numpy only; the fitting library is not imported at run time."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
+from typing import Annotated, Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, model_validator
+from pydantic import BaseModel, Discriminator, Field, Tag, model_validator
 
 MODEL_PATH = Path(__file__).with_name("model.json")
 # The same recipe with the dense features at zero: used when embeddings are off.
@@ -19,6 +22,9 @@ LEXICAL_MODEL_PATH = Path(__file__).with_name("model-lexical.json")
 class LinearModel(BaseModel):
     """A standardised linear score: ((x - mean) / scale) · coef + intercept."""
 
+    # Not written to the file: files without `kind` hold a linear ranker, so a linear model's
+    # file and hash stay what they were before tree rankers existed.
+    kind: Literal["logistic"] = Field("logistic", exclude=True)
     features: list[str]
     mean: list[float]
     scale: list[float]
@@ -41,10 +47,112 @@ class LinearModel(BaseModel):
     def probability(self, matrix: np.ndarray) -> np.ndarray:
         return 1.0 / (1.0 + np.exp(-self.decision(matrix)))
 
+    def used_features(self) -> set[str]:
+        return {name for name, c in zip(self.features, self.coef, strict=True) if c != 0.0}
+
+
+class Tree(BaseModel):
+    """One regression tree as parallel node arrays (node 0 is the root). At an inner node a row
+    goes left when its feature is <= threshold, or, when the value is missing (NaN), when
+    `missing_left`; a leaf (left == -1) adds its value to the score."""
+
+    feature: list[int]
+    threshold: list[float]
+    left: list[int]
+    right: list[int]
+    missing_left: list[bool]
+    value: list[float]
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Tree:
+        n = len(self.feature)
+        if not n or not (len(self.threshold) == len(self.left) == len(self.right) == len(self.missing_left)
+                         == len(self.value) == n):
+            raise ValueError("a tree's node arrays are empty or of different lengths; refit the model")
+        for k in range(n):
+            leaf = self.left[k] == -1
+            if leaf != (self.right[k] == -1) or (not leaf and not (k < self.left[k] < n and k < self.right[k] < n)):
+                raise ValueError(f"tree node {k} has children outside the tree; refit the model")
+        return self
+
+    def depth(self) -> int:
+        def below(k: int) -> int:
+            return 0 if self.left[k] == -1 else 1 + max(below(self.left[k]), below(self.right[k]))
+
+        return below(0)
+
+
+class TreeEnsemble(BaseModel):
+    """A boosted tree score: baseline + the sum of every tree's leaf value, added tree by tree in
+    order (the fitting library's own order of summation, so scores match it exactly)."""
+
+    kind: Literal["trees"] = "trees"
+    features: list[str]
+    baseline: float
+    trees: list[Tree]
+
+    @model_validator(mode="after")
+    def _features_in_range(self) -> TreeEnsemble:
+        n = len(self.features)
+        for tree in self.trees:
+            if any(not 0 <= f < n for f, left in zip(tree.feature, tree.left, strict=True) if left != -1):
+                raise ValueError(f"a tree splits on a feature outside the model's {n} features; refit it")
+        return self
+
+    @cached_property
+    def _packed(self) -> tuple[np.ndarray, ...]:
+        """Every tree's nodes in padded (trees x nodes) arrays; a leaf points at itself, so a
+        fixed number of steps down reaches every leaf."""
+        width = max((len(t.feature) for t in self.trees), default=1)
+        shape = (len(self.trees), width)
+        feature, left, right = np.zeros(shape, np.int64), np.zeros(shape, np.int64), np.zeros(shape, np.int64)
+        threshold, value = np.zeros(shape), np.zeros(shape)
+        missing_left = np.zeros(shape, bool)
+        for t, tree in enumerate(self.trees):
+            n = len(tree.feature)
+            nodes = np.arange(n)
+            leaf = np.asarray(tree.left) == -1
+            feature[t, :n] = np.where(leaf, 0, tree.feature)
+            threshold[t, :n] = tree.threshold
+            left[t, :n] = np.where(leaf, nodes, tree.left)
+            right[t, :n] = np.where(leaf, nodes, tree.right)
+            missing_left[t, :n] = tree.missing_left
+            value[t, :n] = tree.value
+        steps = max((t.depth() for t in self.trees), default=0)
+        return feature, threshold, left, right, missing_left, value, np.array(steps)
+
+    def decision(self, matrix: np.ndarray) -> np.ndarray:
+        if matrix.size == 0 or not self.trees:
+            return np.full(matrix.shape[0], self.baseline)
+        feature, threshold, left, right, missing_left, value, steps = self._packed
+        rows = np.arange(matrix.shape[0])[:, None]
+        trees = np.arange(len(self.trees))[None, :]
+        node = np.zeros((matrix.shape[0], len(self.trees)), np.int64)
+        for _ in range(int(steps)):
+            x = matrix[rows, feature[trees, node]]
+            go_left = np.where(np.isnan(x), missing_left[trees, node], x <= threshold[trees, node])
+            node = np.where(go_left, left[trees, node], right[trees, node])
+        leaves = np.hstack([np.full((matrix.shape[0], 1), self.baseline), value[trees, node]])
+        return np.cumsum(leaves, axis=1)[:, -1]  # left to right, as the fitting library adds them
+
+    def used_features(self) -> set[str]:
+        return {self.features[f] for t in self.trees for f, left in zip(t.feature, t.left, strict=True) if left != -1}
+
+
+def _ranker_kind(value: dict[str, Any] | BaseModel) -> str:
+    # Files written before tree rankers existed have no `kind`: they hold a linear ranker.
+    kind = value.get("kind") if isinstance(value, dict) else getattr(value, "kind", None)
+    return kind or "logistic"
+
+
+Ranker = Annotated[
+    Annotated[LinearModel, Tag("logistic")] | Annotated[TreeEnsemble, Tag("trees")], Discriminator(_ranker_kind)
+]
+
 
 class RankingModel(BaseModel):
     version: int = 1
-    ranker: LinearModel
+    ranker: Ranker
     abstention: LinearModel
     # The documents are taken to answer when the abstention model's probability reaches this.
     answer_threshold: float
