@@ -8,6 +8,7 @@ from tests.query.synthetic import kitchen_collection, plant_collection
 from treerag.evaluation.baselines import chunk_index, page_index
 from treerag.evaluation.crossval import Outcome, cross_validate, paired_ci, summarise
 from treerag.evaluation.cv_report import markdown, results_json
+from treerag.evaluation.fitting import BUDGET_GRID, RANKER_GRID, RECIPES
 from treerag.evaluation.folds import assign_folds, off_topic_pairs
 
 
@@ -64,6 +65,19 @@ def test_held_out_run_reports_every_metric_and_beats_bm25_on_contents_pages() ->
     assert "treerag-auto − bm25-pages [95% CI]" in type_rows
     assert all(line.count("[") == 1 for line in type_rows.splitlines() if line.startswith("| ") and "---" not in line
                and not line.startswith("| type"))
+
+
+def test_a_nested_run_records_what_each_fold_chose_and_still_ranks_held_out_documents() -> None:
+    collections, indexes = _collections()
+    records = {name: index.record for name, index in indexes.items()}
+    pages = {n: page_index(records[n], indexes[n].pages) for n in indexes}
+    chunks = {n: chunk_index(records[n], indexes[n].pages) for n in indexes}
+    cv = cross_validate(collections, indexes, pages, chunks, k=2, systems=("treerag-auto",), recipe=RECIPES["nested"])
+    labels = {spec.label for spec in RANKER_GRID}
+    assert len(cv.fold_choices) == 2
+    assert all(c["ranker"] in labels and c["false_abstention_budget"] in BUDGET_GRID for c in cv.fold_choices)
+    assert summarise(cv.outcomes).hit_at_1 >= 0.9
+    assert "Fitted with nested selection (fold 0: " in markdown(results_json(cv, ["plant", "kitchen"], corpus=False))
 
 
 def _outcome(system: str, item: str, hit: bool) -> Outcome:
