@@ -4,23 +4,25 @@ An `Example` is one question asked of some documents, explored once (tree walk +
 pages; no model involved), with its gold pages, or none when the documents cannot answer it
 (unanswerable items, off-topic pairs). Fitting:
 
-1. *ranker*, one of `RANKER_GRID`: a pairwise logistic regression (a ranking objective: for
-   every answerable example, every (gold page, other candidate) pair's feature difference, both
-   ways round, standardised, no intercept; the page score is the linear score of its own
-   features), or boosted regression trees (pointwise: gold page or not, classes balanced; the
-   page score is the trees' log-odds). Which one, and the trees' size, is chosen by *nested*
-   cross-validation: held-out hit@1 over `INNER_FOLDS` folds by document of the training
-   examples only; a tie keeps the earlier, simpler entry of the grid;
+1. *ranker*, one of the recipe's (`RECIPES`; the shipped recipe has the logistic one only): a
+   pairwise logistic regression (a ranking objective: for every answerable example, every
+   (gold page, other candidate) pair's feature difference, both ways round, standardised, no
+   intercept; the page score is the linear score of its own features), or boosted regression
+   trees (pointwise: gold page or not, classes balanced; the page score is the trees'
+   log-odds). When the recipe offers several, the one is chosen by *nested* cross-validation:
+   held-out hit@1 over `INNER_FOLDS` folds by document of the training examples only; a tie
+   keeps the earlier, simpler entry;
 2. *abstention*: logistic regression, the documents answer or not, over every example's
    abstention features, each computed with a ranker fitted without the example's document
    (`INNER_FOLDS` folds by document), so that they look as they will on unseen documents;
 3. *answer threshold*: the lowest probability that abstains on at most a budget of the
    answerable training examples, each judged by an abstention model fitted without its
    document (in-sample probabilities flatter the training questions, and a threshold set on
-   them refuses more unseen questions). The budget is the largest of `BUDGET_GRID` whose
-   nested held-out false abstention (the whole recipe fitted without the inner fold's
-   documents, judged on them) stays within `TARGET_FALSE_ABSTENTION`, the product's tolerance
-   for refusing a question it could answer; the smallest when none does.
+   them refuses more unseen questions). The budget is the recipe's, or, when it offers
+   several (`BUDGET_GRID`), the largest whose nested held-out false abstention (the whole
+   recipe fitted without the inner fold's documents, judged on them) stays within
+   `TARGET_FALSE_ABSTENTION`, the product's tolerance for refusing a question it could
+   answer; the smallest when none does.
 
 Deterministic: same examples, same model (lbfgs from zeros; the trees with a fixed seed, no
 early stopping and one thread, so no parallel sum changes a split).
