@@ -32,7 +32,7 @@ from bench.common import configure_bench_logging, shared_data, write_result
 from bench.grounding_baseline import GROUNDED_AT, baseline_score
 from bench.grounding_set import GENERATED_KINDS, HANDWRITTEN_KINDS, KINDS, Item, generate, handwritten
 from shared.adapters.embeddings.wordllama_backend import WordLlamaEmbedder
-from shared.text.grounding import FEATURES, FIT_FILE, LEXICAL, GroundingFit, ground, prepared_windows
+from shared.text.grounding import FEATURES, FIT_FILE, LEXICAL, GroundingFit, ground, prepared_page
 from shared.text.numbers import number_mentions
 from shared.text.polarity import read_polarity
 from shared.text.substitution import WordVectors, aligned_words
@@ -212,9 +212,9 @@ def _timing(items: list[Item], fitted: GroundingFit, words: WordVectors | None, 
         number_mentions.cache_clear()
         read_polarity.cache_clear()
         aligned_words.cache_clear()
-        prepared_windows.cache_clear()
+        prepared_page.cache_clear()
         for item in sample:
-            prepared_windows(item.page_text)
+            prepared_page(item.page_text)
         started, cpu = time.perf_counter(), time.process_time()
         for item in sample:
             ground(item.sentence, item.page_text, fitted, words)

@@ -34,13 +34,17 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+import numpy as np
+
 from shared.text.lexical import STOPWORDS, sentences_of, stem
 from shared.text.normalize import fold, normalize, tokenize
 from shared.text.numbers import NumberMention, number_mentions, unstated
 from shared.text.polarity import (
     NEGATIONS,
     PolarityConflict,
-    polarity_conflict,
+    PolarityReading,
+    conflict_between,
+    polarity_reading,
     polarity_tokens,
     read_polarity,
 )
@@ -170,6 +174,7 @@ class Window:
     numbers: tuple[NumberMention, ...]
     words: tuple[tuple[str, ...], tuple[str, ...]] = field(repr=False)  # for the substitution slots
     grams: frozenset[str] = field(repr=False)
+    polarity: PolarityReading = field(repr=False)
 
 
 @dataclass(frozen=True)
@@ -205,9 +210,8 @@ def statements(page: str) -> tuple[Statement, ...]:
     return tuple(_locate(page, pieces or [page]))
 
 
-@lru_cache(maxsize=512)
 def page_windows(page: str) -> tuple[Window, ...]:
-    """Windows of one to three consecutive statements of the page (memoised per page)."""
+    """Windows of one to three consecutive statements of the page (memoised in `prepared_page`)."""
     units = statements(page)
     split = [_split_numbers(u.text) for u in units]
     read = [aligned_words(u.text) for u in units]
@@ -225,21 +229,68 @@ def page_windows(page: str) -> tuple[Window, ...]:
                      tuple(w for r in read[first : last + 1] for w in r[1]))
             windows.append(Window(text, units[first].start, units[last].end, width, counts, frozenset(counts),
                                   frozenset(zip(tokens, tokens[1:], strict=False)), numbers, words,
-                                  frozenset(_char_grams(text))))
+                                  frozenset(_char_grams(text)), polarity_reading(text)))
     return tuple(windows)
 
 
+@dataclass(frozen=True)
+class PreparedPage:
+    """Everything a check reads of a page, computed once per page: its windows (each with its
+    polarity read), which windows hold each token (for the shortlist), where the single
+    statements lie (for a window's core), the page's vocabulary and its names. A page cited by
+    many sentences costs this once; each sentence then costs only its own comparison."""
+
+    windows: tuple[Window, ...]
+    holders: dict[str, np.ndarray] = field(repr=False)  # token -> indices of the windows holding it
+    spans: np.ndarray = field(repr=False)  # each window's length in characters
+    units: np.ndarray = field(repr=False)  # indices of the one-statement windows
+    unit_starts: np.ndarray = field(repr=False)
+    unit_ends: np.ndarray = field(repr=False)
+    vocabulary: frozenset[str] = field(repr=False)
+    key: str = field(repr=False)  # the page's words, space-delimited, for `missing_names`
+
+    @classmethod
+    def of(cls, page: str) -> PreparedPage:
+        windows = page_windows(page)
+        holding: dict[str, list[int]] = {}
+        for index, window in enumerate(windows):
+            for token in window.vocabulary:
+                holding.setdefault(token, []).append(index)
+        units = [i for i, w in enumerate(windows) if w.width == 1]
+        return cls(windows, {t: np.array(found, dtype=np.int64) for t, found in holding.items()},
+                   np.array([w.end - w.start for w in windows], dtype=np.int64), np.array(units, dtype=np.int64),
+                   np.array([windows[i].start for i in units], dtype=np.int64),
+                   np.array([windows[i].end for i in units], dtype=np.int64),
+                   _page_vocabulary(page), _page_key(page))
+
+    def shortlist(self, vocabulary: frozenset[str], size: int) -> list[int]:
+        """The `size` windows sharing the most of `vocabulary`, ties to the shorter window, then
+        to the earlier one."""
+        found = [self.holders[t] for t in vocabulary if t in self.holders]
+        count = len(self.windows)
+        shared = np.bincount(np.concatenate(found), minlength=count) if found else np.zeros(count, dtype=np.int64)
+        # One integer key, most shared first, then shortest; a stable sort keeps page order.
+        spread = int(self.spans.max() - self.spans.min()) + 1
+        return np.argsort(self.spans - shared * spread, kind="stable")[:size].tolist()
+
+    def units_within(self, index: int) -> list[int]:
+        """The one-statement windows inside window `index` (none when it is one statement)."""
+        window = self.windows[index]
+        if window.width == 1:
+            return []
+        inside = (self.unit_starts >= window.start) & (self.unit_ends <= window.end)
+        return self.units[inside].tolist()
+
+
 @lru_cache(maxsize=512)
+def prepared_page(page: str) -> PreparedPage:
+    """The page prepared for checking (memoised per page)."""
+    return PreparedPage.of(page)
+
+
 def prepared_windows(page: str) -> tuple[Window, ...]:
-    """`page_windows`, with everything else a check reads of the page computed once: its
-    vocabulary, its names and each window's polarity. A page cited by many sentences costs
-    this once; each sentence then costs only its own comparison."""
-    windows = page_windows(page)
-    _page_vocabulary(page)
-    _page_key(page)
-    for window in windows:
-        read_polarity(window.text)
-    return windows
+    """The windows of a prepared page."""
+    return prepared_page(page).windows
 
 
 def _missing_numbers(numbers: tuple[NumberMention, ...], window: Window) -> list[NumberMention]:
@@ -251,6 +302,7 @@ class _Sentence:
     """What every window is compared with, computed once per sentence."""
 
     counts: Counter[str]
+    weighted: tuple[tuple[str, int, float], ...]  # (token, count, weight) in the order of `counts`
     total: float  # weighted token count, each quantity counting one
     pairs: tuple[tuple[str, str], ...]
     numbers: tuple[NumberMention, ...]
@@ -261,15 +313,17 @@ class _Sentence:
     def of(cls, tokens: list[str], numbers: tuple[NumberMention, ...], grams: set[str]) -> _Sentence:
         counts = Counter(tokens)
         total = sum(_weight(t) * n for t, n in counts.items()) + len(numbers) or 1.0
-        return cls(counts, total, tuple(zip(tokens, tokens[1:], strict=False)), numbers, frozenset(grams),
-                   frozenset(counts))
+        return cls(counts, tuple((t, n, _weight(t)) for t, n in counts.items()), total,
+                   tuple(zip(tokens, tokens[1:], strict=False)), numbers, frozenset(grams), frozenset(counts))
 
 
-def _overlap(sentence: _Sentence, window: Window) -> tuple[float, float, float]:
+def _overlap(sentence: _Sentence, window: Window, missing: int) -> tuple[float, float, float]:
     """Shares of the sentence's (weighted) tokens, bigrams and character 4-grams the window
-    holds; each quantity counts as one token, held when the window states it."""
-    held = sum(_weight(t) * min(n, window.tokens[t]) for t, n in sentence.counts.items() if t in window.vocabulary)
-    held += len(sentence.numbers) - len(_missing_numbers(sentence.numbers, window))
+    holds; each quantity counts as one token, held when the window states it (all but
+    `missing` of them)."""
+    tokens, vocabulary = window.tokens, window.vocabulary
+    held = sum(w * min(n, tokens[t]) for t, n, w in sentence.weighted if t in vocabulary)
+    held += len(sentence.numbers) - missing
     coverage = held / sentence.total
     pairs = sentence.pairs
     bigram = sum(p in window.bigrams for p in pairs) / len(pairs) if pairs else coverage
@@ -309,22 +363,31 @@ def novel_words(tokens: list[str], page: str) -> list[str]:
     """The sentence's content words (stemmed) that occur nowhere on the page. Named in the
     reason of an unsupported sentence; not a score feature: a word swapped for another and a
     synonym look the same to a lexical check (measured in `bench/verify.py`, kind `word`)."""
-    vocabulary = _page_vocabulary(page)
+    return _novel(tokens, _page_vocabulary(page))
+
+
+def _novel(tokens: list[str], vocabulary: frozenset[str]) -> list[str]:
     return [t for t in dict.fromkeys(tokens)
             if len(t) >= 3 and t not in STOPWORDS and t not in NEGATIONS and t not in vocabulary]
 
 
+_NON_WORD = re.compile(r"[\W_]+")
+
+
 @lru_cache(maxsize=2048)
 def _page_key(page: str) -> str:
-    return " " + " ".join(re.split(r"[\W_]+", normalize(page))) + " "
+    return " " + " ".join(_NON_WORD.split(normalize(page))) + " "
 
 
 def missing_names(sentence: str, page: str) -> list[str]:
     """The sentence's names that never occur on the page (as whole words)."""
-    key = _page_key(page)
+    return _names_missing_from(sentence, _page_key(page))
+
+
+def _names_missing_from(sentence: str, key: str) -> list[str]:
     out = []
     for name in names_of(sentence):
-        probe = " " + " ".join(w for w in re.split(r"[\W_]+", normalize(name)) if w) + " "
+        probe = " " + " ".join(w for w in _NON_WORD.split(normalize(name)) if w) + " "
         if probe.strip() and probe not in key:
             out.append(name)
     return out
@@ -365,45 +428,68 @@ def ground(sentence: str, page: str, fit: GroundingFit | None = None, words: Wor
     fit = fit or default_fit(words.name if words else None)
     vectors = words if words is not None and fit.word_vectors == words.name else None
     tokens, quantities = _split_numbers(sentence)
-    windows = prepared_windows(page) if page.strip() else ()
-    if not (tokens or quantities) or not windows:
+    prepared = prepared_page(page) if page.strip() else None
+    windows = prepared.windows if prepared is not None else ()
+    if not (tokens or quantities) or prepared is None or not windows:
         features = dict.fromkeys(FEATURES, 0.0)
         return Grounding(0.0, UNSUPPORTED, "nothing to compare: empty sentence or page", "", 0, 0, features)
     said = _Sentence.of(tokens, quantities, _char_grams(sentence))
+    reading = read_polarity(sentence)
+    # Each window's comparison is computed at most once per sentence: the shortlist, the cores
+    # of the best windows and the alternatives read the same windows again.
+    missing_at: dict[int, list[NumberMention]] = {}
+    overlap_at: dict[int, tuple[float, float, float]] = {}
+    conflict_at: dict[int, PolarityConflict | None] = {}
+
+    def missing(index: int) -> list[NumberMention]:
+        if index not in missing_at:
+            missing_at[index] = _missing_numbers(quantities, windows[index]) if quantities else []
+        return missing_at[index]
+
+    def overlap(index: int) -> tuple[float, float, float]:
+        if index not in overlap_at:
+            overlap_at[index] = _overlap(said, windows[index], len(missing(index)))
+        return overlap_at[index]
+
+    def conflict_with(index: int) -> PolarityConflict | None:
+        if index not in conflict_at:
+            conflict_at[index] = conflict_between(reading, windows[index].polarity)
+        return conflict_at[index]
+
     # Shortlist by shared vocabulary (cheap), then measure the few best in full; ties go to
     # the shorter window, the tighter evidence.
-    shortlist = sorted(windows, key=lambda w: (-len(said.vocabulary & w.vocabulary), w.end - w.start))[:SHORTLIST]
-    measured = sorted(((_overlap(said, w), w) for w in shortlist),
-                      key=lambda item: (-item[0][0] - item[0][1], item[1].end - item[1].start))
-    names = missing_names(sentence, page)
-    novel = novel_words(tokens, page)
-    (coverage, bigram, chars), window = measured[0]
+    shortlist = prepared.shortlist(said.vocabulary, SHORTLIST)
+    measured = sorted(((overlap(i), i) for i in shortlist),
+                      key=lambda item: (-item[0][0] - item[0][1], windows[item[1]].end - windows[item[1]].start))
+    names = _names_missing_from(sentence, prepared.key)
+    novel = _novel(tokens, prepared.vocabulary)
+    (coverage, bigram, chars), best = measured[0]
     best_total = coverage + bigram
 
-    def checks(candidate: Window) -> tuple[list[NumberMention], PolarityConflict | None]:
+    def checks(candidate: int) -> tuple[list[NumberMention], PolarityConflict | None]:
         # A statement inside the window that alone covers the sentence nearly as well is what
         # the sentence restates: a figure or direction word found only in a neighbouring
         # statement does not support it.
         core = [candidate]
-        for unit in windows:
-            if unit.width == 1 and candidate.width > 1 and candidate.start <= unit.start and unit.end <= candidate.end:
-                unit_coverage, unit_bigram, _ = _overlap(said, unit)
-                if unit_coverage + unit_bigram >= NEAR_BEST * best_total:
-                    core.append(unit)
-        missing = next((m for m in (_missing_numbers(quantities, c) for c in core) if m), [])
-        conflict = next((c for c in (polarity_conflict(sentence, c.text) for c in core) if c), None)
-        return missing, conflict
+        for unit in prepared.units_within(candidate):
+            unit_coverage, unit_bigram, _ = overlap(unit)
+            if unit_coverage + unit_bigram >= NEAR_BEST * best_total:
+                core.append(unit)
+        found = next((m for m in (missing(c) for c in core) if m), [])
+        conflict = next((c for c in (conflict_with(c) for c in core) if c), None)
+        return found, conflict
 
-    numbers, conflict = checks(window)
+    numbers, conflict = checks(best)
     if numbers or conflict:
         # Another window nearly as close may state the quantity or agree in polarity.
-        for overlap, other in measured[1:]:
-            if overlap[0] + overlap[1] < NEAR_BEST * best_total:
+        for other_overlap, other in measured[1:]:
+            if other_overlap[0] + other_overlap[1] < NEAR_BEST * best_total:
                 break
             if checks(other) == ([], None):
-                (coverage, bigram, chars), window = overlap, other
+                (coverage, bigram, chars), best = other_overlap, other
                 numbers, conflict = [], None
                 break
+    window = windows[best]
     slots = slots_between(aligned_words(sentence), window.words)
     if not slots:
         distance = 0.0

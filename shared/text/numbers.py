@@ -49,6 +49,8 @@ _NUMBER = re.compile(
 _DOTTED = re.compile(r"\d+(?:\.\d+){2,}")
 # Digits glued to letters ("R_CHECK_5", "x86", "v2") belong to a name, not a quantity.
 _GLUED = re.compile(r"[A-Za-z_]")
+# Every pattern above needs a digit: a text without one states no quantity.
+_DIGIT = re.compile(r"\d")
 
 
 @dataclass(frozen=True)
@@ -106,6 +108,8 @@ def _date_value(year: str, month: str, day: str | None) -> float:
 def number_mentions(text: str) -> tuple[NumberMention, ...]:
     """Every quantity and date in `text`, in order."""
     text = fold(text)
+    if not _DIGIT.search(text):
+        return ()
     taken: list[tuple[int, int]] = [m.span() for m in _DOTTED.finditer(text)]
     found: list[NumberMention] = []
     for pattern in (_DATE_ISO, _DATE_MDY, _DATE_DMY, _DATE_MY, _DATE_MD):
