@@ -30,6 +30,7 @@ import json
 import math
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -156,8 +157,33 @@ def _weight(token: str) -> float:
 
 
 def _char_grams(text: str, n: int = 4) -> set[str]:
-    flat = " ".join(tokenize(text))
+    return _grams_of(tokenize(text), n)
+
+
+def _grams_of(words: Sequence[str], n: int = 4) -> set[str]:
+    flat = " ".join(words)
     return {flat[i : i + n] for i in range(max(len(flat) - n + 1, 0))}
+
+
+def _points(words: Sequence[str]) -> np.ndarray:
+    """The code points of the words joined by spaces (the text `_grams_of` cuts)."""
+    return np.frombuffer(" ".join(words).encode("utf-32-le"), dtype=np.uint32)
+
+
+def _gram_codes(points: np.ndarray, alphabet: np.ndarray) -> np.ndarray:
+    """The distinct character 4-grams of `points`, each packed into one integer from its
+    characters' places in `alphabet` (sorted code points), 0 standing for a character not in
+    it: two grams of the alphabet's characters have the same code only when they are the same
+    text. Places take 16 bits; an alphabet too large for that packs into Python integers."""
+    if not len(alphabet) or len(points) < 4:
+        return np.zeros(0, dtype=np.uint64)
+    places = np.minimum(np.searchsorted(alphabet, points), len(alphabet) - 1)
+    ids = np.where(alphabet[places] == points, places + 1, 0)
+    bits = 16 if len(alphabet) < 2**16 else int(len(alphabet)).bit_length()
+    ids = ids.astype(np.uint64) if bits == 16 else ids.astype(object)
+    shift = np.uint64(bits) if bits == 16 else bits
+    codes = (((ids[:-3] << shift | ids[1:-2]) << shift | ids[2:-1]) << shift) | ids[3:]
+    return np.unique(codes)
 
 
 @dataclass(frozen=True)
@@ -173,7 +199,6 @@ class Window:
     bigrams: frozenset[tuple[str, str]]
     numbers: tuple[NumberMention, ...]
     words: tuple[tuple[str, ...], tuple[str, ...]] = field(repr=False)  # for the substitution slots
-    grams: frozenset[str] = field(repr=False)
     polarity: PolarityReading = field(repr=False)
 
 
@@ -229,19 +254,35 @@ def page_windows(page: str) -> tuple[Window, ...]:
                      tuple(w for r in read[first : last + 1] for w in r[1]))
             windows.append(Window(text, units[first].start, units[last].end, width, counts, frozenset(counts),
                                   frozenset(zip(tokens, tokens[1:], strict=False)), numbers, words,
-                                  frozenset(_char_grams(text)), polarity_reading(text)))
+                                  polarity_reading(text)))
     return tuple(windows)
+
+
+@dataclass(frozen=True)
+class Matches:
+    """What each window of a page holds of one sentence (arrays indexed by window)."""
+
+    shared: np.ndarray  # distinct tokens in common
+    held: np.ndarray  # the sentence's tokens held, weighted as in coverage (quantities aside)
+    pairs: np.ndarray  # the sentence's word pairs held
+    grams: np.ndarray  # the sentence's character 4-grams held
 
 
 @dataclass(frozen=True)
 class PreparedPage:
     """Everything a check reads of a page, computed once per page: its windows (each with its
-    polarity read), which windows hold each token (for the shortlist), where the single
-    statements lie (for a window's core), the page's vocabulary and its names. A page cited by
-    many sentences costs this once; each sentence then costs only its own comparison."""
+    polarity read), which windows hold each token, word pair and character 4-gram (so a
+    sentence is compared with every window at once), where the single statements lie (for a
+    window's core), the page's vocabulary and its names. A page cited by many sentences costs
+    this once; each sentence then costs only its own comparison."""
 
     windows: tuple[Window, ...]
-    holders: dict[str, np.ndarray] = field(repr=False)  # token -> indices of the windows holding it
+    # token -> (the windows holding it, how often each holds it)
+    token_holders: dict[str, tuple[np.ndarray, np.ndarray]] = field(repr=False)
+    pair_holders: dict[tuple[str, str], np.ndarray] = field(repr=False)
+    alphabet: np.ndarray = field(repr=False)  # the code points of the windows' words, sorted
+    gram_codes: np.ndarray = field(repr=False)  # every window's distinct 4-grams (`_gram_codes`), sorted
+    gram_windows: np.ndarray = field(repr=False)  # the window of each of `gram_codes`
     spans: np.ndarray = field(repr=False)  # each window's length in characters
     units: np.ndarray = field(repr=False)  # indices of the one-statement windows
     unit_starts: np.ndarray = field(repr=False)
@@ -252,26 +293,69 @@ class PreparedPage:
     @classmethod
     def of(cls, page: str) -> PreparedPage:
         windows = page_windows(page)
-        holding: dict[str, list[int]] = {}
+        tokens: dict[str, tuple[list[int], list[int]]] = {}
+        pairs: dict[tuple[str, str], list[int]] = {}
+        points = [_points(tokenize(window.text)) for window in windows]
+        alphabet = np.unique(np.concatenate(points)) if points else np.zeros(0, dtype=np.uint32)
+        codes = [_gram_codes(p, alphabet) for p in points]
+        owners = np.repeat(np.arange(len(windows), dtype=np.int32), [len(c) for c in codes])
+        every = np.concatenate(codes) if codes else np.zeros(0, dtype=np.uint64)
+        order = np.argsort(every, kind="stable")
         for index, window in enumerate(windows):
-            for token in window.vocabulary:
-                holding.setdefault(token, []).append(index)
+            for token, count in window.tokens.items():
+                found, counts = tokens.setdefault(token, ([], []))
+                found.append(index)
+                counts.append(count)
+            for pair in window.bigrams:
+                pairs.setdefault(pair, []).append(index)
         units = [i for i, w in enumerate(windows) if w.width == 1]
-        return cls(windows, {t: np.array(found, dtype=np.int64) for t, found in holding.items()},
+        return cls(windows,
+                   {t: (np.array(found, dtype=np.int32), np.array(counts, dtype=np.float64))
+                    for t, (found, counts) in tokens.items()},
+                   {p: np.array(found, dtype=np.int32) for p, found in pairs.items()},
+                   alphabet, every[order], owners[order],
                    np.array([w.end - w.start for w in windows], dtype=np.int64), np.array(units, dtype=np.int64),
                    np.array([windows[i].start for i in units], dtype=np.int64),
                    np.array([windows[i].end for i in units], dtype=np.int64),
                    _page_vocabulary(page), _page_key(page))
 
-    def shortlist(self, vocabulary: frozenset[str], size: int) -> list[int]:
-        """The `size` windows sharing the most of `vocabulary`, ties to the shorter window, then
-        to the earlier one."""
-        found = [self.holders[t] for t in vocabulary if t in self.holders]
-        count = len(self.windows)
-        shared = np.bincount(np.concatenate(found), minlength=count) if found else np.zeros(count, dtype=np.int64)
+    def matches(self, sentence: _Sentence) -> Matches:
+        """What every window holds of the sentence. A token said once is held with its weight
+        by every window holding it; the weights (1 and FUNCTION_WEIGHT, a power of two) make
+        every sum exact whatever the order of addition."""
+        size = len(self.windows)
+        content, function, repeated, repeated_held = [], [], [], []
+        for token, count, weight in sentence.weighted:
+            holders = self.token_holders.get(token)
+            if holders is None:
+                continue
+            if count > 1:
+                repeated.append(holders[0])
+                repeated_held.append(weight * np.minimum(holders[1], count))
+            else:
+                (content if weight == 1.0 else function).append(holders[0])
+        once, once_function, more = _count(content, size), _count(function, size), _count(repeated, size)
+        held = once + FUNCTION_WEIGHT * once_function + _count(repeated, size, repeated_held)
+        pairs = [h for h in map(self.pair_holders.get, sentence.pairs) if h is not None]
+        return Matches(once + once_function + more, held, _count(pairs, size), self._gram_matches(sentence))
+
+    def _gram_matches(self, sentence: _Sentence) -> np.ndarray:
+        """How many of the sentence's distinct 4-grams each window holds: each gram's run of
+        windows in the sorted page codes, counted per window."""
+        said = _gram_codes(_points(sentence.words), self.alphabet)
+        first = np.searchsorted(self.gram_codes, said, side="left")
+        runs = np.searchsorted(self.gram_codes, said, side="right") - first
+        total = int(runs.sum())
+        positions = np.arange(total) + np.repeat(first - (np.cumsum(runs) - runs), runs)
+        return np.bincount(self.gram_windows[positions], minlength=len(self.windows))
+
+    def shortlist(self, matches: Matches, size: int) -> list[int]:
+        """The `size` windows sharing the most distinct tokens with the sentence, ties to the
+        shorter window, then to the earlier one."""
         # One integer key, most shared first, then shortest; a stable sort keeps page order.
         spread = int(self.spans.max() - self.spans.min()) + 1
-        return np.argsort(self.spans - shared * spread, kind="stable")[:size].tolist()
+        key = self.spans - matches.shared.astype(np.int64) * spread
+        return np.argsort(key, kind="stable")[:size].tolist()
 
     def units_within(self, index: int) -> list[int]:
         """The one-statement windows inside window `index` (none when it is one statement)."""
@@ -280,6 +364,13 @@ class PreparedPage:
             return []
         inside = (self.unit_starts >= window.start) & (self.unit_ends <= window.end)
         return self.units[inside].tolist()
+
+
+def _count(found: list[np.ndarray], size: int, weights: list[np.ndarray] | None = None) -> np.ndarray:
+    """How many of `found` (arrays of window indices) name each window, or their weights' sum."""
+    if not found:
+        return np.zeros(size)
+    return np.bincount(np.concatenate(found), weights=np.concatenate(weights) if weights else None, minlength=size)
 
 
 @lru_cache(maxsize=512)
@@ -293,10 +384,6 @@ def prepared_windows(page: str) -> tuple[Window, ...]:
     return prepared_page(page).windows
 
 
-def _missing_numbers(numbers: tuple[NumberMention, ...], window: Window) -> list[NumberMention]:
-    return unstated(numbers, window.numbers)
-
-
 @dataclass(frozen=True)
 class _Sentence:
     """What every window is compared with, computed once per sentence."""
@@ -308,26 +395,26 @@ class _Sentence:
     numbers: tuple[NumberMention, ...]
     grams: frozenset[str]
     vocabulary: frozenset[str]
+    words: tuple[str, ...]  # lower-case, as `tokenize` reads them (the grams are cut from them)
 
     @classmethod
-    def of(cls, tokens: list[str], numbers: tuple[NumberMention, ...], grams: set[str]) -> _Sentence:
+    def of(cls, tokens: list[str], numbers: tuple[NumberMention, ...], words: tuple[str, ...]) -> _Sentence:
         counts = Counter(tokens)
         total = sum(_weight(t) * n for t, n in counts.items()) + len(numbers) or 1.0
         return cls(counts, tuple((t, n, _weight(t)) for t, n in counts.items()), total,
-                   tuple(zip(tokens, tokens[1:], strict=False)), numbers, frozenset(grams), frozenset(counts))
+                   tuple(zip(tokens, tokens[1:], strict=False)), numbers, frozenset(_grams_of(words)),
+                   frozenset(counts), words)
 
 
-def _overlap(sentence: _Sentence, window: Window, missing: int) -> tuple[float, float, float]:
-    """Shares of the sentence's (weighted) tokens, bigrams and character 4-grams the window
-    holds; each quantity counts as one token, held when the window states it (all but
+def _overlap(sentence: _Sentence, matches: Matches, index: int, missing: int) -> tuple[float, float, float]:
+    """Shares of the sentence's (weighted) tokens, bigrams and character 4-grams that window
+    `index` holds; each quantity counts as one token, held when the window states it (all but
     `missing` of them)."""
-    tokens, vocabulary = window.tokens, window.vocabulary
-    held = sum(w * min(n, tokens[t]) for t, n, w in sentence.weighted if t in vocabulary)
-    held += len(sentence.numbers) - missing
+    held = float(matches.held[index]) + (len(sentence.numbers) - missing)
     coverage = held / sentence.total
     pairs = sentence.pairs
-    bigram = sum(p in window.bigrams for p in pairs) / len(pairs) if pairs else coverage
-    chars = len(sentence.grams & window.grams) / len(sentence.grams) if sentence.grams else 0.0
+    bigram = int(matches.pairs[index]) / len(pairs) if pairs else coverage
+    chars = int(matches.grams[index]) / len(sentence.grams) if sentence.grams else 0.0
     return coverage, bigram, chars
 
 
@@ -345,10 +432,14 @@ def names_of(sentence: str) -> list[str]:
     found: list[str] = []
     for m in _CANDIDATE.finditer(sentence):
         word = m.group(0).rstrip(".-/:")
-        before = sentence[: m.start()].rstrip().rstrip("\"'\u201c(")
-        initial = not before or before[-1] in ".:!?;"
+        if word.isalpha() and word.islower():
+            continue  # letters in lower case only: neither code nor capitalised (most words)
         code = bool(_CODE.search(word)) and not _PLAIN_NUMBER.fullmatch(word)
-        capital = word[:1].isupper() and (not initial or sum(c.isupper() for c in word) > 1)
+        capital = False
+        if word[:1].isupper():
+            before = sentence[: m.start()].rstrip().rstrip("\"'\u201c(")
+            initial = not before or before[-1] in ".:!?;"
+            capital = not initial or sum(c.isupper() for c in word) > 1
         if (code or capital) and len(word) > 1 and word.lower() not in STOPWORDS:
             found.append(word)
     return list(dict.fromkeys(found))
@@ -427,28 +518,39 @@ def ground(sentence: str, page: str, fit: GroundingFit | None = None, words: Wor
     `words` gives the substitution's similarity when the fit was made with the same vectors."""
     fit = fit or default_fit(words.name if words else None)
     vectors = words if words is not None and fit.word_vectors == words.name else None
-    tokens, quantities = _split_numbers(sentence)
+    quantities = number_mentions(sentence)
+    reading = read_polarity(sentence)
+    # Without quantities, the sentence's tokens are the stems its polarity reading holds.
+    tokens = list(reading.tokens) if not quantities else _split_numbers(sentence)[0]
     prepared = prepared_page(page) if page.strip() else None
     windows = prepared.windows if prepared is not None else ()
     if not (tokens or quantities) or prepared is None or not windows:
         features = dict.fromkeys(FEATURES, 0.0)
         return Grounding(0.0, UNSUPPORTED, "nothing to compare: empty sentence or page", "", 0, 0, features)
-    said = _Sentence.of(tokens, quantities, _char_grams(sentence))
-    reading = read_polarity(sentence)
+    sentence_words = aligned_words(sentence)
+    said = _Sentence.of(tokens, quantities, sentence_words[0])
     # Each window's comparison is computed at most once per sentence: the shortlist, the cores
     # of the best windows and the alternatives read the same windows again.
     missing_at: dict[int, list[NumberMention]] = {}
+    agreed: dict[tuple[int, int], bool] = {}
     overlap_at: dict[int, tuple[float, float, float]] = {}
     conflict_at: dict[int, PolarityConflict | None] = {}
 
+    def agree(said: NumberMention, stated: NumberMention) -> bool:
+        # Windows share their statements' quantities: each pair is compared once.
+        key = (id(said), id(stated))
+        if key not in agreed:
+            agreed[key] = said.agrees_with(stated)
+        return agreed[key]
+
     def missing(index: int) -> list[NumberMention]:
         if index not in missing_at:
-            missing_at[index] = _missing_numbers(quantities, windows[index]) if quantities else []
+            missing_at[index] = unstated(quantities, windows[index].numbers, agree) if quantities else []
         return missing_at[index]
 
     def overlap(index: int) -> tuple[float, float, float]:
         if index not in overlap_at:
-            overlap_at[index] = _overlap(said, windows[index], len(missing(index)))
+            overlap_at[index] = _overlap(said, matches, index, len(missing(index)))
         return overlap_at[index]
 
     def conflict_with(index: int) -> PolarityConflict | None:
@@ -458,7 +560,8 @@ def ground(sentence: str, page: str, fit: GroundingFit | None = None, words: Wor
 
     # Shortlist by shared vocabulary (cheap), then measure the few best in full; ties go to
     # the shorter window, the tighter evidence.
-    shortlist = prepared.shortlist(said.vocabulary, SHORTLIST)
+    matches = prepared.matches(said)
+    shortlist = prepared.shortlist(matches, SHORTLIST)
     measured = sorted(((overlap(i), i) for i in shortlist),
                       key=lambda item: (-item[0][0] - item[0][1], windows[item[1]].end - windows[item[1]].start))
     names = _names_missing_from(sentence, prepared.key)
@@ -490,7 +593,7 @@ def ground(sentence: str, page: str, fit: GroundingFit | None = None, words: Wor
                 numbers, conflict = [], None
                 break
     window = windows[best]
-    slots = slots_between(aligned_words(sentence), window.words)
+    slots = slots_between(sentence_words, window.words)
     if not slots:
         distance = 0.0
     elif vectors is None:
