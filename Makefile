@@ -7,7 +7,7 @@ STORE  ?= data
 PDFS   ?=
 export TREERAG_CACHE ?= $(HOME)/.cache/treerag
 
-.PHONY: help venv samples demo test test-unit lint-imports infra prometheus prometheus-rules chromium up down bench bench-verify eval fit-ranker clean
+.PHONY: help venv samples demo test test-unit lint-imports infra prometheus prometheus-rules chromium ocr up down bench bench-verify eval fit-ranker clean
 
 help:
 	@echo "make demo   - set up, index the sample PDFs (and PDFS=...), print trees, answer questions"
@@ -16,6 +16,7 @@ help:
 	@echo "make up     - run Kafka, FerretDB, every service (and Prometheus when installed) as local processes; make down stops them"
 	@echo "make prometheus - install prometheus and promtool from Debian's packages when missing (as root)"
 	@echo "make chromium - install Debian's chromium for the web app's browser tests when missing (as root)"
+	@echo "make ocr    - install Debian's tesseract-ocr, the OCR engine for scanned PDF pages, when missing (as root)"
 	@echo "make bench  - run the benchmarks (needs ../shared/data)"
 	@echo "make bench-verify - the verifier on its labelled set, held-out by document (bench/results/verify.json)"
 	@echo "make eval   - held-out (5-fold, split by document) table of every system on every dev set"
@@ -38,6 +39,7 @@ demo: samples
 infra: $(STAMP)
 	PYTHON=$(abspath $(BIN)/python) scripts/infra/kafka.sh fetch
 	PYTHON=$(abspath $(BIN)/python) scripts/infra/ferretdb.sh build
+	scripts/infra/kustomize.sh build
 
 # Debian's `prometheus` package holds both binaries. Idempotent: nothing happens when both are found.
 prometheus:
@@ -59,6 +61,17 @@ chromium:
 		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium; \
 	fi
 
+# Debian's tesseract-ocr (it brings the English language data): the indexer's OCR engine for PDF pages
+# without a text layer (TREERAG_OCR=auto). Idempotent like `prometheus`.
+ocr:
+	@if command -v tesseract >/dev/null 2>&1; then \
+		echo "tesseract: $$(command -v tesseract)"; \
+	elif [ "$$(id -u)" != 0 ]; then \
+		echo "tesseract missing: run 'make ocr' as root (apt-get install tesseract-ocr)" >&2; exit 1; \
+	else \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends tesseract-ocr tesseract-ocr-eng; \
+	fi
+
 # Both configurations and the rules are valid; the alert and recording rules pass their unit tests.
 prometheus-rules: prometheus
 	promtool check config deploy/prometheus/prometheus.yml
@@ -69,10 +82,10 @@ prometheus-rules: prometheus
 lint-imports: $(STAMP)
 	$(BIN)/lint-imports --no-cache
 
-test: infra lint-imports prometheus-rules chromium
+test: infra lint-imports prometheus-rules chromium ocr
 	$(BIN)/python -m pytest -q -ra
 
-test-unit: lint-imports
+test-unit: lint-imports ocr
 	$(BIN)/python -m pytest -q -ra -m "not integration"
 
 up: infra

@@ -137,12 +137,12 @@ async def statuses(client: httpx.AsyncClient, doc_ids: set[str]) -> dict[str, di
 
 
 async def wait_terminal(
-    client: httpx.AsyncClient, doc_ids: list[str], timeout_s: float
+    client: httpx.AsyncClient, doc_ids: list[str], timeout_s: float, poll_s: float = POLL_S
 ) -> tuple[dict[str, dict[str, Any]], float]:
     """Poll until every document is ready or failed; return their records and when the last one got there.
 
-    Polling is light (one listing request every POLL_S) so that it takes no CPU from the indexers;
-    the end time is therefore known to within POLL_S.
+    Polling is light (one listing request every `poll_s`) so that it takes no CPU from the indexers;
+    the end time is therefore known to within `poll_s`.
     """
     pending: set[str] = set(doc_ids)
     done: dict[str, dict[str, Any]] = {}
@@ -157,7 +157,7 @@ async def wait_terminal(
                 pending.discard(doc_id)
                 last = time.perf_counter()
         if pending:
-            await asyncio.sleep(POLL_S)
+            await asyncio.sleep(poll_s)
     return done, last
 
 

@@ -48,6 +48,11 @@ class ServiceProcess:
     def name(self) -> str:
         return f"{self.stage}-{self.replica}"
 
+    @property
+    def health_url(self) -> str:
+        """Ready: started, with Kafka and the store answering (served beside /metrics)."""
+        return self.metrics_url.removesuffix("/metrics") + "/readyz"
+
 
 @dataclass
 class BusStack:
@@ -184,7 +189,7 @@ class BusStack:
                             f"{name} exited with {service.process.returncode}; its log {service.log_path} ends:\n"
                             + service.log_path.read_text(errors="replace")[-3000:]
                         )
-                    url = f"{self.gateway_url}/readyz" if service.stage == "gateway" else service.metrics_url
+                    url = f"{self.gateway_url}/readyz" if service.stage == "gateway" else service.health_url
                     try:
                         if client.get(url).status_code == 200:
                             del pending[name]

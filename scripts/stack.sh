@@ -17,7 +17,9 @@
 # `treerag keys` makes others. TREERAG_AUTH=off serves without keys.
 # When the `prometheus` binary is on PATH (`make prometheus`), `up` also runs it with
 # deploy/prometheus/prometheus.local.yml and one scrape target per replica (targets/<job>.json).
-# Logs: $TREERAG_RUN/stack/logs/<service>-<n>.log
+# Logs: $TREERAG_RUN/stack/logs/<service>-<n>.log, JSON lines written by the service itself and
+#       rotated by size (TREERAG_LOG_MAX_BYTES, 20 MiB; TREERAG_LOG_BACKUPS older files, 3);
+#       <service>-<n>.out holds what a process prints outside its logs (a crash at import).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 INFRA_NAME=stack
@@ -49,12 +51,13 @@ replicas() { # stage
 start_service() { # name index args...
   local name="$1" index="$2"
   shift 2
-  local pidfile="$PIDS/$name-$index.pid" log="$LOGS/$name-$index.log"
+  local pidfile="$PIDS/$name-$index.pid" log="$LOGS/$name-$index.log" out="$LOGS/$name-$index.out"
   if pid_alive "$pidfile" services. >/dev/null; then
     log "$name-$index already running (pid $(cat "$pidfile"))"
     return 0
   fi
-  (cd "$ROOT" && exec nohup "$PYTHON" "$@" >>"$log" 2>&1 </dev/null) &
+  # The service rotates its own log file; a shell redirection could not be rotated under it.
+  (cd "$ROOT" && TREERAG_LOG_FILE="$log" exec nohup "$PYTHON" "$@" >>"$out" 2>&1 </dev/null) &
   echo $! >"$pidfile"
   log "started $name-$index (pid $!, log $log)"
 }
@@ -162,7 +165,7 @@ PY
       if ! pid_alive "$pidfile" services. >/dev/null; then
         local name
         name="$(basename "$pidfile" .pid)"
-        tail -n 20 "$LOGS/$name.log" >&2 || true
+        tail -n 20 "$LOGS/$name.log" "$LOGS/$name.out" >&2 || true
         die "$name exited during startup (log: $LOGS/$name.log); '$0 down' stops the rest"
       fi
     done

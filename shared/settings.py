@@ -25,8 +25,33 @@ class Settings(BaseSettings):
     )
     max_attempts: int = Field(default=3, ge=1, description="Handler attempts before the DLQ.")
     max_pages: int = Field(default=10_000, ge=1, description="Larger PDFs are refused.")
-    max_upload_bytes: int = Field(default=200 * 1024 * 1024, ge=1)
+    ocr: Literal["auto", "off"] = Field(
+        default="auto",
+        description="auto: pages without a text layer are recognised with Tesseract (Debian's tesseract-ocr) "
+        "when it is installed; off: they stay empty and the document gets a warning.",
+    )
+    ocr_languages: str = Field(default="eng", description="Tesseract languages, e.g. 'eng+deu' (installed packs).")
+    ocr_workers: int = Field(default=0, ge=0, description="Pages recognised at once; 0: one per core.")
+    max_upload_bytes: int = Field(default=200 * 1024 * 1024, ge=1, description="Larger PDFs are refused (413).")
+    max_request_bytes: int = Field(
+        default=512 * 1024 * 1024, ge=1,
+        description="Larger upload requests (one file or a batch, multipart) are refused (413) as they stream in.",
+    )
+    max_json_bytes: int = Field(default=1024 * 1024, ge=1, description="Larger JSON request bodies are refused (413).")
     query_timeout_s: float = Field(default=30.0, gt=0)
+    request_timeout_s: float = Field(
+        default=10.0, gt=0, description="A gateway request's time budget once its body is read (a query's is its "
+        "timeout_s): past it, or when Kafka or MongoDB is unreachable, the answer is 503 with Retry-After.",
+    )
+    heartbeat_interval_s: float = Field(default=3.0, gt=0, description="How often a stage process writes its heartbeat.")
+    heartbeat_ttl_s: float = Field(
+        default=10.0, gt=0, description="A stage with no heartbeat this recent is dead (/readyz answers 503)."
+    )
+    ready_stages: str = Field(
+        default="indexer,navigator,compressor,verifier",
+        description="Stages /readyz requires alive (comma-separated); each needs one live process.",
+    )
+    retry_after_s: float = Field(default=5.0, gt=0, description="The Retry-After the gateway's 503 answers carry.")
     publish_timeout_s: float = Field(
         default=2.0, gt=0, description="How long an upload waits for Kafka before leaving the event to the outbox relay."
     )
@@ -58,6 +83,12 @@ class Settings(BaseSettings):
     cors_origins: str = Field(
         default="", description="Origins allowed to call the gateway from a browser (comma-separated); empty: none."
     )
+
+    log_file: Path | None = Field(
+        default=None, description="A service writes its JSON logs to this file, rotated by size; None: to stderr."
+    )
+    log_max_bytes: int = Field(default=20 * 1024 * 1024, ge=0, description="Rotate the log file past this size.")
+    log_backups: int = Field(default=3, ge=0, description="Rotated log files kept (file.1 ... file.N).")
 
     llm: Literal["gemini", "openai", "off"] = "off"
     llm_model: str | None = None

@@ -226,3 +226,15 @@ def write(folder: Path, name: str, data: bytes) -> Path:
     path = folder / name
     path.write_bytes(data)
     return path
+
+
+def scanned_copy(data: bytes, dpi: int = 200) -> bytes:
+    """The PDF as a scanner would return it: every page an image at `dpi`, no text layer."""
+    import pypdfium2 as pdfium
+
+    source = pdfium.PdfDocument(data)
+    images = [source[i].render(scale=dpi / 72, grayscale=True).to_pil() for i in range(len(source))]
+    source.close()
+    buffer = io.BytesIO()
+    images[0].save(buffer, format="PDF", save_all=True, append_images=images[1:], resolution=float(dpi))
+    return buffer.getvalue()

@@ -1,6 +1,12 @@
 #!/usr/bin/env bash
 # Build and run FerretDB 1.24.2 (MongoDB wire protocol on SQLite) on loopback.
 #
+# The build applies ferretdb/sqlite-id-index.patch: FerretDB 1.24 compares `_id` with an SQLite
+# expression that differs from the one its unique `_id` index is built on, so every `_id` lookup,
+# update and delete scanned the whole table; patched, they search the index (`explain` shows
+# `SEARCH ... USING INDEX`), and their cost no longer grows with what the collection holds.
+# Existing data folders work unchanged (the index itself is the same).
+#
 #   scripts/infra/ferretdb.sh build    # build into $TREERAG_CACHE/ferretdb-1.24.2/ferretdb (skipped if present)
 #   scripts/infra/ferretdb.sh start    # build if needed, start on 127.0.0.1:$TREERAG_MONGO_PORT, wait for ping
 #   scripts/infra/ferretdb.sh stop
@@ -18,17 +24,20 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 FERRETDB_VERSION=1.24.2
 PORT="${TREERAG_MONGO_PORT:-27017}"
 check_port_var TREERAG_MONGO_PORT "$PORT"
-BIN_DIR="$TREERAG_CACHE/ferretdb-$FERRETDB_VERSION"
-BIN="$BIN_DIR/ferretdb"
+SOURCES=(main.go go.mod go.sum sqlite-id-index.patch)
 STATE="$TREERAG_RUN/ferretdb-$PORT"
 PIDFILE="$STATE/ferretdb.pid"
 LOGFILE="$STATE/ferretdb.log"
 START_TIMEOUT="${TREERAG_FERRETDB_START_TIMEOUT:-60}"
 
-# The stamp records which sources built the binary: editing main.go/go.mod triggers a rebuild.
+# The stamp records which sources built the binary: editing any of them triggers a rebuild.
 src_stamp() {
-  cat "$INFRA_DIR/ferretdb/main.go" "$INFRA_DIR/ferretdb/go.mod" | sha256sum | cut -d' ' -f1
+  (cd "$INFRA_DIR/ferretdb" && cat "${SOURCES[@]}") | sha256sum | cut -d' ' -f1
 }
+# One folder per set of sources: checkouts of different revisions sharing the cache do not
+# rebuild over each other's binary.
+BIN_DIR="$TREERAG_CACHE/ferretdb-$FERRETDB_VERSION-$(src_stamp | cut -c1-12)"
+BIN="$BIN_DIR/ferretdb"
 
 is_built() {
   [[ -x "$BIN" && -f "$BIN.stamp" ]] && [[ "$(cat "$BIN.stamp")" == "$(src_stamp)" ]]
@@ -46,14 +55,21 @@ cmd_build() {
   work="$(mktemp -d "$BIN_DIR/build.XXXXXX")"
   # shellcheck disable=SC2064
   trap "rm -rf '$work'" EXIT
-  cp "$INFRA_DIR/ferretdb/main.go" "$INFRA_DIR/ferretdb/go.mod" "$work/"
-  [[ -f "$INFRA_DIR/ferretdb/go.sum" ]] && cp "$INFRA_DIR/ferretdb/go.sum" "$work/"
+  cp "$INFRA_DIR/ferretdb/main.go" "$INFRA_DIR/ferretdb/go.mod" "$INFRA_DIR/ferretdb/go.sum" "$work/"
   log "building FerretDB $FERRETDB_VERSION (first build compiles modernc SQLite: several minutes on 2 cores)"
   log "build dir: $work"
   local t0=$SECONDS
   (
     cd "$work"
     export CGO_ENABLED=0 GOFLAGS="${GOFLAGS:+$GOFLAGS }-mod=mod"
+    # FerretDB's own sources, patched, replace the module (see the top of this file).
+    src="$(go mod download -json "github.com/FerretDB/FerretDB@v$FERRETDB_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+    [[ -d "$src" ]] || exit 1
+    cp -r "$src" "$work/ferretdb-src"
+    chmod -R u+w "$work/ferretdb-src"
+    # git apply works outside a repository too, and git is there wherever the checkout is.
+    (cd "$work/ferretdb-src" && GIT_CEILING_DIRECTORIES="$work" git apply "$INFRA_DIR/ferretdb/sqlite-id-index.patch")
+    go mod edit -replace "github.com/FerretDB/FerretDB=./ferretdb-src"
     go build -trimpath -ldflags='-s -w' -o "$work/ferretdb" .
   ) || die "go build failed. Check that the Go module proxy is reachable (GOPROXY=$(go env GOPROXY)) and Go >= 1.24; re-run '$0 build'."
   src_stamp >"$work/ferretdb.stamp"

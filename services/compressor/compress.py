@@ -114,10 +114,11 @@ def trim_passages(texts: list[str], qterms: list[str], neighbours: int = NEIGHBO
 
 
 def _fit(text: str, budget: int) -> str:
-    """The longest prefix of whole sentences within `budget` tokens."""
+    """The longest prefix of whole units (sentences, over-long ones in pieces) within `budget`
+    tokens: a table or a run of text without punctuation still yields its first rows."""
     out: list[str] = []
     used = 0
-    for sentence in sentences_of(text):
+    for sentence in _units(text):
         cost = count_tokens(sentence)
         if used + cost > budget:
             break

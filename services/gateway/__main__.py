@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import logging
-import os
 
 import uvicorn
 
-from shared.adapters.logs import configure_logging
+from shared.adapters.logs import configure_service_logging
 from shared.settings import get_settings
 
 
@@ -23,8 +21,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main() -> None:
     args = parse_args()
-    configure_logging(os.environ.get("TREERAG_LOG_LEVEL", "INFO"))
-    logging.getLogger("aiokafka").setLevel(logging.WARNING)
+    configure_service_logging(get_settings())
     uvicorn.run(
         "services.gateway.main:app",
         host=args.host,

@@ -1,4 +1,4 @@
-"""The HTTP gateway: uploads PDFs, publishes queries and returns their verified answers.
+"""The HTTP gateway: uploads documents (PDF, DOCX, HTML, Markdown, text), publishes queries and returns their verified answers.
 
 Stateless apart from the requests it is holding: any number of replicas run side by side.
 """
@@ -9,7 +9,7 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import timedelta
@@ -25,15 +25,36 @@ from pydantic import ValidationError
 
 from services.gateway.answers import AnswerWaiter
 from services.gateway.auth import AUTHENTICATED, Caller, CallerDep, install_auth, require_admin
-from services.gateway.errors import install_validation_handler, shortened
+from services.gateway.errors import detail_text, install_validation_handler, invalid, shortened
+from services.gateway.limits import install_body_limits
+from services.gateway.outages import (
+    CLIENT_TIMEOUT,
+    UNAVAILABLE_RESPONSES,
+    BackendUnavailable,
+    bounded,
+    extend_deadline,
+    install_outage_handling,
+)
+from services.gateway.pagination import (
+    DEFAULT_LIMIT,
+    NEXT_CURSOR_HEADER,
+    Cursor,
+    Limit,
+    decode_cursor,
+    encode_cursor,
+    link_next,
+)
+from services.gateway.readiness import readiness
 from services.gateway.schemas import (
     DeletedOut,
     DocumentOut,
+    FileUploadResult,
     PageOut,
     QueryAccepted,
     QueryRequest,
     QueryResponse,
     UploadAccepted,
+    UploadsAccepted,
     VerifyRequest,
     VerifyResponse,
 )
@@ -53,6 +74,7 @@ from shared.adapters.metrics import (
     start_metrics_server,
 )
 from shared.adapters.mongo.api_keys import MongoKeyStore
+from shared.adapters.mongo.heartbeats import MongoHeartbeats
 from shared.adapters.mongo.outbox import MongoOutbox
 from shared.adapters.mongo.queries import MongoQueryRepository, QueryRecord, QueryStatus
 from shared.adapters.mongo.store import MongoRepository, connect
@@ -70,6 +92,7 @@ from shared.model.events import (
     QueryReceived,
 )
 from shared.model.file_names import FileNameError, ascii_fallback, file_name_label
+from shared.model.formats import FILE_EXTENSIONS, MEDIA_TYPES, PDF_MAGIC, DocumentFormat, sniff_format
 from shared.model.ids import BuilderChoice, document_id
 from shared.model.query import QuerySettings
 from shared.settings import Settings, get_settings
@@ -77,9 +100,8 @@ from shared.settings import Settings, get_settings
 logger = logging.getLogger(__name__)
 
 STAGE = "gateway"
-PDF_MAGIC = b"%PDF-"
-PDF_TYPES = {"application/pdf", "application/x-pdf", "application/octet-stream", ""}
 READ_CHUNK = 1024 * 1024
+MAX_FILES_PER_UPLOAD = 100
 
 
 @dataclass
@@ -89,6 +111,7 @@ class Backends:
     waiter: AnswerWaiter
     outbox: OutboxPublisher  # document events: never lost to a Kafka outage
     keys: MongoKeyStore
+    heartbeats: MongoHeartbeats
 
 
 def query_outcome(finished: QueryRecord | None) -> str:
@@ -108,7 +131,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     def b() -> Backends:
         if "live" not in backends:
-            raise HTTPException(503, "the gateway is starting; retry in a moment")
+            raise BackendUnavailable("the gateway", "is starting")
         return backends["live"]
 
     # Each replica reads every answer (own group, newest offsets) and resolves its own requests.
@@ -142,7 +165,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await ensure_topics(settings.kafka_bootstrap, settings.topic_partitions, prefix=settings.topic_prefix)
-        mongo = connect(settings.mongo_url)
+        # Fails a request over to 503 well within its budget when MongoDB is down.
+        mongo = connect(settings.mongo_url, serverSelectionTimeoutMS=int(settings.request_timeout_s * 500))
         repo = MongoRepository(mongo, settings.mongo_db, owns_client=False)
         queries = MongoQueryRepository(mongo, settings.mongo_db)
         outbox = MongoOutbox(mongo[settings.mongo_db])
@@ -150,7 +174,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         await queries.ensure_indexes()
         await outbox.ensure_indexes()
         publisher = OutboxPublisher(outbox, bus, send_timeout_s=settings.publish_timeout_s)
-        backends["live"] = Backends(repo, queries, AnswerWaiter(queries), publisher, MongoKeyStore(mongo, settings.mongo_db))
+        backends["live"] = Backends(repo, queries, AnswerWaiter(queries), publisher,
+                                    MongoKeyStore(mongo, settings.mongo_db), MongoHeartbeats(mongo[settings.mongo_db]))
         if settings.metrics_port is not None:
             # Scrapers read this port (loopback unless TREERAG_METRICS_HOST), no key needed;
             # the API port's /metrics asks for an admin key like any other route.
@@ -171,12 +196,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         version="0.1.0",
         description="Upload PDFs, get page-aware section trees, ask questions and get answers with page citations.",
         lifespan=lifespan,
-        dependencies=[AUTHENTICATED],  # every route: 401 without a key but the public ones
+        responses=UNAVAILABLE_RESPONSES,
+        # Every route: its client's timeout_s, then 401 without a key but the public ones.
+        dependencies=[CLIENT_TIMEOUT, AUTHENTICATED],
         docs_url=None,  # served offline by the web app, with its assets from this origin
         redoc_url=None,
     )
     install_validation_handler(app)
     install_auth(app, settings, lambda: b().keys)
+    install_body_limits(app, settings)
+    install_outage_handling(app, settings)
     mount_web(app, lambda: b().repo, settings.prometheus_url)
 
     @app.middleware("http")
@@ -200,22 +229,17 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
-    @app.get("/readyz", tags=["ops"])
+    @app.get("/readyz", tags=["ops"], responses={503: {"description": "Not ready: `missing` names what is down."}})
     async def readyz() -> JSONResponse:
-        checks: dict[str, str] = {}
-        try:
-            await asyncio.wait_for(b().repo.ping(), 3.0)
-            checks["mongodb"] = "ok"
-        except Exception as exc:
-            checks["mongodb"] = f"unreachable: {exc!r}"
-        try:
-            checks["kafka"] = "ok" if await broker.ping(timeout=3.0) else "unreachable"
-        except Exception as exc:
-            checks["kafka"] = f"unreachable: {exc!r}"
-        ready = all(v == "ok" for v in checks.values())
-        return JSONResponse({"ready": ready, "checks": checks}, status_code=200 if ready else 503)
+        """200 when MongoDB, Kafka and a live process of each required stage are there; 503 naming
+        what is missing otherwise."""
+        live = backends.get("live")
+        ready, body = await readiness(settings, lambda: b().repo.ping(), lambda: broker.ping(timeout=3.0),
+                                      live.heartbeats if live else None)
+        return JSONResponse(body, status_code=200 if ready else 503)
 
-    @app.get("/metrics", tags=["ops"])
+    @app.get("/metrics", tags=["ops"], response_class=Response,
+             responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}}})
     async def metrics(caller: CallerDep) -> Response:
         require_admin(caller)
         body, content_type = render_metrics()
@@ -223,38 +247,41 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     # ------------------------------------------------------------ documents
 
-    async def read_upload(file: UploadFile) -> bytes:
-        if (file.content_type or "") not in PDF_TYPES and not (file.filename or "").lower().endswith(".pdf"):
-            raise HTTPException(415, f"expected a PDF (application/pdf), got {file.content_type!r}")
+    async def read_upload(file: UploadFile) -> tuple[bytes, DocumentFormat]:
+        too_large = HTTPException(
+            413, f"the file is larger than {settings.max_upload_bytes} bytes (TREERAG_MAX_UPLOAD_BYTES)"
+        )
+        if file.size is not None and file.size > settings.max_upload_bytes:
+            raise too_large  # its spooled size says so: refused before it is read into memory
         chunks: list[bytes] = []
         size = 0
         while chunk := await file.read(READ_CHUNK):
             size += len(chunk)
             if size > settings.max_upload_bytes:
-                raise HTTPException(
-                    413, f"the file is larger than {settings.max_upload_bytes} bytes (TREERAG_MAX_UPLOAD_BYTES)"
-                )
+                raise too_large
             chunks.append(chunk)
         data = b"".join(chunks)
         if not data:
             raise HTTPException(400, "the file is empty")
-        if PDF_MAGIC not in data[:1024]:
+        fmt = sniff_format(data, file.filename or "", file.content_type)
+        if fmt is None:
+            raise HTTPException(
+                415, f"not a supported document ({file.content_type or 'no content type'}, not PDF, DOCX, HTML, "
+                "Markdown or text); upload one of these"
+            )
+        if fmt is DocumentFormat.PDF and PDF_MAGIC not in data[:1024]:
             raise HTTPException(415, "not a PDF file (no %PDF header); upload a PDF document")
-        return data
+        # Other files are read by the indexer, which reports a bad one with its reason.
+        return data, fmt
 
-    @app.post("/v1/documents", status_code=202, response_model=UploadAccepted, tags=["documents"])
-    async def upload(
-        file: Annotated[UploadFile, File(description="The PDF.")],
-        caller: CallerDep,
-        builder: Annotated[BuilderChoice, Form()] = "auto",
-        rebuild: Annotated[bool, Form(description="Index again even when the document is ready.")] = False,
-    ) -> UploadAccepted:
-        data = await read_upload(file)
+    async def accept(data: bytes, fmt: DocumentFormat, client_name: str | None, caller: Caller,
+                     builder: BuilderChoice, rebuild: bool) -> UploadAccepted:
+        """Store the file and owe its indexing request (see `upload`)."""
         doc_id = document_id(data, caller.tenant)
         try:
-            file_name = file_name_label(file.filename, fallback=f"{doc_id}.pdf")
+            file_name = file_name_label(client_name, fallback=f"{doc_id}{FILE_EXTENSIONS[fmt]}")
         except FileNameError as exc:
-            raise HTTPException(422, str(exc)) from exc
+            raise invalid(("body", "file"), str(exc)) from exc
         live = b()
         with correlated(doc_id=doc_id):
             existing = await live.repo.get_document(doc_id)
@@ -264,15 +291,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             if existing is not None and not decision.index:
                 return UploadAccepted(doc_id=doc_id, status=existing.status, file_name=existing.file_name,
                                       duplicate=True)
-            rebuild = decision.rebuild
             await live.repo.put_pdf(doc_id, data)
             event = DocumentUploaded(
                 doc_id=doc_id, tenant=caller.tenant, file_name=file_name, size_bytes=len(data),
-                pdf_ref=f"gridfs:{doc_id}", index_options={"builder": builder}, rebuild=rebuild,
+                pdf_ref=f"gridfs:{doc_id}", index_options={"builder": builder}, rebuild=decision.rebuild, format=fmt,
             )
             # Owed before the record says "uploaded": whatever fails next, the event goes out.
             await live.outbox.stage(event)
-            record = (existing or DocumentRecord(doc_id=doc_id, file_name=file_name, tenant=caller.tenant))
+            record = (existing or DocumentRecord(doc_id=doc_id, file_name=file_name, format=fmt, tenant=caller.tenant))
             await live.repo.put_document(record.model_copy(update={"status": DocumentStatus.UPLOADED, "reason": None}))
             published = await live.outbox.send(event)
             logger.info("document uploaded", extra=log_fields(file_name=file_name, bytes=len(data),
@@ -280,15 +306,61 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return UploadAccepted(doc_id=doc_id, status=DocumentStatus.UPLOADED, file_name=file_name,
                               duplicate=existing is not None, published=published)
 
-    @app.get("/v1/documents", response_model=list[DocumentOut], tags=["documents"])
-    async def list_documents(
-        caller: CallerDep, status: DocumentStatus | None = None, file_name: str | None = None
-    ) -> list[DocumentOut]:
-        """Every document of the caller's tenant with its id; `file_name` lists those uploaded
-        under that name (a name is a label: several documents may share it)."""
-        records = await b().repo.list_documents()
-        return [DocumentOut.of(r) for r in records if r.tenant == caller.tenant
-                and (status is None or r.status == status) and (file_name is None or r.file_name == file_name)]
+    async def accept_one(file: UploadFile, caller: Caller, builder: BuilderChoice, rebuild: bool) -> FileUploadResult:
+        name = file.filename or ""
+        try:
+            data, fmt = await read_upload(file)
+            document = await accept(data, fmt, file.filename, caller, builder, rebuild)
+        except HTTPException as exc:
+            return FileUploadResult(file_name=name, status_code=exc.status_code, error=detail_text(exc.detail))
+        return FileUploadResult(file_name=name, status_code=202, document=document)
+
+    @app.post(
+        "/v1/documents", status_code=202, response_model=UploadAccepted | UploadsAccepted, tags=["documents"],
+        responses={202: {"description": "`file`: the document; `files`: one result per file, each accepted or "
+                                        "refused with the status and reason a one-file upload would get."}},
+    )
+    async def upload(
+        caller: CallerDep,
+        file: Annotated[UploadFile | None, File(description="A PDF, DOCX, HTML, Markdown or plain-text file.")] = None,
+        files: Annotated[list[UploadFile] | None, File(description=f"Several files (up to {MAX_FILES_PER_UPLOAD}), "
+                                                       "instead of `file`.")] = None,
+        builder: Annotated[BuilderChoice, Form()] = "auto",
+        rebuild: Annotated[bool, Form(description="Index again even when the document is ready.")] = False,
+    ) -> UploadAccepted | UploadsAccepted:
+        if (file is None) == (not files):
+            raise invalid(("body", "file"), "send one file as `file`, or several as `files` (multipart/form-data)",
+                          "missing")
+        if file is not None:
+            data, fmt = await read_upload(file)
+            return await accept(data, fmt, file.filename, caller, builder, rebuild)
+        batch = files or []
+        if len(batch) > MAX_FILES_PER_UPLOAD:
+            raise HTTPException(413, f"{len(batch)} files in one request; send at most {MAX_FILES_PER_UPLOAD}")
+        results = [await accept_one(f, caller, builder, rebuild) for f in batch]
+        accepted = sum(r.document is not None for r in results)
+        return UploadsAccepted(files=results, accepted=accepted, refused=len(results) - accepted)
+
+    @app.get("/v1/documents", response_model=list[DocumentOut], tags=["documents"],
+             responses={200: {"headers": {NEXT_CURSOR_HEADER: {"description": "The next page's cursor, when "
+                                                                             "there is one (also as Link rel=next)."}}}})
+    async def list_documents(request: Request, response: Response, caller: CallerDep,
+                             status: DocumentStatus | None = None, file_name: str | None = None,
+                             limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None) -> list[DocumentOut]:
+        """The caller's tenant's documents, newest first, `limit` per page; the `X-Next-Cursor`
+        header (and `Link: rel=next`) names the next page. `status` lists only documents in that
+        state (a page may then hold fewer than `limit` while more follow). `file_name` lists, on
+        one page, the documents uploaded under that name (a name is a label: several documents
+        may share it)."""
+        if file_name is not None:
+            records = await b().repo.list_documents()
+            return [DocumentOut.of(r) for r in records if r.tenant == caller.tenant
+                    and r.file_name == file_name and (status is None or r.status == status)]
+        filter_key = status.value if status is not None else ""
+        page = await b().repo.list_page(caller.tenant, limit, decode_cursor(cursor, filter_key), status)
+        next_cursor = encode_cursor(page.next_position, filter_key) if page.next_position is not None else None
+        link_next(request, response, next_cursor)
+        return [DocumentOut.of(r) for r in page.records]
 
     async def find(doc_id: str, caller: Caller) -> DocumentRecord:
         """Documents are addressed by id only: a file name is a label several documents may share.
@@ -321,15 +393,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             raise HTTPException(404, f"document {record.doc_id} has no page {number} (it has {record.page_count})")
         return PageOut(doc_id=record.doc_id, page=number, text=text)
 
-    @app.get("/v1/documents/{doc_id}/pdf", tags=["documents"])
+    @app.get("/v1/documents/{doc_id}/pdf", tags=["documents"], response_class=Response,
+             responses={200: {"content": {"application/pdf": {"schema": {"type": "string", "format": "binary"}}}}})
     async def get_pdf(doc_id: str, caller: CallerDep) -> Response:
         record = await find(doc_id, caller)
         data = await b().repo.get_pdf(record.doc_id)
         if data is None:
-            raise HTTPException(404, f"the PDF of {record.doc_id} is not stored")
+            raise HTTPException(404, f"the file of {record.doc_id} is not stored")
         # Headers are latin-1: an ASCII fallback name plus the RFC 6266 UTF-8 form.
         disposition = f"inline; filename=\"{ascii_fallback(record.file_name)}\"; filename*=UTF-8''{quote(record.file_name)}"
-        return Response(data, media_type="application/pdf", headers={"Content-Disposition": disposition})
+        return Response(data, media_type=MEDIA_TYPES[record.format], headers={"Content-Disposition": disposition})
 
     @app.delete("/v1/documents/{doc_id}", response_model=DeletedOut, tags=["documents"])
     async def delete(doc_id: str, caller: CallerDep) -> DeletedOut:
@@ -377,6 +450,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     async def query(req: QueryRequest, caller: CallerDep) -> Any:
         started = time.perf_counter()
+        timeout_s = req.timeout_s or settings.query_timeout_s
+        extend_deadline(timeout_s)  # a 503 or 504 within the client's timeout, never later
         query_settings_ = query_settings(req)
         doc_ids = await resolve_documents(req.doc_ids, caller)
         live = b()
@@ -384,14 +459,18 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         with correlated(query_id=query_id):
             record = QueryRecord(query_id=query_id, question=req.question, doc_ids=doc_ids,
                                  settings=query_settings_, tenant=caller.tenant)
-            timeout_s = req.timeout_s or settings.query_timeout_s
             # Past its deadline no stage works on the query any more: an overload drains. An
             # async query without an explicit timeout has no deadline (its client polls).
             deadline = None if req.run_async and not req.timeout_s else record.created_at + timedelta(seconds=timeout_s)
             event = QueryReceived(query_id=query_id, question=req.question, doc_ids=doc_ids,
                                   settings=query_settings_, tenant=caller.tenant, deadline=deadline)
+
+            def publish() -> Awaitable[None]:
+                remaining = timeout_s - (time.perf_counter() - started)
+                return bounded(bus.publish(event), "Kafka", max(0.1, min(settings.publish_timeout_s, remaining)))
+
             if req.run_async:
-                await asyncio.gather(live.queries.create(record), bus.publish(event))
+                await asyncio.gather(live.queries.create(record), publish())
                 return JSONResponse(QueryAccepted(query_id=query_id, status=QueryStatus.PENDING).model_dump(mode="json"),
                                     status_code=202)
             live.waiter.expect(query_id)
@@ -399,8 +478,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             try:
                 # The pending row is only for GET /v1/queries/{id}; the stages never read it, so
                 # it is written while the query is already on its way.
-                await asyncio.gather(live.queries.create(record), bus.publish(event))
-                finished = await live.waiter.wait(query_id, timeout_s)
+                await asyncio.gather(live.queries.create(record), publish())
+                finished = await live.waiter.wait(query_id, timeout_s - (time.perf_counter() - started))
             finally:
                 live.waiter.forget(query_id)
                 INFLIGHT_QUERIES.dec()

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
@@ -31,6 +31,19 @@ def error_details(errors: Sequence[Any]) -> list[dict[str, Any]]:
         details.append({"loc": loc, "msg": shortened(str(error.get("msg", "")), MAX_MESSAGE_CHARS),
                         "type": str(error.get("type", ""))})
     return details
+
+
+def invalid(loc: tuple[str | int, ...], msg: str, error_type: str = "value_error") -> HTTPException:
+    """A 422 a route raises itself, shaped like a validation error (`detail`: a list of `loc`,
+    `msg`, `type`), as the OpenAPI schema declares every 422."""
+    return HTTPException(422, [{"loc": list(loc), "msg": shortened(msg, MAX_MESSAGE_CHARS), "type": error_type}])
+
+
+def detail_text(detail: Any) -> str:
+    """An HTTP error's detail as one line of text (a validation list: its messages)."""
+    if isinstance(detail, list):
+        return "; ".join(str(error.get("msg", "")) for error in detail if isinstance(error, dict))
+    return str(detail)
 
 
 def install_validation_handler(app: FastAPI) -> None:

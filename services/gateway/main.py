@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import logging
-import os
 
 from services.gateway.app import create_app
-from shared.adapters.logs import configure_logging
+from shared.adapters.logs import configure_service_logging
+from shared.settings import get_settings
 
 # uvicorn worker processes import this module afresh: give them the same JSON logs.
 if not logging.getLogger().handlers:
-    configure_logging(os.environ.get("TREERAG_LOG_LEVEL", "INFO"))
-    logging.getLogger("aiokafka").setLevel(logging.WARNING)
+    configure_service_logging(get_settings())
 
 app = create_app()

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from shared.adapters.mongo.queries import QueryRecord, QueryStatus
 from shared.model.documents import BuilderName, DocumentRecord, DocumentStatus
 from shared.model.events import QueryOutcome, StageTiming
+from shared.model.formats import DocumentFormat
 from shared.model.query import (
     DOC_IDS_MAX,
     QUESTION_MAX_CHARS,
@@ -21,6 +22,9 @@ from shared.model.query import (
     TraversalStats,
     VisitedSection,
 )
+
+
+QUERY_TIMEOUT_MAX_S = 600.0
 
 
 class UploadAccepted(BaseModel):
@@ -35,9 +39,25 @@ class UploadAccepted(BaseModel):
     )
 
 
+class FileUploadResult(BaseModel):
+    """One file of a several-file upload: accepted (`document`) or refused (`error`)."""
+
+    file_name: str
+    status_code: int = Field(description="202 when accepted; else the status a one-file upload would get.")
+    document: UploadAccepted | None = None
+    error: str | None = None
+
+
+class UploadsAccepted(BaseModel):
+    files: list[FileUploadResult] = Field(description="One result per file, in the order sent.")
+    accepted: int
+    refused: int
+
+
 class DocumentOut(BaseModel):
     doc_id: str
     file_name: str
+    format: DocumentFormat
     title: str
     status: DocumentStatus
     reason: str | None
@@ -82,7 +102,7 @@ class QueryRequest(BaseModel):
         description="Any QuerySettings field (max_depth, beam_width, token_budget...), each within its bounds.",
     )
     run_async: bool = Field(default=False, alias="async", description="Return 202 at once with the query_id.")
-    timeout_s: float | None = Field(default=None, gt=0, le=600, description="How long to wait for the answer.")
+    timeout_s: float | None = Field(default=None, gt=0, le=QUERY_TIMEOUT_MAX_S, description="How long to wait for the answer.")
 
 
 class Timings(BaseModel):

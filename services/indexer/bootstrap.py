@@ -18,4 +18,7 @@ async def build(ports: StagePorts) -> IndexerHandlers:
         page_delay_s=own.page_delay_ms / 1000,
         max_poll_interval_s=own.max_poll_interval_s,
         embedder=make_embedder(ports.settings),
+        ocr=ports.settings.ocr,
+        ocr_languages=ports.settings.ocr_languages,
+        ocr_workers=ports.settings.ocr_workers,
     )

@@ -11,11 +11,12 @@ from __future__ import annotations
 import ctypes
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
+from PIL import Image
 
 from services.indexer.errors import (
     CorruptPdfError,
@@ -24,6 +25,7 @@ from services.indexer.errors import (
     NotAPdfError,
     TooManyPagesError,
 )
+from services.indexer.ocr import OCR_DPI, OcrPage, TesseractOcr, snap_sizes
 
 logger = logging.getLogger(__name__)
 
@@ -34,6 +36,9 @@ _LAST_WORD_CHAR = re.compile(r"\w(?=\W*$)")
 # becomes "-" (normalisation joins the word again); inside a line pdfium has already joined the
 # word, so the mark goes. Tabs separate words.
 _BREAK_MARKS = ("\x02", "\ufffe")
+# A page with fewer characters than this has no usable text layer (a scanned page, or one whose
+# only text is a stamp or a page number).
+MIN_PAGE_CHARS = 20
 
 
 def _clean(text: str) -> str:
@@ -92,6 +97,11 @@ class PdfContent:
     styles_reliable: bool = True
     # The largest text on the first page (usually the document's title), "" when none stands out.
     cover_title: str = ""
+    # Pages without a text layer whose text was recognised (1-based), and why others were not.
+    ocr_pages: list[int] = field(default_factory=list)
+    ocr_errors: list[str] = field(default_factory=list)
+    # False for documents paginated here (DOCX, HTML, Markdown, text): no printed furniture.
+    printed: bool = True
 
 
 def open_document(data: bytes, max_pages: int) -> pdfium.PdfDocument:
@@ -297,18 +307,68 @@ def _first_page_lines(pdf: pdfium.PdfDocument) -> list[Line]:
         pdfium_c.FPDF_ClosePage(page)
 
 
+def has_text(page_text: str) -> bool:
+    return len(page_text.strip()) >= MIN_PAGE_CHARS
+
+
+def _recognise(
+    pdf: pdfium.PdfDocument,
+    indices: list[int],
+    ocr: TesseractOcr,
+    pages: list[str],
+    layouts: list[PageLayout] | None,
+    progress: Callable[[int], None] | None,
+) -> tuple[list[int], list[str]]:
+    """OCR of the pages at `indices` into `pages` (and their lines into `layouts`)."""
+    scale = OCR_DPI / 72
+
+    def images() -> Iterator[Image.Image]:
+        # Rendered in this thread as the engine asks for them: pdfium is not thread-safe.
+        for index in indices:
+            page = pdf[index]
+            try:
+                yield page.render(scale=scale, grayscale=True).to_pil()
+            finally:
+                page.close()
+
+    recognised: dict[int, OcrPage] = {}
+    errors: list[str] = []
+    for index, result in zip(indices, ocr.recognise(images()), strict=True):
+        if result.error:
+            errors.append(f"page {index + 1}: {result.error}")
+        elif result.text.strip():
+            pages[index] = result.text
+            recognised[index] = result
+        if progress is not None:
+            progress(1)
+    snap_sizes([line for result in recognised.values() for line in result.lines])
+    if layouts is not None:
+        for index, result in recognised.items():
+            layouts[index] = _ocr_layout(pdf, index, result)
+    return [index + 1 for index in recognised], errors
+
+
+def _ocr_layout(pdf: pdfium.PdfDocument, index: int, result: OcrPage) -> PageLayout:
+    width, height = pdf.get_page_size(index)
+    lines = [Line(text=ln.text, size=ln.size, bold=False, left=ln.left, top=ln.top) for ln in result.lines]
+    return PageLayout(width=width, height=height, lines=lines)
+
+
 def extract_content(
     pdf: pdfium.PdfDocument,
     with_layout: bool,
     progress: Callable[[int], None] | None = None,
     outline: list[OutlineEntry] | None = None,
+    ocr: TesseractOcr | None = None,
 ) -> PdfContent:
-    """Text of every page (and line layout when asked), in one pass over the pages."""
+    """Text of every page (and line layout when asked), in one pass over the pages; with `ocr`,
+    pages without a text layer are then recognised from their image."""
     count = len(pdf)
     pages: list[str] = []
     layouts: list[PageLayout] | None = [] if with_layout else None
     sampler = _LineSampler() if with_layout else None
     unreadable: list[int] = []
+    textless: list[int] = []
     for index in range(count):
         text = ""
         layout = PageLayout(0.0, 0.0)
@@ -328,10 +388,13 @@ def extract_content(
         pages.append(_clean(text))
         if layouts is not None:
             layouts.append(layout)
-        if progress is not None:
+        if page and ocr is not None and not has_text(pages[-1]):
+            textless.append(index)  # its progress is reported once it is recognised
+        elif progress is not None:
             progress(1)
     if len(unreadable) == count:
         raise CorruptPdfError("no page could be read")
+    ocr_pages, ocr_errors = _recognise(pdf, textless, ocr, pages, layouts, progress) if ocr else ([], [])
     cover_lines = layouts[0].lines if layouts else _first_page_lines(pdf)
     return PdfContent(
         page_count=count,
@@ -342,4 +405,6 @@ def extract_content(
         unreadable_pages=unreadable,
         styles_reliable=sampler is None or sampler.named_fonts >= sampler.unnamed_fonts,
         cover_title=_cover_title(cover_lines),
+        ocr_pages=ocr_pages,
+        ocr_errors=ocr_errors,
     )

@@ -1,6 +1,6 @@
 """Indexer stage: `document.uploaded` -> pages, tree and record stored -> `tree.built`.
 
-A PDF that cannot be indexed is an answer, not an error: the record gets status `failed` with
+A document that cannot be indexed is an answer, not an error: the record gets status `failed` with
 the one-line reason and `document.failed` is published; the stage goes on with the next one.
 """
 
@@ -11,8 +11,8 @@ import logging
 import time
 from collections.abc import Callable
 
-from services.indexer.errors import PdfError
-from services.indexer.pipeline import IndexOptions, index_pdf
+from services.indexer.errors import DocumentError
+from services.indexer.pipeline import IndexOptions, OcrMode, index_document
 from shared.adapters.llm.client import LLMClient
 from shared.adapters.logs import log_fields
 from shared.adapters.metrics import DOCUMENTS, PAGES_INDEXED, TREE_BUILD_SECONDS
@@ -57,6 +57,9 @@ class IndexerHandlers:
         page_delay_s: float = 0.0,
         embedder: Embedder | None = None,
         max_poll_interval_s: float = 1800.0,
+        ocr: OcrMode = "auto",
+        ocr_languages: str = "eng",
+        ocr_workers: int = 0,
     ) -> None:
         self.repo = repo
         self.bus = bus
@@ -66,6 +69,7 @@ class IndexerHandlers:
         self.page_delay_s = page_delay_s
         self.embedder = embedder
         self.max_poll_interval_s = max_poll_interval_s
+        self.ocr_options = {"ocr": ocr, "ocr_languages": ocr_languages, "ocr_workers": ocr_workers}
 
     def _progress(self) -> Callable[[int], None] | None:
         if self.page_delay_s <= 0:
@@ -101,13 +105,14 @@ class IndexerHandlers:
         if data is None:
             raise PermanentError(f"the PDF bytes of {event.doc_id} are not in GridFS ({event.pdf_ref}); upload it again")
         await self._mark_indexing(event, previous)
-        options = IndexOptions(**{"max_pages": self.max_pages, **event.index_options})
+        options = IndexOptions(**{"max_pages": self.max_pages, **self.ocr_options, **event.index_options})
         try:
             # Extraction and tree building are CPU work: a worker thread keeps heartbeats going.
             indexed = await asyncio.to_thread(
-                index_pdf, data, event.file_name, options, self.llm, self._progress(), self.embedder, event.doc_id
+                index_document, data, event.file_name, options, self.llm, self._progress(), self.embedder,
+                event.format, event.doc_id,
             )
-        except PdfError as exc:
+        except DocumentError as exc:
             await self._fail(event, str(exc), type(exc).__name__)
             await self.ledger.mark_done(STAGE, event.event_id)
             return

@@ -1,6 +1,7 @@
-"""Indexing one PDF: bytes in, verified section tree plus full page text out.
+"""Indexing one document: bytes in, verified section tree plus full page text out.
 
-Pure: no storage, no transport. The CLI and the indexer service both call `index_pdf`.
+Pure: no storage, no transport. The CLI and the indexer service both call `index_document`
+(PDFs, and DOCX, HTML, Markdown and text files, which get pages of their own).
 """
 
 from __future__ import annotations
@@ -10,15 +11,22 @@ import re
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from services.indexer.errors import NotAPdfError, TooManyPartsError, UnsupportedFormatError
 from services.indexer.extract import (
+    OutlineEntry,
     PdfContent,
     extract_content,
     has_outline,
+    has_text,
     open_document,
 )
+from services.indexer.formats import read_text_document
+from services.indexer.formats.paginate import paginate
+from services.indexer.ocr import OcrNotInstalledError, TesseractOcr, make_ocr
 from services.indexer.furniture import content_lines, find_furniture
 from services.indexer.layout import build_layout_tree
 from services.indexer.nesting import assign_ids, relevel
@@ -35,14 +43,17 @@ from shared.model.documents import (
     DocumentTree,
     IndexedDocument,
 )
+from shared.model.formats import FORMAT_NAMES, DocumentFormat, sniff_format
 from shared.model.ids import BuilderChoice, content_id
 from shared.model.tree import TreeNode, count_nodes
 from shared.ports.model_roles import Embedder
 
 logger = logging.getLogger(__name__)
 
-# A page with fewer characters than this has no usable text layer.
-_MIN_PAGE_CHARS = 20
+OcrMode = Literal["auto", "off"]
+# What became of pages without a text layer: OCR switched off, not installed, or run.
+OcrState = Literal["off", "missing", "ran"]
+
 # Below this share of pages with text, the PDF is treated as scanned (image-only).
 _MIN_TEXT_SHARE = 0.1
 
@@ -57,22 +68,28 @@ class IndexOptions(BaseModel):
     max_leaf_pages: int = Field(default=10, ge=1, description="Longer leaves are split further.")
     summary_sentences: int = Field(default=3, ge=0, le=10)
     domain: str = Field(default="general", description="Template hint for the LLM builder.")
+    ocr: OcrMode = Field(default="auto", description="auto: recognise pages without a text layer (Tesseract).")
+    ocr_languages: str = Field(default="eng", description="Tesseract languages, e.g. 'eng+deu'.")
+    ocr_workers: int = Field(default=0, ge=0, description="Pages recognised at once; 0: one per core.")
 
 
-def _text_warning(pages: list[str]) -> tuple[bool, str | None]:
-    """(image_only, warning) from how many pages carry a text layer."""
-    empty = [i + 1 for i, page in enumerate(pages) if len(page.strip()) < _MIN_PAGE_CHARS]
+def _text_warning(pages: list[str], ocr: OcrState) -> tuple[bool, str | None]:
+    """(image_only, warning) from how many pages carry text (after OCR, when it ran)."""
+    empty = [i + 1 for i, page in enumerate(pages) if not has_text(page)]
     with_text = len(pages) - len(empty)
+    how = {
+        "off": "run OCR first (e.g. `ocrmypdf in.pdf out.pdf`) and index the result, or set TREERAG_OCR=auto",
+        "missing": "no OCR engine is installed: install Debian's tesseract-ocr (`make ocr`) and index it again",
+        "ran": "OCR found no text on them either (blank pages, pictures, or a script other than "
+        "TREERAG_OCR_LANGUAGES)",
+    }[ocr]
     if with_text <= _MIN_TEXT_SHARE * len(pages):
         return True, (
             f"no text layer on {len(empty)} of {len(pages)} pages (scanned or image-only PDF): "
-            "run OCR first (e.g. `ocrmypdf in.pdf out.pdf`) and index the result; "
-            "built page windows only"
+            f"{how}; built page windows only"
         )
     if len(empty) > 0.25 * len(pages):
-        return False, (
-            f"{len(empty)} of {len(pages)} pages have no text layer; OCR them for full coverage"
-        )
+        return False, f"{len(empty)} of {len(pages)} pages have no text; {how}"
     return False, None
 
 
@@ -117,6 +134,106 @@ def _document_title(content: PdfContent, furniture: frozenset[str], file_name: s
     return first[0][:120] if first else Path(file_name).stem
 
 
+def _ocr_engine(options: IndexOptions) -> TesseractOcr | None:
+    try:
+        return make_ocr(options.ocr, options.ocr_languages, options.ocr_workers)
+    except OcrNotInstalledError as exc:
+        # Said only when a page needs it (see _text_warning); text PDFs index as before.
+        logger.info("OCR unavailable", extra=log_fields(reason=str(exc)))
+        return None
+
+
+def _read_pdf(
+    data: bytes, options: IndexOptions, progress: Callable[[int], None] | None, warnings: list[str]
+) -> tuple[PdfContent, list[OutlineEntry], bool]:
+    """(content, usable outline, image_only) of a PDF; OCR'd pages count as pages with text."""
+    ocr = _ocr_engine(options)
+    pdf = open_document(data, options.max_pages)
+    try:
+        wants_outline = options.builder in ("auto", "outline")
+        expects_outline = wants_outline and has_outline(pdf)
+        needs_layout = options.builder != "windows" and not expects_outline
+        content = extract_content(pdf, with_layout=needs_layout, progress=progress, ocr=ocr)
+        outline = usable_outline(content.outline) if wants_outline else []
+        if expects_outline and not outline and options.builder != "windows":
+            # Bookmarks without page targets: read the layout after all.
+            content = extract_content(pdf, with_layout=True, ocr=ocr)
+    finally:
+        pdf.close()
+    if options.builder == "outline" and not outline:
+        warnings.append("the PDF has no usable outline (bookmarks); built the tree from its layout")
+    if content.unreadable_pages:
+        warnings.append(
+            f"{len(content.unreadable_pages)} page(s) could not be read and are empty: "
+            f"{content.unreadable_pages[:10]}"
+        )
+    if content.ocr_pages:
+        warnings.append(
+            f"{len(content.ocr_pages)} of {content.page_count} pages had no text layer; their text was "
+            "recognised by OCR (Tesseract) and may hold recognition errors"
+        )
+    if content.ocr_errors:
+        warnings.append(f"OCR failed on {len(content.ocr_errors)} page(s): {'; '.join(content.ocr_errors[:3])}")
+    ocr_state: OcrState = "off" if options.ocr == "off" else "missing" if ocr is None else "ran"
+    image_only, text_warning = _text_warning(content.pages, ocr_state)
+    if text_warning:
+        warnings.append(text_warning)
+    return content, outline, image_only
+
+
+def _read_text_document(
+    data: bytes, fmt: DocumentFormat, options: IndexOptions, progress: Callable[[int], None] | None
+) -> PdfContent:
+    """A DOCX, HTML, Markdown or text file as pages and an outline (see formats/paginate.py)."""
+    document = read_text_document(data, fmt)
+    paginated = paginate(document.blocks)
+    if len(paginated.pages) > options.max_pages:
+        raise TooManyPartsError(FORMAT_NAMES[fmt], len(paginated.pages), options.max_pages)
+    if progress is not None:
+        progress(len(paginated.pages))
+    return PdfContent(
+        page_count=len(paginated.pages),
+        pages=paginated.pages,
+        layouts=None,
+        outline=paginated.outline,
+        metadata_title=document.title,
+        printed=False,
+    )
+
+
+def index_document(
+    data: bytes,
+    file_name: str,
+    options: IndexOptions | None = None,
+    llm: object | None = None,
+    progress: Callable[[int], None] | None = None,
+    embedder: Embedder | None = None,
+    fmt: DocumentFormat | None = None,
+    doc_id: str | None = None,
+) -> IndexedDocument:
+    """Index one document: a PDF, or a DOCX, HTML, Markdown or text file. `fmt` is the format
+    the file was accepted as (the gateway's reading of an upload); without it, the file's name,
+    else its bytes decide. Raises a services.indexer.errors.DocumentError subclass when the file
+    cannot be indexed. `doc_id`: the id to store it under (see index_pdf)."""
+    fmt = fmt or sniff_format(data, file_name)
+    if fmt is None:
+        if not data:
+            raise NotAPdfError("the file is empty")
+        raise UnsupportedFormatError("binary data that is none of these")
+    if fmt is DocumentFormat.PDF:
+        return index_pdf(data, file_name, options, llm, progress, embedder, doc_id)
+    options = options or IndexOptions()
+    started = time.perf_counter()
+    content = _read_text_document(data, fmt, options, progress)
+    # The document's own headings are its outline; the LLM and windows builders still apply.
+    outline = usable_outline(content.outline) if options.builder not in ("windows", "llm") else []
+    indexed = _index_content(
+        doc_id or content_id(data), content, outline, False, file_name, options, llm, embedder, started, []
+    )
+    indexed.record.format = fmt
+    return indexed
+
+
 def index_pdf(
     data: bytes,
     file_name: str,
@@ -136,32 +253,26 @@ def index_pdf(
     started = time.perf_counter()
     doc_id = doc_id or content_id(data)
     warnings: list[str] = []
+    content, outline, image_only = _read_pdf(data, options, progress, warnings)
+    return _index_content(doc_id, content, outline, image_only, file_name, options, llm, embedder, started, warnings)
 
-    pdf = open_document(data, options.max_pages)
-    try:
-        wants_outline = options.builder in ("auto", "outline")
-        expects_outline = wants_outline and has_outline(pdf)
-        needs_layout = options.builder != "windows" and not expects_outline
-        content = extract_content(pdf, with_layout=needs_layout, progress=progress)
-        outline = usable_outline(content.outline) if wants_outline else []
-        if expects_outline and not outline and options.builder != "windows":
-            # Bookmarks without page targets: read the layout after all.
-            content = extract_content(pdf, with_layout=True)
-    finally:
-        pdf.close()
-    if options.builder == "outline" and not outline:
-        warnings.append("the PDF has no usable outline (bookmarks); built the tree from its layout")
 
+def _index_content(
+    doc_id: str,
+    content: PdfContent,
+    outline: list[OutlineEntry],
+    image_only: bool,
+    file_name: str,
+    options: IndexOptions,
+    llm: object | None,
+    embedder: Embedder | None,
+    started: float,
+    warnings: list[str],
+) -> IndexedDocument:
+    """Tree, verification, summaries and vectors from the pages: the same for every format."""
     pages = content.pages
-    if content.unreadable_pages:
-        warnings.append(
-            f"{len(content.unreadable_pages)} page(s) could not be read and are empty: "
-            f"{content.unreadable_pages[:10]}"
-        )
-    image_only, text_warning = _text_warning(pages)
-    if text_warning:
-        warnings.append(text_warning)
-    furniture = find_furniture(pages)
+    # Running headers and footers are printed things: a converted document has none.
+    furniture = find_furniture(pages) if content.printed else frozenset()
 
     nodes: list[TreeNode] = []
     builder = BuilderName.WINDOWS

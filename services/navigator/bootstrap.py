@@ -5,6 +5,7 @@ from __future__ import annotations
 from services.navigator.handlers import NavigatorHandlers
 from services.navigator.index_cache import IndexCache
 from services.navigator.llm_scoring import LLMNodeScorer
+from services.navigator.settings import NavigatorSettings
 from shared.adapters.cache import AnswerCache
 from shared.adapters.embeddings import make_embedder
 from shared.adapters.llm import make_llm
@@ -21,4 +22,5 @@ async def build(ports: StagePorts) -> NavigatorHandlers:
         scorer=scorer,
         cache=AnswerCache(ports.repository),
         answered_by=answering_name(generator_name(llm), scorer) + answer_key_suffix(ports.settings.nli),
+        warm=NavigatorSettings().warm,
     )

@@ -46,8 +46,10 @@ class NavigatorHandlers:
         scorer: NodeScorer | None = None,
         cache: AnswerCache | None = None,
         answered_by: str = EXTRACTIVE,
+        warm: bool = True,
     ) -> None:
         self.indexes = indexes
+        self.warm = warm
         self.bus = bus
         self.queries = queries
         self.done = RecentKeys()
@@ -57,9 +59,11 @@ class NavigatorHandlers:
         self.ranker = shipped_model().digest()  # and the model that ranks pages (fixed per process)
 
     async def on_tree_built(self, event: TreeBuilt, delivery: Delivery) -> None:
-        """A new or rebuilt tree: build its index now, before a query waits for it."""
+        """A new or rebuilt tree: the older index goes; the new one is built now, before a query
+        waits for it, when warming is on (else by the first query that asks the document)."""
         self.indexes.forget(event.doc_id)
-        await self.indexes.warm(event.doc_id)
+        if self.warm:
+            await self.indexes.warm(event.doc_id)
 
     async def on_document_deleted(self, event: DocumentDeleted, delivery: Delivery) -> None:
         """Nothing of a deleted document stays in memory: its index and cached answers."""

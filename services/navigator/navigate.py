@@ -556,7 +556,10 @@ def navigate(
     if stats.scorer_fallbacks:
         warnings.append(f"node scoring by model failed {stats.scorer_fallbacks} time(s); lexical scores used")
     passages.sort(key=lambda p: (-p.score, p.doc_id, p.pages[0] if p.pages else 0, p.node_id))
-    passages = passages[: max(1, int(MAX_PASSAGES_PER_WIDTH * settings.beam_width))]
+    # The fused ranking hands over `context_pages` pages (the compressor fits them to the token
+    # budget); the walk's own order is capped by the beam's width.
+    fused = found.candidates is not None and settings.ranking == "fused"
+    passages = passages[: settings.context_pages if fused else max(1, int(MAX_PASSAGES_PER_WIDTH * settings.beam_width))]
     stats.elapsed_ms = round((time.perf_counter() - started) * 1000, 3)
     logger.debug(
         "navigated",

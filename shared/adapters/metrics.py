@@ -15,9 +15,12 @@ import atexit
 import logging
 import os
 import re
+import socket
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Protocol, get_args
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 
 def multiprocess_dir() -> Path | None:
@@ -39,10 +42,12 @@ from prometheus_client import (  # noqa: E402
     Gauge,
     Histogram,
     generate_latest,
-    start_http_server,
+    make_wsgi_app,
 )
+from prometheus_client.exposition import ThreadingWSGIServer  # noqa: E402
 from prometheus_client.metrics_core import CounterMetricFamily, Metric  # noqa: E402
 
+from shared.adapters.health import StageHealth, with_health  # noqa: E402
 from shared.adapters.logs import log_fields  # noqa: E402
 from shared.model.documents import BuilderName  # noqa: E402
 from shared.model.query import NavigationResult  # noqa: E402
@@ -292,12 +297,31 @@ def _mark_dead_at_exit() -> None:
     atexit.register(lambda: multiprocess.mark_process_dead(pid, str(directory)))
 
 
-_serving: dict[int, Any] = {}
+_serving: dict[int, WSGIServer] = {}
 
 
-def start_metrics_server(port: int, addr: str = "127.0.0.1") -> bool:
+class _QuietHandler(WSGIRequestHandler):
+    """No line on stderr per scrape or probe."""
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class' name
+        return None
+
+
+def _serve(port: int, addr: str, health: StageHealth | None) -> WSGIServer:
+    app = make_wsgi_app(metrics_registry())
+    # An IPv6 address (TREERAG_METRICS_HOST=::) needs a server of that family.
+    family = socket.getaddrinfo(addr, port, type=socket.SOCK_STREAM)[0][0]
+    server_class = type("MetricsServer", (ThreadingWSGIServer,), {"address_family": family})
+    server = make_server(addr, port, with_health(app, health) if health else app, server_class,
+                         handler_class=_QuietHandler)
+    threading.Thread(target=server.serve_forever, name=f"metrics-{port}", daemon=True).start()
+    return server
+
+
+def start_metrics_server(port: int, addr: str = "127.0.0.1", health: StageHealth | None = None) -> bool:
     """Serve /metrics for this stage process on `addr:port` in a daemon thread (loopback unless
-    TREERAG_METRICS_HOST says otherwise: a container's scraper needs 0.0.0.0 inside its network).
+    TREERAG_METRICS_HOST says otherwise: a container's scraper needs 0.0.0.0 inside its network),
+    and /healthz and /readyz from `health` when given (the probes of an orchestrator).
 
     Returns True when this process serves, False when the port is taken by another worker of the
     same stage in multiprocess mode (that worker then serves the aggregate, so this one only
@@ -309,7 +333,7 @@ def start_metrics_server(port: int, addr: str = "127.0.0.1") -> bool:
         return True
     directory = multiprocess_dir()
     try:
-        _serving[port] = start_http_server(port, addr=addr, registry=metrics_registry())
+        _serving[port] = _serve(port, addr, health)
     except OSError as exc:
         if directory is not None:
             logger.info(

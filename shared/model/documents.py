@@ -9,6 +9,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from shared.model.clock import utc_now
+from shared.model.formats import DocumentFormat
 from shared.model.tree import TreeNode
 
 
@@ -27,8 +28,12 @@ class DocumentStatus(StrEnum):
 
 
 class DocumentRecord(BaseModel):
-    doc_id: str = Field(description="SHA-256 of the PDF bytes (hex, first 16 chars).")
+    doc_id: str = Field(description="SHA-256 of the file's bytes (hex, first 16 chars).")
     file_name: str
+    format: DocumentFormat = Field(
+        default=DocumentFormat.PDF,
+        description="pdf, or docx/html/markdown/text: their pages are text only (no page image).",
+    )
     title: str = ""
     page_count: int = 0
     builder: BuilderName | None = None

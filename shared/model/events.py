@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field
 
 from shared.model.clock import utc_now
 from shared.model.documents import BuilderName
+from shared.model.formats import DocumentFormat
 from shared.model.query import (
     DOC_IDS_MAX,
     PATH_MAX_ENTRIES,
@@ -82,6 +83,9 @@ class DocumentUploaded(DocumentEvent):
         default_factory=dict, description="Fields of the indexer's IndexOptions (builder...)."
     )
     rebuild: bool = Field(default=False, description="Index again even when a tree exists.")
+    format: DocumentFormat | None = Field(
+        default=None, description="The format the gateway read the upload as; None: the indexer sniffs it."
+    )
 
 
 class TreeBuilt(DocumentEvent):

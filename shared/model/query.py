@@ -56,7 +56,10 @@ class QuerySettings(BaseModel):
         default="fused",
         description="fused: the fitted model orders the tree's and BM25's pages; tree: the walk's own order.",
     )
-    context_pages: int = Field(default=8, ge=1, le=100, description="Pages the fused ranking hands to the answerer.")
+    context_pages: int = Field(
+        default=16, ge=1, le=100,
+        description="Pages the fused ranking hands to the compressor, which fits them to token_budget.",
+    )
     contradicted: Literal["drop", "flag"] = Field(
         default="drop",
         description="A model answer's sentences its cited pages contradict: dropped, or kept and flagged.",

@@ -105,3 +105,36 @@ def test_index_refuses_a_file_named_with_control_characters(tmp_path, capsys) ->
     assert main(["index", str(path), "--store", str(store)]) == 1
     assert "control characters (U+001B)" in capsys.readouterr().err
     assert not list((store / "documents").glob("*.json"))
+
+
+def test_index_folder_on_two_workers_skips_what_is_stored_and_counts_failures(files, tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    folder = tmp_path / "folder"
+    (folder / "sub" / "deeper").mkdir(parents=True)
+    (folder / ".hidden").mkdir()
+    manual, _ = pdfs.manual_pdf()
+    pdfs.write(folder, "manual.pdf", manual)
+    pdfs.write(folder / "sub", "copy-of-manual.PDF", manual)
+    pdfs.write(folder / "sub" / "deeper", "plain.pdf", pdfs.plain_pdf(pages=3))
+    pdfs.write(folder / "sub", "notes.pdf", pdfs.not_a_pdf())
+    pdfs.write(folder / ".hidden", "skipped.pdf", pdfs.plain_pdf(pages=1))
+    (folder / "image.png").write_bytes(b"\x89PNG not a document type")
+    store = tmp_path / "store"
+
+    code = main(["index", str(folder), "--store", str(store), "--workers", "2"])
+    out, err = capsys.readouterr()
+    assert code == 1  # one bad file: reported and counted, the others indexed
+    assert "notes.pdf" in err and "not a PDF" in err
+    assert "4 files: 2 indexed, 1 skipped, 1 failed" in out
+    assert "same content as" in out
+    assert len(list((store / "documents").glob("*.json"))) == 2
+
+    (folder / "sub" / "notes.pdf").unlink()
+    assert main(["index", str(folder), "--store", str(store), "--workers", "2"]) == 0
+    out, _ = capsys.readouterr()
+    assert "3 files: 0 indexed, 3 skipped, 0 failed" in out
+
+
+def test_index_of_a_folder_without_pdfs_says_so(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "empty").mkdir()
+    assert main(["index", str(tmp_path / "empty"), "--store", str(tmp_path / "store")]) == 1
+    assert "no .pdf/" in capsys.readouterr().err

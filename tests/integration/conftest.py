@@ -76,8 +76,9 @@ def db(stack: Stack) -> Iterator[Any]:
         client.close()
 
 
-def upload(gateway: Gateway, data: bytes, file_name: str, **form: str) -> httpx.Response:
-    return gateway.post("/v1/documents", files={"file": (file_name, data, "application/pdf")}, data=form, timeout=60)
+def upload(gateway: Gateway, data: bytes, file_name: str, content_type: str = "application/pdf",
+           **form: str) -> httpx.Response:
+    return gateway.post("/v1/documents", files={"file": (file_name, data, content_type)}, data=form, timeout=60)
 
 
 def wait_document(gateway: Gateway, doc_id: str, statuses: tuple[str, ...] = ("ready", "failed"),

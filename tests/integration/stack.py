@@ -192,6 +192,8 @@ class Stack:
             "TREERAG_TOPIC_PREFIX": self.prefix,
             "TREERAG_LLM": "off",
             "TREERAG_LOG_LEVEL": "INFO",
+            # The query stages run the whole session; an indexer only in the tests that start one.
+            "TREERAG_READY_STAGES": "navigator,compressor,verifier",
             **extra,
         }
 

@@ -127,8 +127,10 @@ def test_corrupt_pdf_fails_with_its_reason_and_the_next_upload_is_unaffected(
 
 
 def test_upload_checks_type_and_size(gateway: Gateway) -> None:
-    not_pdf = upload(gateway, b"hello, this is plain text", "notes.txt")
+    not_pdf = upload(gateway, b"hello, this is plain text", "notes.pdf")
     assert not_pdf.status_code == 415 and "not a PDF" in not_pdf.json()["detail"]
+    unknown_kind = upload(gateway, bytes(range(256)) * 8, "blob", "application/octet-stream")
+    assert unknown_kind.status_code == 415 and "not a supported document" in unknown_kind.json()["detail"]
     empty = upload(gateway, b"", "empty.pdf")
     assert empty.status_code == 400
     unknown = ask(gateway, "anything?", doc_ids=["0000000000000000"])

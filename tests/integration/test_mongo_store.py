@@ -188,6 +188,49 @@ async def test_a_listing_sees_writes_from_another_process_at_once_and_is_reused_
     assert scans == 1
 
 
+async def test_the_listing_pages_newest_first_filters_by_status_and_survives_deletion(repo: MongoRepository) -> None:
+    for n in range(7):
+        status = DocumentStatus.FAILED if n in (1, 4) else DocumentStatus.READY
+        await repo.put_document(DocumentRecord(doc_id=f"doc{n}", file_name=f"f{n}.pdf", status=status))
+    await repo.put_document(DocumentRecord(doc_id="doc2", file_name="f2.pdf", status=DocumentStatus.READY))  # no move
+
+    first = await repo.list_page("default", 3)
+    assert [r.doc_id for r in first.records] == ["doc6", "doc5", "doc4"]
+    second = await repo.list_page("default", 3, first.next_position)
+    assert [r.doc_id for r in second.records] == ["doc3", "doc2", "doc1"]
+    last = await repo.list_page("default", 3, second.next_position)
+    assert [r.doc_id for r in last.records] == ["doc0"] and last.next_position is None
+
+    failed = await repo.list_page("default", 10, status=DocumentStatus.FAILED)
+    assert [r.doc_id for r in failed.records] == ["doc4", "doc1"] and failed.next_position is None
+
+    await repo.delete_document("doc5")
+    assert [r.doc_id for r in (await repo.list_page("default", 3)).records] == ["doc6", "doc4", "doc3"]
+
+
+async def test_each_tenant_lists_its_own_documents(repo: MongoRepository) -> None:
+    await repo.put_document(DocumentRecord(doc_id="a1", file_name="a.pdf", tenant="acme"))
+    await repo.put_document(DocumentRecord(doc_id="b1", file_name="b.pdf", tenant="beta"))
+    await repo.put_document(DocumentRecord(doc_id="a2", file_name="a2.pdf", tenant="acme"))
+    assert [r.doc_id for r in (await repo.list_page("acme", 10)).records] == ["a2", "a1"]
+    assert [r.doc_id for r in (await repo.list_page("beta", 10)).records] == ["b1"]
+
+
+async def test_documents_stored_before_listing_positions_are_listed_after_a_restart(repo: MongoRepository) -> None:
+    await repo.put_document(DocumentRecord(doc_id="new", file_name="new.pdf"))
+    older = DocumentRecord(doc_id="old", file_name="old.pdf").model_dump(mode="json")
+    await repo.documents.insert_one({**older, "_id": "old"})  # as an earlier version stored it
+
+    await repo.ensure_indexes()
+    assert {r.doc_id for r in (await repo.list_page("default", 10)).records} == {"new", "old"}
+
+
+async def test_an_id_lookup_searches_the_index(repo: MongoRepository) -> None:
+    await repo.put_document(DocumentRecord(doc_id="indexed", file_name="a.pdf"))
+    plan = await repo.db.command("explain", {"find": "documents", "filter": {"_id": "indexed"}})
+    assert "USING INDEX" in str(plan.get("queryPlanner")) or "IXSCAN" in str(plan.get("queryPlanner"))
+
+
 async def test_api_keys_are_stored_hashed_looked_up_listed_and_revoked(client: Any) -> None:
     mongo, name = client
     keys = MongoKeyStore(mongo, name)

@@ -49,7 +49,7 @@ def test_two_documents_with_one_name_both_stay_reachable_by_id(gateway: Gateway,
 def test_file_names_with_control_characters_are_refused_and_nothing_is_stored(gateway: Gateway, name: bytes) -> None:
     response = raw_upload(gateway, name, manual_pdf(unit=803))
     assert response.status_code == 422, response.text
-    assert "control characters" in response.json()["detail"]
+    assert "control characters" in response.json()["detail"][0]["msg"]
     listed = gateway.get("/v1/documents", timeout=10).json()
     assert all("bad" not in d["file_name"] for d in listed)
 

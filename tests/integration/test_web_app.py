@@ -179,6 +179,22 @@ def indexer_for_module(stack: Any) -> Iterator[ServiceProcess]:
         stack.stop(process)
 
 
+def test_the_list_shows_one_status_on_request(gateway: Gateway, browser: Any, uploaded: dict[str, Any]) -> None:
+    tab = Page(browser, DESKTOP)
+    try:
+        tab.page.goto(f"{gateway.url}/")
+        tab.page.locator("#documents tbody tr", has_text=FILE_NAME).wait_for()
+        tab.page.select_option("#status-filter", "failed")
+        tab.page.locator("#documents tbody tr", has_text=FILE_NAME).wait_for(state="detached")
+        rows = tab.page.locator("#documents tbody tr")
+        assert rows.filter(has_text="broken-913.pdf").count() == 1
+        assert all("Failed" in rows.nth(i).locator("td.status").inner_text() for i in range(rows.count()))
+        assert "failed document" in tab.page.locator("#list-status").inner_text()
+        tab.check("documents filtered by status")
+    finally:
+        tab.close()
+
+
 def test_delete_is_offered_exactly_when_the_api_has_it(gateway: Gateway, browser: Any, uploaded: dict[str, Any]) -> None:
     spec = gateway.get("/openapi.json", timeout=10).json()
     api_deletes = "delete" in spec["paths"]["/v1/documents/{doc_id}"]
@@ -317,6 +333,40 @@ def test_the_ask_page_fits_a_phone(gateway: Gateway, browser: Any, uploaded: dic
         assert tab.page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
         screenshot(tab.page, "ask-phone")
         tab.check("ask on a phone")
+    finally:
+        tab.close()
+
+
+def test_a_markdown_file_picked_in_the_browser_is_cited_with_its_page_text_marked(
+        gateway: Gateway, browser: Any, uploaded: dict[str, Any]) -> None:
+    """A format without page images: the viewer shows the cited page's text, the evidence marked."""
+    from tests.formats import guide_markdown
+
+    tab = Page(browser, DESKTOP)
+    try:
+        tab.page.goto(f"{gateway.url}/")
+        tab.page.set_input_files("#file-input", files=[
+            # Bytes of its own: the same guide uploaded by another test would be a duplicate here.
+            {"name": "guide-913.md", "mimeType": "text/markdown", "buffer": guide_markdown() + b"\nEdition 913.\n"},
+        ])
+        row = tab.page.locator("#documents tbody tr", has_text="guide-913.md")
+        row.locator(".status-ready").wait_for(timeout=120_000)
+        doc_id = row.get_attribute("data-doc-id")
+        tab.page.goto(f"{gateway.url}/ask")
+        tab.page.locator(f"#doc-filter option[value='{doc_id}']").wait_for(state="attached")
+        tab.page.select_option("#doc-filter", doc_id)
+        tab.page.fill("#question", "What does error code 41 mean?")
+        tab.page.locator("#ask-button").click()
+        citation = tab.page.locator("#answer-text .citation").first
+        citation.wait_for(timeout=60_000)
+        citation.click()
+        mark = tab.page.locator("#viewer-text mark")
+        mark.wait_for(timeout=30_000)
+        assert "licence key has expired" in mark.inner_text()
+        assert tab.page.locator(".page-frame").is_hidden()  # no image for a page of text
+        assert "3.2 Error codes" in tab.page.locator("#viewer-text").inner_text()
+        screenshot(tab.page, "ask-markdown")
+        tab.check("ask, a Markdown document")
     finally:
         tab.close()
 

@@ -82,3 +82,14 @@ def test_tfidf_matches_scikit_learn() -> None:
     reference = vectorizer.fit_transform(texts).toarray()
     assert abs(ours - reference).max() < 1e-9
     assert abs(query - vectorizer.transform([Q]).toarray()[0]).max() < 1e-9
+
+
+def test_a_table_that_does_not_fit_whole_still_gives_its_first_rows() -> None:
+    first = passage("The safety valve opens at a pressure of 12 bar.", 4, 0.9)
+    rows = " ".join(f"valve V{n} pressure {10 + n} bar safety" for n in range(60))  # no sentence end
+    table = passage(rows, 5, 0.8)
+    budget = count_tokens(first.text) + 80
+    context = compress(Q, [first, table], QuerySettings(token_budget=budget, dedup_threshold=1.0))
+    assert [p.pages for p in context.passages] == [[4], [5]]
+    assert context.passages[1].text.startswith("valve V0 pressure 10 bar")
+    assert context.tokens_after <= budget

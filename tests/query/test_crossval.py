@@ -57,7 +57,13 @@ def test_held_out_run_reports_every_metric_and_beats_bm25_on_contents_pages() ->
     results = results_json(cv, ["plant", "kitchen"], corpus=False)
     assert results["fold_models"] == cv.model_hashes and results["shipped_model"] == load_model().digest()
     assert "hit_at_1_minus_bm25-pages" in results["sets"]["pooled"]["treerag-auto"]
-    assert "### pooled" in markdown(results)
+    report = markdown(results)
+    assert "### pooled" in report
+    # Per question type, the product's difference from BM25 over pages, with its interval.
+    type_rows = report.split("### hit@1 per question type")[1]
+    assert "treerag-auto − bm25-pages [95% CI]" in type_rows
+    assert all(line.count("[") == 1 for line in type_rows.splitlines() if line.startswith("| ") and "---" not in line
+               and not line.startswith("| type"))
 
 
 def _outcome(system: str, item: str, hit: bool) -> Outcome:

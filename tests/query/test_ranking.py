@@ -10,8 +10,10 @@ from services.navigator.navigate import explore, navigate
 from services.navigator.ranking.features import (
     FEATURES,
     build_candidates,
+    candidate_pages,
     page_references,
 )
+from services.navigator.ranking.dense import page_vectors, question_vector
 from services.navigator.ranking.fused import ABSTENTION_FEATURES
 from services.navigator.ranking.model import (
     LEXICAL_MODEL_PATH,
@@ -24,7 +26,7 @@ from shared.text.names import named_words
 from tests.query.conftest import build
 from tests.query.documents import FILLER, indexed, node
 from tests.query.synthetic import kitchen_collection, plant_collection
-from treerag.evaluation.fitting import fit_collections
+from treerag.evaluation.fitting import Example, fit_collections, fit_linear, out_of_fold_probabilities
 
 
 def _row(question: str, index, page: int) -> dict[str, float]:  # noqa: ANN001
@@ -77,7 +79,7 @@ def test_without_embeddings_the_dense_features_are_zero_and_the_lexical_model_ra
     assert _row("How often is the pump serviced by the crew?", index, 2)["dense_page"] > 0
     monkeypatch.setenv("TREERAG_EMBEDDINGS", "off")
     row = _row("How often is the pump serviced by the crew?", index, 2)
-    assert row["dense_page"] == 0.0 and row["dense_section"] == 0.0
+    assert row["dense_page"] == 0.0 and row["dense_section"] == 0.0 and row["dense_rank"] == 0.0
     assert shipped_model() == load_model(LEXICAL_MODEL_PATH)
     assert navigate("How often is the pump serviced by the crew?", [index], QuerySettings()).passages[0].pages == [2]
 
@@ -112,7 +114,7 @@ def test_fitting_is_deterministic_and_learns_to_demote_contents_pages() -> None:
     first, lexical = fit_collections(collections, indexes, QuerySettings())
     second, _ = fit_collections(collections, indexes, QuerySettings())
     assert first.to_json() == second.to_json() and first.digest() == second.digest()
-    dense_columns = [FEATURES.index("dense_page"), FEATURES.index("dense_section")]
+    dense_columns = [FEATURES.index(name) for name in ("dense_page", "dense_section", "dense_rank")]
     assert all(lexical.ranker.coef[c] == 0.0 for c in dense_columns)
     # A fresh document of each collection: the fact's page comes first, never the contents page;
     # a question of the other collection is refused.
@@ -138,3 +140,53 @@ def test_candidate_features_are_finite_on_a_document_with_empty_pages() -> None:
     found = explore("At what pressure do valves open?", [index], QuerySettings())
     candidates = build_candidates(found.question, found.evidence)
     assert np.isfinite(candidates.matrix).all()
+
+
+def test_the_pages_closest_in_meaning_are_candidates_even_without_a_shared_word() -> None:
+    pages = [f"Opening remarks. {FILLER}"] * 30
+    index = build(indexed("f" * 16, "long.pdf", pages, [node("0001", "Remarks", 1, 30)]))
+    found = explore("How are intake filters replaced?", [index], QuerySettings())
+    evidence = found.evidence[0]
+    evidence.page_bm25[:] = 0.0  # no page shares a term with the question
+    dense = np.zeros(len(pages))
+    dense[[23, 7]] = (0.9, 0.8)
+    pages_found = candidate_pages(evidence, [], dense)
+    assert {24, 8} <= set(pages_found)
+    assert candidate_pages(evidence, [], np.zeros(len(pages))) == evidence.tree_pages  # embeddings off: none added
+
+
+def test_dense_rank_is_the_pages_rank_by_meaning_in_its_document() -> None:
+    _, indexes = plant_collection(1)
+    index = next(iter(indexes.values()))
+    question = "How often is the boiler serviced by the crew?"
+    cosines = page_vectors(index) @ question_vector(question)
+    order = [int(p) + 1 for p in np.argsort(-cosines, kind="stable")]
+    for rank, page in enumerate(order[:3]):
+        assert _row(question, index, page)["dense_rank"] == pytest.approx(1.0 / (1 + rank))
+
+
+def test_the_fused_ranking_hands_over_context_pages_pages() -> None:
+    _, indexes = plant_collection(1)
+    index = next(iter(indexes.values()))
+    question = "How often is the pump serviced by the crew?"
+    wide = navigate(question, [index], QuerySettings(context_pages=7, beam_width=1))
+    narrow = navigate(question, [index], QuerySettings(context_pages=3, beam_width=1))
+    assert len(wide.passages) == 7 and len(narrow.passages) == 3
+    assert [p.pages for p in narrow.passages] == [p.pages for p in wide.passages[:3]]
+
+
+def test_the_answer_threshold_is_set_on_probabilities_of_models_that_never_saw_the_document() -> None:
+    rng = np.random.default_rng(0)
+    groups = [f"doc-{k % 10}.pdf" for k in range(200)]
+    examples = [Example(item_id=str(k), group=g, exploration=None) for k, g in enumerate(groups)]  # type: ignore[arg-type]
+    x = rng.normal(size=(200, len(ABSTENTION_FEATURES)))
+    y = (x[:, 0] + 0.5 * rng.normal(size=200) > 0).astype(float)
+    model = fit_linear(ABSTENTION_FEATURES, x, y)
+    p = out_of_fold_probabilities(examples, x, y, model)
+    # Relabelling one document's examples changes the in-sample fit but not their own
+    # out-of-fold probabilities: those come from models fitted on the other documents.
+    mine = np.array([g == groups[0] for g in groups])
+    flipped = y.copy()
+    flipped[mine] = 1 - flipped[mine]
+    assert np.allclose(out_of_fold_probabilities(examples, x, flipped, model)[mine], p[mine])
+    assert not np.allclose(fit_linear(ABSTENTION_FEATURES, x, flipped).probability(x[mine]), model.probability(x[mine]))

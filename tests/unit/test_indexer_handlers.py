@@ -8,9 +8,12 @@ import pytest
 
 from services.indexer.handlers import IndexerHandlers
 from shared.model.delivery import Delivery, Failure, PermanentError
-from shared.model.documents import DocumentRecord, DocumentStatus
+from shared.model.documents import BuilderName, DocumentRecord, DocumentStatus
 from shared.model.events import DocumentFailed, DocumentUploaded, TreeBuilt
+from shared.model.formats import DocumentFormat
+from shared.model.tree import walk_tree
 from tests.fakes import FakeLedger, FakeRepository, PublishFailed, RecordingPublisher
+from tests.formats import guide_docx, ole_file
 from tests.pdfs import ExpectedHeading, corrupt_pdf, manual_pdf
 
 
@@ -63,6 +66,32 @@ async def test_an_uploaded_pdf_is_stored_ready_and_announced(manual: tuple[bytes
     assert (built.doc_id, built.file_name, built.tenant) == (event.doc_id, "manual.pdf", "acme")
     assert (built.version, built.page_count) == (1, record.page_count)
     assert built.node_count >= len(tree.nodes) and built.builder == record.builder
+
+
+async def test_an_uploaded_docx_is_indexed_from_its_headings() -> None:
+    indexer = Indexer()
+    event = await indexer.upload(guide_docx(), file_name="guide.docx")
+
+    await indexer.handle(event)
+
+    record = indexer.repository.documents[event.doc_id]
+    assert record.status == DocumentStatus.READY and record.format == DocumentFormat.DOCX
+    assert record.builder == BuilderName.OUTLINE
+    assert "3.2 Error codes" in [n.title for n in walk_tree(indexer.repository.trees[event.doc_id].nodes)]
+    assert indexer.bus.topics == ["tree.built"]
+
+
+async def test_a_bad_docx_fails_with_its_one_line_reason() -> None:
+    indexer = Indexer()
+    event = await indexer.upload(ole_file(encrypted=True), file_name="locked.docx")
+
+    await indexer.handle(event)
+
+    record = indexer.repository.documents[event.doc_id]
+    assert record.status == DocumentStatus.FAILED
+    assert record.reason is not None and "encrypted with a password" in record.reason and "\n" not in record.reason
+    [failed] = indexer.bus.events
+    assert isinstance(failed, DocumentFailed) and failed.error_type == "EncryptedDocumentError"
 
 
 async def test_a_redelivered_upload_is_not_indexed_again(manual: tuple[bytes, list[ExpectedHeading]]) -> None:
@@ -166,16 +195,16 @@ async def test_a_document_deleted_while_it_is_indexed_is_not_brought_back(
 
     indexer = Indexer()
     event = await indexer.upload(manual[0])
-    real_index_pdf = handlers_module.index_pdf
+    real_index_document = handlers_module.index_document
 
     def index_then_delete(*args, **kwargs):  # type: ignore[no-untyped-def]
-        indexed = real_index_pdf(*args, **kwargs)
+        indexed = real_index_document(*args, **kwargs)
         # `DELETE /v1/documents/{id}` lands while the tree is being built.
         indexer.repository.documents.pop(event.doc_id)
         indexer.repository.pdfs.pop(event.doc_id)
         return indexed
 
-    monkeypatch.setattr(handlers_module, "index_pdf", index_then_delete)
+    monkeypatch.setattr(handlers_module, "index_document", index_then_delete)
     await indexer.handle(event)
 
     assert event.doc_id not in indexer.repository.documents

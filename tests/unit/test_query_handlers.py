@@ -115,6 +115,22 @@ async def test_tree_built_warms_the_index_so_the_next_query_reads_nothing_from_t
     assert stages.bus.topics == ["nodes.selected"]
 
 
+async def test_without_warming_a_new_tree_costs_no_read_until_a_query_asks_it() -> None:
+    stages = await stages_with()
+    stages.navigator.warm = False
+    doc_id = PLANT.record.doc_id
+    await navigate(stages, question(PUMP, query_id="q1"))
+    reads = stages.repository.reads["get_tree"]
+
+    await stages.navigator.on_tree_built(tree_built(doc_id, 2), delivery("navigator", "tree.built"))
+
+    assert doc_id not in stages.indexes
+    assert stages.repository.reads["get_tree"] == reads
+    await navigate(stages, question(PUMP, query_id="q2"))
+    assert stages.repository.reads["get_tree"] == reads + 1
+    assert stages.bus.topics == ["nodes.selected", "nodes.selected"]
+
+
 async def test_a_cold_navigator_loads_the_index_on_the_first_query_only() -> None:
     stages = await stages_with()
 

@@ -1,26 +1,23 @@
-"""`treerag index FILE.pdf ...`: index PDFs into the embedded store, with a progress bar."""
+"""`treerag index FILE|DIR ...`: index PDFs and DOCX, HTML, Markdown and text files into the
+embedded store (folders recursively, on `--workers N` processes), with a progress bar; what the
+store holds already is skipped."""
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import sys
 from pathlib import Path
 
 from tqdm import tqdm
 
-from services.indexer.errors import PdfError
-from services.indexer.pipeline import IndexOptions, index_pdf
 from shared.adapters.embedded.store import EmbeddedRepository
 from shared.adapters.embeddings import EmbeddingsConfigError, make_embedder
 from shared.adapters.llm.client import BaseLLMClient
 from shared.adapters.llm.errors import LLMConfigError
-from shared.app.indexing import decide_indexing, next_version
-from shared.model.file_names import FileNameError, file_name_label
-from shared.model.ids import content_id
-from shared.model.tree import walk_tree
 from shared.settings import get_settings
+from treerag.ingest.files import INDEXABLE_SUFFIXES, expand_paths
+from treerag.ingest.indexing import FileIndexer, FileResult, cli_options, index_on_workers, triage
 from treerag.llm_options import (
     HOW_TO_CONFIGURE,
     add_llm_arguments,
@@ -33,8 +30,11 @@ logger = logging.getLogger("treerag.index")
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     settings = get_settings()
-    parser = subparsers.add_parser("index", help="Index PDF files into the store.")
-    parser.add_argument("files", nargs="+", type=Path, metavar="FILE.pdf")
+    parser = subparsers.add_parser("index", help="Index PDF, DOCX, HTML, Markdown and text files into the store.")
+    parser.add_argument("files", nargs="+", type=Path, metavar="FILE|DIR",
+                        help="Files, and folders to index every such file in (recursively).")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="Processes indexing files side by side (default 1; up to one per core helps).")
     parser.add_argument("--store", type=Path, default=settings.store_dir, help="Store folder (default ./data).")
     parser.add_argument(
         "--builder",
@@ -51,6 +51,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--max-pages", type=int, default=settings.max_pages, help="Refuse longer PDFs.")
     parser.add_argument("--force", action="store_true", help="Rebuild documents already in the store.")
+    parser.add_argument(
+        "--ocr", choices=["auto", "off"], default=settings.ocr,
+        help="auto: recognise PDF pages without a text layer with Tesseract (default; TREERAG_OCR).",
+    )
     parser.add_argument("--no-progress", action="store_true", help="No progress bar.")
     add_llm_arguments(parser)
     parser.set_defaults(func=run)
@@ -78,68 +82,56 @@ def _llm_client(args: argparse.Namespace) -> BaseLLMClient | None:
     return llm
 
 
-async def _index_all(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
+    if args.workers < 1:
+        print("error: --workers must be at least 1", file=sys.stderr)
+        return 2
     try:
         llm = _llm_client(args)
+        embedder = make_embedder()
     except ModelRequiredError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    try:
-        embedder = make_embedder()
     except EmbeddingsConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    paths = expand_paths(args.files)
+    if not paths:
+        print(f"error: no {'/'.join(INDEXABLE_SUFFIXES)} file in {', '.join(map(str, args.files))}", file=sys.stderr)
+        return 1
     repo = EmbeddedRepository(args.store)
-    options = IndexOptions(builder=args.builder, max_pages=args.max_pages, domain=args.domain)
-    failed = 0
     quiet = args.no_progress or not sys.stderr.isatty()
-    files = tqdm(args.files, desc="files", unit="file", file=sys.stderr, disable=quiet, position=0)
-    for path in files:
-        try:
-            name = file_name_label(path.name, fallback=path.name)
-        except FileNameError as exc:
-            print(f"error: {path!r}: {exc}", file=sys.stderr)
-            failed += 1
-            continue
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            print(f"error: {path}: cannot read the file ({exc.strerror or exc}); check the path", file=sys.stderr)
-            failed += 1
-            continue
-        doc_id = content_id(data)
-        existing = await repo.get_document(doc_id)
-        if existing is not None and not decide_indexing(existing, args.builder, force=args.force).index:
-            print(f"{name}: already indexed as {doc_id} ({existing.page_count} pages, {existing.builder})")
-            continue
-        pages_bar = tqdm(desc=name[:30], unit="page", file=sys.stderr, disable=quiet, leave=False, position=1)
-        try:
-            indexed = index_pdf(data, name, options, llm=llm, progress=pages_bar.update, embedder=embedder)
-        except PdfError as exc:
-            pages_bar.close()
-            print(f"error: {path}: {exc}", file=sys.stderr)
-            failed += 1
-            continue
-        pages_bar.close()
-        indexed.record.version = next_version(existing, indexed.record)
-        if existing is not None:
-            indexed.record.created_at = existing.created_at
-        await repo.put_pdf(doc_id, data)
-        await repo.put_indexed(indexed)
-        record = indexed.record
-        nodes = sum(1 for _ in walk_tree(indexed.tree.nodes))
-        verified = sum(1 for n in walk_tree(indexed.tree.nodes) if n.verified)
-        print(
-            f"{name}: {doc_id} {record.page_count} pages, {record.builder} tree, "
-            f"{nodes} sections ({verified} verified), {record.build_seconds:.2f} s"
-        )
-        for warning in record.warnings:
-            print(f"warning: {name}: {warning}", file=sys.stderr)
-    await repo.close()
+    bar = tqdm(total=len(paths), desc="files", unit="file", file=sys.stderr, disable=quiet, position=0)
+    counts = {"indexed": 0, "skipped": 0, "failed": 0}
+
+    def report(result: FileResult) -> None:
+        counts[result.outcome] += 1
+        for line in result.out:
+            bar.write(line, file=sys.stdout)
+        for line in result.err:
+            bar.write(line, file=sys.stderr)
+        bar.update()
+
+    sorted_out = triage(paths, repo, args.builder, args.force)
+    for result in sorted_out.settled:
+        report(result)
+    jobs = sorted_out.jobs
+    if args.workers > 1 and len(jobs) > 1:
+        if llm is not None:
+            llm = None  # each worker makes its own client (the usage line is per process)
+        for result in index_on_workers(jobs, args, min(args.workers, len(jobs))):
+            report(result)
+    else:
+        indexer = FileIndexer(args.store, cli_options(args), llm=llm, embedder=embedder)
+        for job in jobs:
+            pages = tqdm(desc=job.name[:30], unit="page", file=sys.stderr, disable=quiet, leave=False, position=1)
+            result = indexer.index(job, progress=pages.update)
+            pages.close()
+            report(result)
+    bar.close()
+    if len(paths) > 1:
+        print(f"{len(paths)} files: {counts['indexed']} indexed, {counts['skipped']} skipped, "
+              f"{counts['failed']} failed")
     if llm is not None:
         print(usage_line(llm))
-    return 1 if failed else 0
-
-
-def run(args: argparse.Namespace) -> int:
-    return asyncio.run(_index_all(args))
+    return 1 if counts["failed"] else 0

@@ -18,6 +18,8 @@ from treerag.evaluation.crossval import (
 )
 
 POOLED = "pooled"
+# The system the product answers with: the per-type table says how far it is from BM25 over pages.
+PRODUCT_SYSTEM = "treerag-auto"
 
 
 def git_commit(folder: Path | None = None) -> str:
@@ -105,13 +107,15 @@ def markdown(results: dict[str, Any]) -> str:
                 + f"| {row['latency_ms_p50']:.1f} |"
             )
         lines.append("")
-    lines += ["### hit@1 per question type (all sets)", "", "| type | n | " + " | ".join(
-        next(iter(results["types"].values())).keys()) + " |"]
     systems = list(next(iter(results["types"].values())).keys())
-    lines.append("|---|---|" + "---|" * len(systems))
+    compared = PRODUCT_SYSTEM if PRODUCT_SYSTEM in systems and "bm25-pages" in systems else None
+    lines += ["### hit@1 per question type (all sets)", "", "| type | n | " + " | ".join(systems)
+              + (f" | {compared} − bm25-pages [95% CI]" if compared else "") + " |"]
+    lines.append("|---|---|" + "---|" * (len(systems) + bool(compared)))
     for kind, table in results["types"].items():
         n = next(iter(table.values()))["n"]
         if not n:
             continue  # a type with no answerable question (unanswerable items: see abstention)
-        lines.append(f"| {kind} | {n} | " + " | ".join(_cell(table[s]["hit_at_1"]) for s in systems) + " |")
+        lines.append(f"| {kind} | {n} | " + " | ".join(_cell(table[s]["hit_at_1"]) for s in systems)
+                     + (f" | {_ci(table[compared], 'bm25-pages')}" if compared else "") + " |")
     return "\n".join(lines) + "\n"

@@ -11,7 +11,9 @@ pages; no model involved), with its gold pages, or none when the documents canno
    abstention features, each computed with a ranker fitted without the example's document
    (`INNER_FOLDS` folds by document), so that they look as they will on unseen documents;
 3. *answer threshold*: the lowest probability that abstains on at most
-   `FALSE_ABSTENTION_BUDGET` of the answerable training examples.
+   `FALSE_ABSTENTION_BUDGET` of the answerable training examples, each judged by an
+   abstention model fitted without its document (in-sample probabilities flatter the
+   training questions, and a threshold set on them refuses more unseen questions).
 
 Deterministic: same examples, same model (lbfgs from zeros, no random state involved).
 """
@@ -61,7 +63,7 @@ class Example:
         return np.array([float((names[doc], page) in self.gold) for doc, page in candidates.keys])
 
 
-def _fit_linear(features: Sequence[str], x: np.ndarray, y: np.ndarray) -> LinearModel:
+def fit_linear(features: Sequence[str], x: np.ndarray, y: np.ndarray) -> LinearModel:
     mean = x.mean(axis=0)
     scale = x.std(axis=0)
     scale[scale == 0] = 1.0
@@ -129,18 +131,38 @@ def abstention_rows(examples: Sequence[Example], ranker: LinearModel) -> np.ndar
 def out_of_fold_rows(examples: Sequence[Example], fallback: LinearModel) -> np.ndarray:
     """Abstention features of every example, from a ranker fitted on the other documents
     (`fallback` where too few documents are left to fit one)."""
-    groups = sorted({e.group for e in examples})
-    fold_of = {group: k % INNER_FOLDS for k, group in enumerate(groups)}
+    folds = inner_folds(examples)
     rows = np.zeros((len(examples), len(ABSTENTION_FEATURES)))
-    for fold in range(min(INNER_FOLDS, len(groups))):
-        inside = [k for k, e in enumerate(examples) if fold_of[e.group] == fold]
-        outside = [e for e in examples if fold_of[e.group] != fold]
+    for fold in np.unique(folds):
+        inside = [k for k in range(len(examples)) if folds[k] == fold]
+        outside = [e for k, e in enumerate(examples) if folds[k] != fold]
         try:
             ranker = fit_ranker(outside)
         except ValueError:
             ranker = fallback
         rows[inside] = abstention_rows([examples[k] for k in inside], ranker)
     return rows
+
+
+def inner_folds(examples: Sequence[Example]) -> np.ndarray:
+    """The inner fold of every example, by document (`INNER_FOLDS` folds)."""
+    groups = sorted({e.group for e in examples})
+    fold_of = {group: k % INNER_FOLDS for k, group in enumerate(groups)}
+    return np.array([fold_of[e.group] for e in examples], dtype=np.int64)
+
+
+def out_of_fold_probabilities(examples: Sequence[Example], x: np.ndarray, y: np.ndarray,
+                              fallback: LinearModel) -> np.ndarray:
+    """P(the documents answer) of every example from an abstention model fitted on the other
+    documents (`fallback` where the other documents hold a single class)."""
+    folds = inner_folds(examples)
+    p = np.zeros(len(examples))
+    for fold in np.unique(folds):
+        inside = folds == fold
+        outside = y[~inside]
+        model = fallback if outside.all() or not outside.any() else fit_linear(ABSTENTION_FEATURES, x[~inside], outside)
+        p[inside] = model.probability(x[inside])
+    return p
 
 
 def fit_model(examples: Sequence[Example], note: dict[str, str | int | float] | None = None) -> RankingModel:
@@ -150,8 +172,8 @@ def fit_model(examples: Sequence[Example], note: dict[str, str | int | float] | 
     y = np.array([float(e.answerable) for e in usable])
     if y.all() or not y.any():
         raise ValueError("abstention needs answerable and unanswerable examples; add off-topic pairs")
-    abstention = _fit_linear(ABSTENTION_FEATURES, x, y)
-    answerable_p = np.sort(abstention.probability(x[y == 1]))
+    abstention = fit_linear(ABSTENTION_FEATURES, x, y)
+    answerable_p = np.sort(out_of_fold_probabilities(usable, x, y, abstention)[y == 1])
     allowed = int(np.floor(FALSE_ABSTENTION_BUDGET * len(answerable_p)))
     # Rounded down: the stored threshold never abstains on more training questions than allowed.
     threshold = math.floor(float(answerable_p[allowed]) * 1e6) / 1e6
@@ -175,7 +197,7 @@ def explore_examples(
     return labelled, negatives
 
 
-DENSE_FEATURES = ("dense_page", "dense_section")
+DENSE_FEATURES = ("dense_page", "dense_section", "dense_rank")
 
 
 def without_dense(examples: Sequence[Example]) -> list[Example]:

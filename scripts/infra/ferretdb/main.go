@@ -1,6 +1,8 @@
 // Command ferretdb runs an embedded FerretDB 1.24.2 (MongoDB wire protocol on SQLite)
 // for TreeRAG's local development and integration tests.
 //
+// -postgresql-url (FERRETDB_POSTGRESQL_URL) stores in PostgreSQL instead of SQLite.
+//
 // It exists because `go install .../cmd/ferretdb@v1.24.2` panics at start (missing
 // version.txt in the module zip); the embeddable package works.
 //
@@ -40,6 +42,8 @@ func main() {
 	addr := flag.String("listen-addr", envOr("FERRETDB_LISTEN_ADDR", "127.0.0.1:27017"), "TCP listen address")
 	dataDir := flag.String("data-dir", envOr("FERRETDB_DATA_DIR", "ferretdb-data"), "SQLite data directory")
 	logLevel := flag.String("log-level", envOr("FERRETDB_LOG_LEVEL", "error"), "log level: debug, info, warn, error")
+	postgresqlURL := flag.String("postgresql-url", envOr("FERRETDB_POSTGRESQL_URL", ""),
+		"store in PostgreSQL at this URL (postgres://...) instead of SQLite files under -data-dir")
 	flag.Parse()
 
 	var level slog.Level
@@ -59,12 +63,18 @@ func main() {
 		os.Exit(1)
 	}
 
-	f, err := ferretdb.New(&ferretdb.Config{
+	config := &ferretdb.Config{
 		Listener:  ferretdb.ListenerConfig{TCP: *addr},
 		Logger:    logger,
 		Handler:   "sqlite",
 		SQLiteURL: "file:" + dir + "/", // must be file:, absolute, and end in "/"
-	})
+	}
+	if *postgresqlURL != "" {
+		config.Handler = "postgresql"
+		config.SQLiteURL = ""
+		config.PostgreSQLURL = *postgresqlURL
+	}
+	f, err := ferretdb.New(config)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "ferretdb: %v\n", err)
 		os.Exit(1)
@@ -74,8 +84,8 @@ func main() {
 	defer stop()
 
 	// Lifecycle lines go straight to stderr, whatever the log level.
-	fmt.Fprintf(os.Stderr, "%s FerretDB started addr=%s data_dir=%s pid=%d\n",
-		time.Now().UTC().Format(time.RFC3339), *addr, dir, os.Getpid())
+	fmt.Fprintf(os.Stderr, "%s FerretDB started addr=%s handler=%s data_dir=%s pid=%d\n",
+		time.Now().UTC().Format(time.RFC3339), *addr, config.Handler, dir, os.Getpid())
 
 	if err = f.Run(ctx); err != nil {
 		fmt.Fprintf(os.Stderr, "ferretdb: %v\n", err)

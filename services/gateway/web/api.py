@@ -21,6 +21,7 @@ from services.gateway.web.rendering import (
     text_layer,
 )
 from shared.model.documents import DocumentRecord
+from shared.model.formats import FORMAT_NAMES, DocumentFormat
 
 DEFAULT_SCALE = 1.5
 MAX_SCALE = 4.0
@@ -53,6 +54,11 @@ def page_router(source: Callable[[], DocumentSource]) -> APIRouter:
         record = await store.get_document(doc_id)
         if record is None or record.tenant != who.tenant:
             raise HTTPException(404, f"no document with id {shortened(doc_id, 64)!r}; GET /v1/documents lists the ids")
+        if record.format is not DocumentFormat.PDF:
+            raise HTTPException(
+                409, f"document {record.doc_id} is a {FORMAT_NAMES[record.format]} file: its pages are text with no "
+                f"image; GET /v1/documents/{record.doc_id}/pages/N gives the text of page N",
+            )
         # Doc ids are content hashes: the bytes of an id never change, so they can be kept.
         data = pdfs.get(record.doc_id)
         if data is None:

@@ -1,7 +1,7 @@
 """Candidate pages of one question and the features the fitted model ranks them on.
 
-Candidates are the union of each document's best pages by BM25 and the pages the tree walk
-selected. Every feature is general (no word list, no per-document rule) and on a 0..1 scale
+Candidates are the union of each document's best pages by BM25, its best pages by dense
+similarity (when embeddings are on) and the pages the tree walk selected. Every feature is general (no word list, no per-document rule) and on a 0..1 scale
 or normalised within the question, so one set of weights serves every document:
 
 | feature | what it measures |
@@ -24,6 +24,7 @@ or normalised within the question, so one set of weights serves every document:
 | literal | share of the question's options and dotted names the page quotes verbatim |
 | dense_page | cosine of the question's and the page's embeddings (`dense.py`) |
 | dense_section | cosine of the question's and its deepest section's (title path and summary) |
+| dense_rank | 1 / (1 + the page's rank by dense_page in its document) |
 """
 
 from __future__ import annotations
@@ -48,10 +49,13 @@ from shared.text.question import literal_share, topic_text
 FEATURES = (
     "bm25", "bm25_rank", "proximity", "section_path", "summary_path", "header", "header_pairs",
     "page_pairs", "node_probability", "tree_rank", "tree_score", "listing", "numeric", "position",
-    "page_reference", "literal", "dense_page", "dense_section",
+    "page_reference", "literal", "dense_page", "dense_section", "dense_rank",
 )
 # Best pages by BM25 each document contributes to the candidates, beside the tree's pages.
 BM25_CANDIDATES = 20
+# Best pages by dense similarity each document contributes (a page that words the question
+# differently from the page still comes up).
+DENSE_CANDIDATES = 20
 _PAGE_REFERENCE = re.compile(r"\b(?:page|p\.|pg\.?)\s*(\d{1,4})\b", re.IGNORECASE)
 
 
@@ -121,12 +125,25 @@ def _coverage(weights: dict[str, float], found: frozenset[str]) -> float:
     return sum(w for t, w in weights.items() if t in found) / total if total > 0 else 0.0
 
 
-def candidate_pages(evidence: DocumentEvidence, referenced: Sequence[int]) -> list[int]:
-    """The document's best BM25 pages, the walk's pages and the pages the question names."""
+def _ranks(scores: np.ndarray) -> np.ndarray:
+    """0-based rank of every entry, best first (ties in order)."""
+    order = np.argsort(-scores, kind="stable")
+    ranks = np.empty(len(order), dtype=np.int64)
+    ranks[order] = np.arange(len(order))
+    return ranks
+
+
+def candidate_pages(
+    evidence: DocumentEvidence, referenced: Sequence[int], dense: np.ndarray | None = None
+) -> list[int]:
+    """The document's best BM25 pages, the walk's pages, its best pages by dense similarity
+    (`dense`: one cosine per page) and the pages the question names."""
     scores = evidence.page_bm25
     best = np.argsort(-scores, kind="stable")[:BM25_CANDIDATES]
     pages = [int(p) + 1 for p in best if scores[p] > 0]
     pages += evidence.tree_pages
+    if dense is not None and DENSE_CANDIDATES and dense.any():
+        pages += [int(p) + 1 for p in np.argsort(-dense, kind="stable")[:DENSE_CANDIDATES]]
     pages += [p for p in referenced if 1 <= p <= len(evidence.index.pages)]
     return list(dict.fromkeys(pages))
 
@@ -148,17 +165,16 @@ def build_candidates(
         fields = page_fields(index)
         summaries = summary_path_terms(index)
         near, titled = fields.question_fields(evidence.weights)
-        bm25_order = np.argsort(-evidence.page_bm25, kind="stable")
-        bm25_rank = np.empty(len(bm25_order), dtype=np.int64)
-        bm25_rank[bm25_order] = np.arange(len(bm25_order))
+        bm25_rank = _ranks(evidence.page_bm25)
         tree_rank = {page: rank for rank, page in enumerate(dict.fromkeys(evidence.tree_pages))}
         tree_best = max(evidence.tree_scores.values(), default=0.0) or 1.0
         last = max(1, len(index.pages) - 1)
-        pages = candidate_pages(evidence, referenced)
         asked = question_vector(question)
-        dense_page = page_vectors(index)[[p - 1 for p in pages]] @ asked if pages else np.zeros(0)
+        dense_all = page_vectors(index) @ asked
+        pages = candidate_pages(evidence, referenced, dense_all)
+        dense_rank = _ranks(dense_all)
         sections = section_vectors(index) @ asked if index.nodes else np.zeros(0)
-        for k, page in enumerate(pages):
+        for page in pages:
             row = page - 1
             deepest = int(index.page_to_deepest[row])
             keys.append((position, page))
@@ -179,8 +195,9 @@ def build_candidates(
                 row / last,
                 1.0 if page in referenced else 0.0,
                 literal_share(index.pages[row], wanted_literals) if wanted_literals else 0.0,
-                float(dense_page[k]),
+                float(dense_all[row]),
                 float(sections[deepest]) if deepest >= 0 else 0.0,
+                1.0 / (1.0 + float(dense_rank[row])) if dense_all.any() else 0.0,
             ])
     matrix = np.array(rows, dtype=np.float64).reshape(len(rows), len(FEATURES))
     best = float(matrix[:, 0].max()) if len(rows) else 0.0

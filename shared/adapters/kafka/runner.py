@@ -5,12 +5,12 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
-import os
 from typing import Any, TypeVar
 
 from shared.adapters.kafka.runtime import StageRuntime
-from shared.adapters.logs import configure_logging, log_fields
+from shared.adapters.logs import configure_service_logging, log_fields
 from shared.adapters.metrics import export_known_series
+from shared.settings import get_settings
 from shared.stage import Stage, StagePorts
 
 logger = logging.getLogger(__name__)
@@ -57,8 +57,7 @@ def attach(stage: Stage[Any], runtime: StageRuntime | None = None) -> StageRunti
 
 def run_stage(stage: Stage[Any]) -> None:
     """JSON logs, run until SIGTERM/SIGINT, then stop gracefully."""
-    configure_logging(os.environ.get("TREERAG_LOG_LEVEL", "INFO"))
-    logging.getLogger("aiokafka").setLevel(logging.WARNING)
+    configure_service_logging(get_settings())
     runtime = attach(stage)
 
     async def main() -> None:

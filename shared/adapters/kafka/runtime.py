@@ -25,6 +25,7 @@ from pymongo import AsyncMongoClient
 from shared.adapters.kafka.broker import Bus, make_broker
 from shared.adapters.kafka.delivery import GiveUp, Handler, RawMessage, ReliableConsumer
 from shared.adapters.kafka.topics import ensure_topics
+from shared.adapters.health import StageHealth, run_health_checks
 from shared.adapters.logs import log_fields
 from shared.adapters.metrics import (
     HANDLER_SECONDS,
@@ -32,6 +33,7 @@ from shared.adapters.metrics import (
     run_lag_reporter,
     start_metrics_server,
 )
+from shared.adapters.mongo.heartbeats import MongoHeartbeats, this_instance
 from shared.adapters.mongo.ledger import DeliveryLedger
 from shared.adapters.mongo.queries import MongoQueryRepository
 from shared.adapters.mongo.store import MongoRepository, connect
@@ -92,6 +94,7 @@ class StageRuntime:
         self._subscribers: list[Any] = []
         self._tasks: list[asyncio.Task[None]] = []
         self._startup_hooks: list[Callable[[], Awaitable[None]]] = []
+        self.health = StageHealth()
 
     # ------------------------------------------------------------ resources
 
@@ -210,7 +213,7 @@ class StageRuntime:
                 stage=self.stage, kafka=self.settings.kafka_bootstrap, mongo_db=self.settings.mongo_db, pid=os.getpid()
             ),
         )
-        start_metrics_server(self._metrics_port(), addr=self.settings.metrics_host)
+        start_metrics_server(self._metrics_port(), addr=self.settings.metrics_host, health=self.health)
         await ensure_topics(
             self.settings.kafka_bootstrap, self.settings.topic_partitions, prefix=self.settings.topic_prefix
         )
@@ -236,12 +239,45 @@ class StageRuntime:
         for subscriber in self._subscribers:
             if subscriber.consumer is not None:
                 self._tasks.append(asyncio.create_task(run_lag_reporter(self.stage, subscriber.consumer)))
+        self._tasks.append(asyncio.create_task(run_health_checks(self.health, {
+            "kafka": lambda: self.broker.ping(timeout=3.0),
+            "mongodb": self._mongo_answers,
+        })))
+        if self._mongo is not None:
+            self._tasks.append(asyncio.create_task(self._heartbeat(self._mongo)))
+        self.health.mark_started()
         logger.info("consuming", extra=log_fields(stage=self.stage, topics=[s.topic_names for s in self._subscribers]))
+
+    async def _mongo_answers(self) -> bool:
+        await self.repo.ping()
+        return True
+
+    def _owned_partitions(self) -> int:
+        return sum(len(s.consumer.assignment()) for s in self._subscribers if s.consumer is not None)
+
+    async def _heartbeat(self, mongo: AsyncMongoClient[dict[str, Any]]) -> None:
+        """The row the gateway's /readyz reads: this process is alive and its event loop turning."""
+        heartbeats = MongoHeartbeats(mongo[self.settings.mongo_db])
+        purged = False
+        while True:
+            try:
+                if not purged:
+                    await heartbeats.purge_stale()
+                    purged = True
+                await heartbeats.beat(self.stage, this_instance(), self._owned_partitions())
+            except Exception as exc:  # the store is down: the stage looks dead until it is back
+                logger.warning("heartbeat not written", extra=log_fields(error=type(exc).__name__))
+            await asyncio.sleep(self.settings.heartbeat_interval_s)
 
     async def _on_shutdown(self) -> None:
         for task in self._tasks:
             task.cancel()
         self._tasks.clear()
+        if self._mongo is not None:
+            try:  # stopped on purpose: not alive any more, at once
+                await MongoHeartbeats(self._mongo[self.settings.mongo_db]).remove(this_instance())
+            except Exception:
+                logger.warning("heartbeat not removed", exc_info=True)
 
     async def close(self) -> None:
         """Release MongoDB after the broker stopped (FastStream's after_shutdown)."""

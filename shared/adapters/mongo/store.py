@@ -11,6 +11,9 @@ Collections (database `settings.mongo_db`):
                limit however long the PDF is); chunk 0 also lists where every chunk starts
 - `trees`      one tree per document, `_id` = doc_id (so a rebuild replaces, never duplicates)
 - `documents_stamp` one row counting writes to `documents` (see `list_documents`)
+- `counters`   the last listing position given out (`_id` = "order")
+- `document_order` one row per listing position, `_id` = the zero-padded position, naming the
+               document placed there (see listing.py: pages of the listing by `_id` lookups)
 - `embeddings` one small row per document with vectors, `_id` = doc_id: model, dimension, node
                ids and how many parts hold the vectors
 - `embedding_parts` the packed float16 vectors (pages, then nodes), `_id` = "<doc_id>:<part>",
@@ -55,6 +58,7 @@ from pymongo import ASCENDING, AsyncMongoClient
 from pymongo.asynchronous.database import AsyncDatabase
 from pymongo.errors import BulkWriteError, DuplicateKeyError
 
+from shared.adapters.mongo.listing import POSITION_FIELD, DocumentOrder
 from shared.app.indexing import store_indexed
 from shared.model.clock import utc_now
 from shared.model.documents import (
@@ -64,6 +68,8 @@ from shared.model.documents import (
     DocumentTree,
     IndexedDocument,
 )
+from shared.model.ids import DEFAULT_TENANT
+from shared.model.listing import DocumentPage
 
 logger = logging.getLogger(__name__)
 
@@ -140,6 +146,7 @@ class MongoRepository:
         self.documents_stamp = self.db["documents_stamp"]
         self.embeddings = self.db["embeddings"]
         self.embedding_parts = self.db["embedding_parts"]
+        self.order = DocumentOrder(self.db["counters"], self.db["document_order"], self.documents)
         # The last full listing and the write stamp it was read under (see `list_documents`).
         self._listing: tuple[tuple[str, int, int], list[DocumentRecord]] | None = None
         # Where PDFs were stored before they were spread over buckets: still read.
@@ -158,6 +165,9 @@ class MongoRepository:
         await self.page_chunks.create_index([("doc_id", ASCENDING)])
         for bucket in self._cache_buckets():
             await bucket.create_index([("namespace", ASCENDING), ("at", ASCENDING)])
+        placed = await self.order.backfill()
+        if placed:
+            logger.info("listing positions given to earlier documents", extra={"fields": {"documents": placed}})
 
     async def ping(self) -> None:
         await self.client.admin.command("ping")
@@ -190,9 +200,21 @@ class MongoRepository:
         return (str(doc.get("epoch", "")), started, finished) if started == finished else None
 
     async def put_document(self, record: DocumentRecord) -> None:
+        """A new document also gets the next listing position (see listing.py)."""
         record = record.model_copy(update={"updated_at": utc_now()})
+        doc = _record_doc(record)
+        position = await self.order.position_of(record.doc_id)
+        doc[POSITION_FIELD] = position if position is not None else await self.order.allocate(record.tenant,
+                                                                                               record.doc_id)
         async with self._changing_documents():
-            await self.documents.replace_one({"_id": record.doc_id}, _record_doc(record), upsert=True)
+            await self.documents.replace_one({"_id": record.doc_id}, doc, upsert=True)
+
+    async def list_page(self, tenant: str, limit: int, before: int | None = None,
+                        status: DocumentStatus | None = None) -> DocumentPage:
+        """The tenant's records, newest first, `limit` below position `before` (None: from the
+        newest); every read is an `_id` lookup, so a page costs the same whatever the store holds."""
+        rows, next_position = await self.order.page(tenant, limit, before, status)
+        return DocumentPage(records=[_record_from(row) for row in rows], next_position=next_position)
 
     async def get_document(self, doc_id: str) -> DocumentRecord | None:
         doc = await self.documents.find_one({"_id": doc_id})
@@ -495,7 +517,8 @@ class MongoRepository:
     async def delete_document(self, doc_id: str) -> bool:
         """Everything derived first, the record last: a deletion that dies midway is finished
         by asking again (the record still names the document)."""
-        existed = await self.documents.find_one({"_id": doc_id}, {"_id": 1}) is not None
+        stored = await self.documents.find_one({"_id": doc_id}, {"tenant": 1, POSITION_FIELD: 1})
+        existed = stored is not None
         await self.page_chunks.delete_many({"doc_id": doc_id})
         await self.trees.delete_many({"_id": doc_id})
         await self.delete_embeddings(doc_id)
@@ -512,6 +535,8 @@ class MongoRepository:
             await cache.delete_many(cited)
         async with self._changing_documents():
             await self.documents.delete_many({"_id": doc_id})
+        if stored is not None:
+            await self.order.forget(str(stored.get("tenant", DEFAULT_TENANT)), stored.get(POSITION_FIELD))
         return existed
 
     async def close(self) -> None:

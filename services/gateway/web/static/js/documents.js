@@ -1,12 +1,16 @@
-// Documents: upload several PDFs with per-file progress; the list polls each document's status.
+// Documents: upload several documents with per-file progress; the list polls each document's status.
 import { api, authHeaders, checkAuthorized, docName, el, statusLabel } from "./common.js";
 
 const POLL_MS = 2000;
+const PAGE = 50; // documents per page of the list, newest first
 const dropzone = document.getElementById("dropzone");
 const input = document.getElementById("file-input");
 const uploads = document.getElementById("uploads");
 const tbody = document.querySelector("#documents tbody");
 const listStatus = document.getElementById("list-status");
+const statusFilter = document.getElementById("status-filter");
+const showMore = document.getElementById("show-more");
+let shown = PAGE; // the list shows this many of the newest documents; "Show more" adds a page
 let canDelete = false; // offered once the API has DELETE /v1/documents/{doc_id}
 const uploadStates = new Map(); // doc id -> the status line of its upload, kept current by refresh()
 
@@ -107,10 +111,19 @@ function row(doc) {
   );
 }
 
+// One page of the listing and whether more follows (the API names the next page in a header).
+async function listPage(limit, status) {
+  const query = new URLSearchParams({ limit: String(limit) });
+  if (status) query.set("status", status);
+  const response = await fetch(`/v1/documents?${query}`, { headers: { accept: "application/json", ...authHeaders() } });
+  checkAuthorized(response.status);
+  if (!response.ok) throw new Error(`HTTP ${response.status}`);
+  return { docs: await response.json(), more: response.headers.has("X-Next-Cursor") };
+}
+
 async function refresh() {
   try {
-    const docs = await api("/v1/documents");
-    docs.sort((a, b) => b.created_at.localeCompare(a.created_at));
+    const { docs, more } = await listPage(shown, statusFilter.value);
     tbody.replaceChildren(...docs.map(row));
     for (const doc of docs) {
       const state = uploadStates.get(doc.doc_id);
@@ -122,14 +135,26 @@ async function refresh() {
         state.textContent = statusLabel(doc.status);
       }
     }
+    showMore.hidden = !more;
     const busy = docs.filter((d) => d.status === "uploaded" || d.status === "indexing").length;
+    const which = statusFilter.value ? ` ${statusFilter.value}` : "";
     listStatus.textContent = docs.length
-      ? `${docs.length} document${docs.length === 1 ? "" : "s"}${busy ? `, ${busy} being indexed` : ""}.`
-      : "No documents yet: upload a PDF above.";
+      ? `${more ? "The newest " : ""}${docs.length}${which} document${docs.length === 1 ? "" : "s"}` +
+        `${busy ? `, ${busy} being indexed` : ""}.`
+      : statusFilter.value ? `No${which} documents.` : "No documents yet: upload a document above.";
   } catch (error) {
     listStatus.textContent = `Could not list the documents: ${error.message}`;
   }
 }
+
+showMore.addEventListener("click", () => {
+  shown = Math.min(shown + PAGE, 1000);
+  refresh();
+});
+statusFilter.addEventListener("change", () => {
+  shown = PAGE;
+  refresh();
+});
 
 api("/openapi.json")
   .then((spec) => {

@@ -16,12 +16,13 @@ export class PageViewer {
     this.note = root.querySelector("#viewer-evidence");
     this.text = root.querySelector("#viewer-text");
     this.textPanel = root.querySelector("#viewer-text-panel");
+    this.frame = root.querySelector(".page-frame");
     this.state = null;
     root.querySelector("#viewer-prev").addEventListener("click", () => this.go(this.state.page - 1));
     root.querySelector("#viewer-next").addEventListener("click", () => this.go(this.state.page + 1));
     root.querySelector("#viewer-close").addEventListener("click", () => this.close());
     this.input.addEventListener("change", () => this.go(Number(this.input.value)));
-    this.textPanel.addEventListener("toggle", () => this.textPanel.open && this.loadText());
+    this.textPanel.addEventListener("toggle", () => this.textPanel.open && !this.state.textOnly && this.loadText());
     root.addEventListener("keydown", (event) => {
       if (event.target === this.input) return;
       if (event.key === "ArrowLeft") this.go(this.state.page - 1);
@@ -33,14 +34,16 @@ export class PageViewer {
   // docId, page, pageCount (optional), name (shown), evidence (text to highlight on `page`).
   async open({ docId, page, pageCount, name, evidence }) {
     this.opener = document.activeElement;
-    if (!pageCount) {
-      try {
-        pageCount = (await api(`/v1/documents/${encodeURIComponent(docId)}`)).page_count;
-      } catch {
-        pageCount = null;
-      }
+    // DOCX, HTML, Markdown and text documents have pages of text only: no image to show.
+    let textOnly = false;
+    try {
+      const doc = await api(`/v1/documents/${encodeURIComponent(docId)}`);
+      pageCount = pageCount || doc.page_count;
+      textOnly = (doc.format || "pdf") !== "pdf";
+    } catch {
+      pageCount = pageCount || null;
     }
-    this.state = { docId, page, pageCount, name: name || docId, evidence: evidence || "", evidencePage: page };
+    this.state = { docId, page, pageCount, name: name || docId, evidence: evidence || "", evidencePage: page, textOnly };
     this.root.hidden = false;
     this.input.max = pageCount || "";
     this.show();
@@ -70,12 +73,18 @@ export class PageViewer {
     this.boxes.replaceChildren();
     this.layer.replaceChildren();
     this.note.textContent = "";
+    this.text.textContent = "";
+    this.frame.hidden = this.state.textOnly;
+    const evidence = page === this.state.evidencePage ? this.state.evidence : "";
+    if (this.state.textOnly) {
+      this.textPanel.open = true;
+      this.loadText(evidence);
+      return;
+    }
     this.image.alt = `Page ${page} of ${name}`;
     this.loadImage(`/v1/documents/${id}/pages/${page}/image?scale=${SCALE}`, page);
-    this.text.textContent = "";
     if (this.textPanel.open) this.loadText();
     this.loadTextLayer(id, page);
-    const evidence = page === this.state.evidencePage ? this.state.evidence : "";
     if (!evidence) return;
     try {
       const found = await api(`/v1/documents/${id}/pages/${page}/boxes?text=${encodeURIComponent(evidence)}`);
@@ -145,15 +154,32 @@ export class PageViewer {
     });
   }
 
-  async loadText() {
+  // The page's text; `evidence` found in it is marked (text-only pages have no image to box).
+  async loadText(evidence = "") {
     const { docId, page } = this.state;
     try {
       const body = await api(`/v1/documents/${encodeURIComponent(docId)}/pages/${page}`);
-      if (this.state.page === page) this.text.textContent = body.text;
+      if (this.state.page !== page) return;
+      const found = evidence ? findLoosely(body.text, evidence) : null;
+      if (!found) {
+        this.text.textContent = body.text;
+        if (evidence) this.note.textContent = "The cited words were not found on this page.";
+        return;
+      }
+      const mark = document.createElement("mark");
+      mark.textContent = found[0];
+      this.text.replaceChildren(body.text.slice(0, found.index), mark, body.text.slice(found.index + found[0].length));
+      this.note.textContent = "The cited passage is marked in the page text.";
     } catch (error) {
       this.text.textContent = `No text: ${error.message}`;
     }
   }
+}
+
+// `needle` in `text`, any run of white space matching any other (page text keeps line breaks).
+function findLoosely(text, needle) {
+  const words = needle.trim().split(/\s+/).map((word) => word.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  return words.length && words[0] ? new RegExp(words.join("\\s+"), "i").exec(text) : null;
 }
 
 export function pageViewer() {
