@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import io
 import json
 import os
 import random
@@ -49,20 +48,12 @@ from shared.adapters.embedded.store import EmbeddedRepository
 from shared.model.documents import IndexedDocument
 from shared.model.query import QuerySettings
 from shared.model.tree import walk_tree
+from tests.pdfs import scanned_copy  # the scans the OCR tests index, so both measure the same
 from treerag.engine import QueryEngine
 
 TARGET_ACCURACY = 0.95
 # Dot leaders of contents and index pages (". . . . 12" or "......12").
 _LEADERS = re.compile(r"(?:\. ?){6,}")
-
-
-def scanned_copy(data: bytes, dpi: int) -> bytes:
-    source = pdfium.PdfDocument(data)
-    images = [source[i].render(scale=dpi / 72, grayscale=True).to_pil() for i in range(len(source))]
-    source.close()
-    buffer = io.BytesIO()
-    images[0].save(buffer, format="PDF", save_all=True, append_images=images[1:], resolution=float(dpi))
-    return buffer.getvalue()
 
 
 def normalised(text: str) -> str:

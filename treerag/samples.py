@@ -77,15 +77,21 @@ def _plain(text: str, fonts: Fonts) -> str:
 
 
 _LINK = re.compile(r"\[([^\]]+)\]\(([^)]+)\)")
-_EMPHASIS = re.compile(r"(\*\*|__|\*|_)(?=\S)(.+?)(?<=\S)\1")
+# Underscores inside a word (TREERAG_LLM_MODEL) are not emphasis, as in CommonMark.
+_EMPHASIS = re.compile(r"(\*\*|\*)(?=\S)(.+?)(?<=\S)\1|(?<![\w])(__|_)(?=\S)(.+?)(?<=\S)\3(?![\w])")
 _CODE_SPAN = re.compile(r"`([^`]+)`")
 
 
+def _unemphasise(text: str) -> str:
+    return _EMPHASIS.sub(lambda match: match.group(2) or match.group(4), text)
+
+
 def inline(text: str) -> str:
-    """Markdown inline markup to plain text: links keep their text, code and emphasis lose marks."""
+    """Markdown inline markup to plain text: links keep their text, code and emphasis lose marks;
+    code spans keep every character they hold."""
     text = _LINK.sub(r"\1", text)
-    text = _CODE_SPAN.sub(r"\1", text)
-    return _EMPHASIS.sub(r"\2", text)
+    parts = _CODE_SPAN.split(text)  # even indexes: prose; odd: the inside of a code span
+    return "".join(part if index % 2 else _unemphasise(part) for index, part in enumerate(parts))
 
 
 class _Renderer:

@@ -30,9 +30,12 @@ import json
 import math
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+
+import numpy as np
 
 from shared.text.lexical import STOPWORDS, sentences_of, stem
 from shared.text.normalize import fold, normalize, tokenize
@@ -40,7 +43,9 @@ from shared.text.numbers import NumberMention, number_mentions, unstated
 from shared.text.polarity import (
     NEGATIONS,
     PolarityConflict,
-    polarity_conflict,
+    PolarityReading,
+    conflict_between,
+    polarity_reading,
     polarity_tokens,
     read_polarity,
 )
@@ -152,8 +157,33 @@ def _weight(token: str) -> float:
 
 
 def _char_grams(text: str, n: int = 4) -> set[str]:
-    flat = " ".join(tokenize(text))
+    return _grams_of(tokenize(text), n)
+
+
+def _grams_of(words: Sequence[str], n: int = 4) -> set[str]:
+    flat = " ".join(words)
     return {flat[i : i + n] for i in range(max(len(flat) - n + 1, 0))}
+
+
+def _points(words: Sequence[str]) -> np.ndarray:
+    """The code points of the words joined by spaces (the text `_grams_of` cuts)."""
+    return np.frombuffer(" ".join(words).encode("utf-32-le"), dtype=np.uint32)
+
+
+def _gram_codes(points: np.ndarray, alphabet: np.ndarray) -> np.ndarray:
+    """The distinct character 4-grams of `points`, each packed into one integer from its
+    characters' places in `alphabet` (sorted code points), 0 standing for a character not in
+    it: two grams of the alphabet's characters have the same code only when they are the same
+    text. Places take 16 bits; an alphabet too large for that packs into Python integers."""
+    if not len(alphabet) or len(points) < 4:
+        return np.zeros(0, dtype=np.uint64)
+    places = np.minimum(np.searchsorted(alphabet, points), len(alphabet) - 1)
+    ids = np.where(alphabet[places] == points, places + 1, 0)
+    bits = 16 if len(alphabet) < 2**16 else int(len(alphabet)).bit_length()
+    ids = ids.astype(np.uint64) if bits == 16 else ids.astype(object)
+    shift = np.uint64(bits) if bits == 16 else bits
+    codes = (((ids[:-3] << shift | ids[1:-2]) << shift | ids[2:-1]) << shift) | ids[3:]
+    return np.unique(codes)
 
 
 @dataclass(frozen=True)
@@ -169,7 +199,7 @@ class Window:
     bigrams: frozenset[tuple[str, str]]
     numbers: tuple[NumberMention, ...]
     words: tuple[tuple[str, ...], tuple[str, ...]] = field(repr=False)  # for the substitution slots
-    grams: frozenset[str] = field(repr=False)
+    polarity: PolarityReading = field(repr=False)
 
 
 @dataclass(frozen=True)
@@ -205,9 +235,8 @@ def statements(page: str) -> tuple[Statement, ...]:
     return tuple(_locate(page, pieces or [page]))
 
 
-@lru_cache(maxsize=512)
 def page_windows(page: str) -> tuple[Window, ...]:
-    """Windows of one to three consecutive statements of the page (memoised per page)."""
+    """Windows of one to three consecutive statements of the page (memoised in `prepared_page`)."""
     units = statements(page)
     split = [_split_numbers(u.text) for u in units]
     read = [aligned_words(u.text) for u in units]
@@ -225,25 +254,134 @@ def page_windows(page: str) -> tuple[Window, ...]:
                      tuple(w for r in read[first : last + 1] for w in r[1]))
             windows.append(Window(text, units[first].start, units[last].end, width, counts, frozenset(counts),
                                   frozenset(zip(tokens, tokens[1:], strict=False)), numbers, words,
-                                  frozenset(_char_grams(text))))
+                                  polarity_reading(text)))
     return tuple(windows)
 
 
-@lru_cache(maxsize=512)
-def prepared_windows(page: str) -> tuple[Window, ...]:
-    """`page_windows`, with everything else a check reads of the page computed once: its
-    vocabulary, its names and each window's polarity. A page cited by many sentences costs
+@dataclass(frozen=True)
+class Matches:
+    """What each window of a page holds of one sentence (arrays indexed by window)."""
+
+    shared: np.ndarray  # distinct tokens in common
+    held: np.ndarray  # the sentence's tokens held, weighted as in coverage (quantities aside)
+    pairs: np.ndarray  # the sentence's word pairs held
+    grams: np.ndarray  # the sentence's character 4-grams held
+
+
+@dataclass(frozen=True)
+class PreparedPage:
+    """Everything a check reads of a page, computed once per page: its windows (each with its
+    polarity read), which windows hold each token, word pair and character 4-gram (so a
+    sentence is compared with every window at once), where the single statements lie (for a
+    window's core), the page's vocabulary and its names. A page cited by many sentences costs
     this once; each sentence then costs only its own comparison."""
-    windows = page_windows(page)
-    _page_vocabulary(page)
-    _page_key(page)
-    for window in windows:
-        read_polarity(window.text)
-    return windows
+
+    windows: tuple[Window, ...]
+    # token -> (the windows holding it, how often each holds it)
+    token_holders: dict[str, tuple[np.ndarray, np.ndarray]] = field(repr=False)
+    pair_holders: dict[tuple[str, str], np.ndarray] = field(repr=False)
+    alphabet: np.ndarray = field(repr=False)  # the code points of the windows' words, sorted
+    gram_codes: np.ndarray = field(repr=False)  # every window's distinct 4-grams (`_gram_codes`), sorted
+    gram_windows: np.ndarray = field(repr=False)  # the window of each of `gram_codes`
+    spans: np.ndarray = field(repr=False)  # each window's length in characters
+    units: np.ndarray = field(repr=False)  # indices of the one-statement windows
+    unit_starts: np.ndarray = field(repr=False)
+    unit_ends: np.ndarray = field(repr=False)
+    vocabulary: frozenset[str] = field(repr=False)
+    key: str = field(repr=False)  # the page's words, space-delimited, for `missing_names`
+
+    @classmethod
+    def of(cls, page: str) -> PreparedPage:
+        windows = page_windows(page)
+        tokens: dict[str, tuple[list[int], list[int]]] = {}
+        pairs: dict[tuple[str, str], list[int]] = {}
+        points = [_points(tokenize(window.text)) for window in windows]
+        alphabet = np.unique(np.concatenate(points)) if points else np.zeros(0, dtype=np.uint32)
+        codes = [_gram_codes(p, alphabet) for p in points]
+        owners = np.repeat(np.arange(len(windows), dtype=np.int32), [len(c) for c in codes])
+        every = np.concatenate(codes) if codes else np.zeros(0, dtype=np.uint64)
+        order = np.argsort(every, kind="stable")
+        for index, window in enumerate(windows):
+            for token, count in window.tokens.items():
+                found, counts = tokens.setdefault(token, ([], []))
+                found.append(index)
+                counts.append(count)
+            for pair in window.bigrams:
+                pairs.setdefault(pair, []).append(index)
+        units = [i for i, w in enumerate(windows) if w.width == 1]
+        return cls(windows,
+                   {t: (np.array(found, dtype=np.int32), np.array(counts, dtype=np.float64))
+                    for t, (found, counts) in tokens.items()},
+                   {p: np.array(found, dtype=np.int32) for p, found in pairs.items()},
+                   alphabet, every[order], owners[order],
+                   np.array([w.end - w.start for w in windows], dtype=np.int64), np.array(units, dtype=np.int64),
+                   np.array([windows[i].start for i in units], dtype=np.int64),
+                   np.array([windows[i].end for i in units], dtype=np.int64),
+                   _page_vocabulary(page), _page_key(page))
+
+    def matches(self, sentence: _Sentence) -> Matches:
+        """What every window holds of the sentence. A token said once is held with its weight
+        by every window holding it; the weights (1 and FUNCTION_WEIGHT, a power of two) make
+        every sum exact whatever the order of addition."""
+        size = len(self.windows)
+        content, function, repeated, repeated_held = [], [], [], []
+        for token, count, weight in sentence.weighted:
+            holders = self.token_holders.get(token)
+            if holders is None:
+                continue
+            if count > 1:
+                repeated.append(holders[0])
+                repeated_held.append(weight * np.minimum(holders[1], count))
+            else:
+                (content if weight == 1.0 else function).append(holders[0])
+        once, once_function, more = _count(content, size), _count(function, size), _count(repeated, size)
+        held = once + FUNCTION_WEIGHT * once_function + _count(repeated, size, repeated_held)
+        pairs = [h for h in map(self.pair_holders.get, sentence.pairs) if h is not None]
+        return Matches(once + once_function + more, held, _count(pairs, size), self._gram_matches(sentence))
+
+    def _gram_matches(self, sentence: _Sentence) -> np.ndarray:
+        """How many of the sentence's distinct 4-grams each window holds: each gram's run of
+        windows in the sorted page codes, counted per window."""
+        said = _gram_codes(_points(sentence.words), self.alphabet)
+        first = np.searchsorted(self.gram_codes, said, side="left")
+        runs = np.searchsorted(self.gram_codes, said, side="right") - first
+        total = int(runs.sum())
+        positions = np.arange(total) + np.repeat(first - (np.cumsum(runs) - runs), runs)
+        return np.bincount(self.gram_windows[positions], minlength=len(self.windows))
+
+    def shortlist(self, matches: Matches, size: int) -> list[int]:
+        """The `size` windows sharing the most distinct tokens with the sentence, ties to the
+        shorter window, then to the earlier one."""
+        # One integer key, most shared first, then shortest; a stable sort keeps page order.
+        spread = int(self.spans.max() - self.spans.min()) + 1
+        key = self.spans - matches.shared.astype(np.int64) * spread
+        return np.argsort(key, kind="stable")[:size].tolist()
+
+    def units_within(self, index: int) -> list[int]:
+        """The one-statement windows inside window `index` (none when it is one statement)."""
+        window = self.windows[index]
+        if window.width == 1:
+            return []
+        inside = (self.unit_starts >= window.start) & (self.unit_ends <= window.end)
+        return self.units[inside].tolist()
 
 
-def _missing_numbers(numbers: tuple[NumberMention, ...], window: Window) -> list[NumberMention]:
-    return unstated(numbers, window.numbers)
+def _count(found: list[np.ndarray], size: int, weights: list[np.ndarray] | None = None) -> np.ndarray:
+    """How many of `found` (arrays of window indices) name each window, or their weights' sum."""
+    if not found:
+        return np.zeros(size)
+    return np.bincount(np.concatenate(found), weights=np.concatenate(weights) if weights else None, minlength=size)
+
+
+@lru_cache(maxsize=512)
+def prepared_page(page: str) -> PreparedPage:
+    """The page prepared for checking (memoised per page)."""
+    return PreparedPage.of(page)
+
+
+def prepared_windows(page: str) -> tuple[Window, ...]:
+    """The windows of a prepared page."""
+    return prepared_page(page).windows
 
 
 @dataclass(frozen=True)
@@ -251,29 +389,32 @@ class _Sentence:
     """What every window is compared with, computed once per sentence."""
 
     counts: Counter[str]
+    weighted: tuple[tuple[str, int, float], ...]  # (token, count, weight) in the order of `counts`
     total: float  # weighted token count, each quantity counting one
     pairs: tuple[tuple[str, str], ...]
     numbers: tuple[NumberMention, ...]
     grams: frozenset[str]
     vocabulary: frozenset[str]
+    words: tuple[str, ...]  # lower-case, as `tokenize` reads them (the grams are cut from them)
 
     @classmethod
-    def of(cls, tokens: list[str], numbers: tuple[NumberMention, ...], grams: set[str]) -> _Sentence:
+    def of(cls, tokens: list[str], numbers: tuple[NumberMention, ...], words: tuple[str, ...]) -> _Sentence:
         counts = Counter(tokens)
         total = sum(_weight(t) * n for t, n in counts.items()) + len(numbers) or 1.0
-        return cls(counts, total, tuple(zip(tokens, tokens[1:], strict=False)), numbers, frozenset(grams),
-                   frozenset(counts))
+        return cls(counts, tuple((t, n, _weight(t)) for t, n in counts.items()), total,
+                   tuple(zip(tokens, tokens[1:], strict=False)), numbers, frozenset(_grams_of(words)),
+                   frozenset(counts), words)
 
 
-def _overlap(sentence: _Sentence, window: Window) -> tuple[float, float, float]:
-    """Shares of the sentence's (weighted) tokens, bigrams and character 4-grams the window
-    holds; each quantity counts as one token, held when the window states it."""
-    held = sum(_weight(t) * min(n, window.tokens[t]) for t, n in sentence.counts.items() if t in window.vocabulary)
-    held += len(sentence.numbers) - len(_missing_numbers(sentence.numbers, window))
+def _overlap(sentence: _Sentence, matches: Matches, index: int, missing: int) -> tuple[float, float, float]:
+    """Shares of the sentence's (weighted) tokens, bigrams and character 4-grams that window
+    `index` holds; each quantity counts as one token, held when the window states it (all but
+    `missing` of them)."""
+    held = float(matches.held[index]) + (len(sentence.numbers) - missing)
     coverage = held / sentence.total
     pairs = sentence.pairs
-    bigram = sum(p in window.bigrams for p in pairs) / len(pairs) if pairs else coverage
-    chars = len(sentence.grams & window.grams) / len(sentence.grams) if sentence.grams else 0.0
+    bigram = int(matches.pairs[index]) / len(pairs) if pairs else coverage
+    chars = int(matches.grams[index]) / len(sentence.grams) if sentence.grams else 0.0
     return coverage, bigram, chars
 
 
@@ -291,10 +432,14 @@ def names_of(sentence: str) -> list[str]:
     found: list[str] = []
     for m in _CANDIDATE.finditer(sentence):
         word = m.group(0).rstrip(".-/:")
-        before = sentence[: m.start()].rstrip().rstrip("\"'\u201c(")
-        initial = not before or before[-1] in ".:!?;"
+        if word.isalpha() and word.islower():
+            continue  # letters in lower case only: neither code nor capitalised (most words)
         code = bool(_CODE.search(word)) and not _PLAIN_NUMBER.fullmatch(word)
-        capital = word[:1].isupper() and (not initial or sum(c.isupper() for c in word) > 1)
+        capital = False
+        if word[:1].isupper():
+            before = sentence[: m.start()].rstrip().rstrip("\"'\u201c(")
+            initial = not before or before[-1] in ".:!?;"
+            capital = not initial or sum(c.isupper() for c in word) > 1
         if (code or capital) and len(word) > 1 and word.lower() not in STOPWORDS:
             found.append(word)
     return list(dict.fromkeys(found))
@@ -309,22 +454,31 @@ def novel_words(tokens: list[str], page: str) -> list[str]:
     """The sentence's content words (stemmed) that occur nowhere on the page. Named in the
     reason of an unsupported sentence; not a score feature: a word swapped for another and a
     synonym look the same to a lexical check (measured in `bench/verify.py`, kind `word`)."""
-    vocabulary = _page_vocabulary(page)
+    return _novel(tokens, _page_vocabulary(page))
+
+
+def _novel(tokens: list[str], vocabulary: frozenset[str]) -> list[str]:
     return [t for t in dict.fromkeys(tokens)
             if len(t) >= 3 and t not in STOPWORDS and t not in NEGATIONS and t not in vocabulary]
 
 
+_NON_WORD = re.compile(r"[\W_]+")
+
+
 @lru_cache(maxsize=2048)
 def _page_key(page: str) -> str:
-    return " " + " ".join(re.split(r"[\W_]+", normalize(page))) + " "
+    return " " + " ".join(_NON_WORD.split(normalize(page))) + " "
 
 
 def missing_names(sentence: str, page: str) -> list[str]:
     """The sentence's names that never occur on the page (as whole words)."""
-    key = _page_key(page)
+    return _names_missing_from(sentence, _page_key(page))
+
+
+def _names_missing_from(sentence: str, key: str) -> list[str]:
     out = []
     for name in names_of(sentence):
-        probe = " " + " ".join(w for w in re.split(r"[\W_]+", normalize(name)) if w) + " "
+        probe = " " + " ".join(w for w in _NON_WORD.split(normalize(name)) if w) + " "
         if probe.strip() and probe not in key:
             out.append(name)
     return out
@@ -364,47 +518,82 @@ def ground(sentence: str, page: str, fit: GroundingFit | None = None, words: Wor
     `words` gives the substitution's similarity when the fit was made with the same vectors."""
     fit = fit or default_fit(words.name if words else None)
     vectors = words if words is not None and fit.word_vectors == words.name else None
-    tokens, quantities = _split_numbers(sentence)
-    windows = prepared_windows(page) if page.strip() else ()
-    if not (tokens or quantities) or not windows:
+    quantities = number_mentions(sentence)
+    reading = read_polarity(sentence)
+    # Without quantities, the sentence's tokens are the stems its polarity reading holds.
+    tokens = list(reading.tokens) if not quantities else _split_numbers(sentence)[0]
+    prepared = prepared_page(page) if page.strip() else None
+    windows = prepared.windows if prepared is not None else ()
+    if not (tokens or quantities) or prepared is None or not windows:
         features = dict.fromkeys(FEATURES, 0.0)
         return Grounding(0.0, UNSUPPORTED, "nothing to compare: empty sentence or page", "", 0, 0, features)
-    said = _Sentence.of(tokens, quantities, _char_grams(sentence))
+    sentence_words = aligned_words(sentence)
+    said = _Sentence.of(tokens, quantities, sentence_words[0])
+    # Each window's comparison is computed at most once per sentence: the shortlist, the cores
+    # of the best windows and the alternatives read the same windows again.
+    missing_at: dict[int, list[NumberMention]] = {}
+    agreed: dict[tuple[int, int], bool] = {}
+    overlap_at: dict[int, tuple[float, float, float]] = {}
+    conflict_at: dict[int, PolarityConflict | None] = {}
+
+    def agree(said: NumberMention, stated: NumberMention) -> bool:
+        # Windows share their statements' quantities: each pair is compared once.
+        key = (id(said), id(stated))
+        if key not in agreed:
+            agreed[key] = said.agrees_with(stated)
+        return agreed[key]
+
+    def missing(index: int) -> list[NumberMention]:
+        if index not in missing_at:
+            missing_at[index] = unstated(quantities, windows[index].numbers, agree) if quantities else []
+        return missing_at[index]
+
+    def overlap(index: int) -> tuple[float, float, float]:
+        if index not in overlap_at:
+            overlap_at[index] = _overlap(said, matches, index, len(missing(index)))
+        return overlap_at[index]
+
+    def conflict_with(index: int) -> PolarityConflict | None:
+        if index not in conflict_at:
+            conflict_at[index] = conflict_between(reading, windows[index].polarity)
+        return conflict_at[index]
+
     # Shortlist by shared vocabulary (cheap), then measure the few best in full; ties go to
     # the shorter window, the tighter evidence.
-    shortlist = sorted(windows, key=lambda w: (-len(said.vocabulary & w.vocabulary), w.end - w.start))[:SHORTLIST]
-    measured = sorted(((_overlap(said, w), w) for w in shortlist),
-                      key=lambda item: (-item[0][0] - item[0][1], item[1].end - item[1].start))
-    names = missing_names(sentence, page)
-    novel = novel_words(tokens, page)
-    (coverage, bigram, chars), window = measured[0]
+    matches = prepared.matches(said)
+    shortlist = prepared.shortlist(matches, SHORTLIST)
+    measured = sorted(((overlap(i), i) for i in shortlist),
+                      key=lambda item: (-item[0][0] - item[0][1], windows[item[1]].end - windows[item[1]].start))
+    names = _names_missing_from(sentence, prepared.key)
+    novel = _novel(tokens, prepared.vocabulary)
+    (coverage, bigram, chars), best = measured[0]
     best_total = coverage + bigram
 
-    def checks(candidate: Window) -> tuple[list[NumberMention], PolarityConflict | None]:
+    def checks(candidate: int) -> tuple[list[NumberMention], PolarityConflict | None]:
         # A statement inside the window that alone covers the sentence nearly as well is what
         # the sentence restates: a figure or direction word found only in a neighbouring
         # statement does not support it.
         core = [candidate]
-        for unit in windows:
-            if unit.width == 1 and candidate.width > 1 and candidate.start <= unit.start and unit.end <= candidate.end:
-                unit_coverage, unit_bigram, _ = _overlap(said, unit)
-                if unit_coverage + unit_bigram >= NEAR_BEST * best_total:
-                    core.append(unit)
-        missing = next((m for m in (_missing_numbers(quantities, c) for c in core) if m), [])
-        conflict = next((c for c in (polarity_conflict(sentence, c.text) for c in core) if c), None)
-        return missing, conflict
+        for unit in prepared.units_within(candidate):
+            unit_coverage, unit_bigram, _ = overlap(unit)
+            if unit_coverage + unit_bigram >= NEAR_BEST * best_total:
+                core.append(unit)
+        found = next((m for m in (missing(c) for c in core) if m), [])
+        conflict = next((c for c in (conflict_with(c) for c in core) if c), None)
+        return found, conflict
 
-    numbers, conflict = checks(window)
+    numbers, conflict = checks(best)
     if numbers or conflict:
         # Another window nearly as close may state the quantity or agree in polarity.
-        for overlap, other in measured[1:]:
-            if overlap[0] + overlap[1] < NEAR_BEST * best_total:
+        for other_overlap, other in measured[1:]:
+            if other_overlap[0] + other_overlap[1] < NEAR_BEST * best_total:
                 break
             if checks(other) == ([], None):
-                (coverage, bigram, chars), window = overlap, other
+                (coverage, bigram, chars), best = other_overlap, other
                 numbers, conflict = [], None
                 break
-    slots = slots_between(aligned_words(sentence), window.words)
+    window = windows[best]
+    slots = slots_between(sentence_words, window.words)
     if not slots:
         distance = 0.0
     elif vectors is None:

@@ -10,6 +10,7 @@ day), so "3 March 2021" and "March 3, 2021" agree and their day is not read as a
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -49,6 +50,8 @@ _NUMBER = re.compile(
 _DOTTED = re.compile(r"\d+(?:\.\d+){2,}")
 # Digits glued to letters ("R_CHECK_5", "x86", "v2") belong to a name, not a quantity.
 _GLUED = re.compile(r"[A-Za-z_]")
+# Every pattern above needs a digit: a text without one states no quantity.
+_DIGIT = re.compile(r"\d")
 
 
 @dataclass(frozen=True)
@@ -106,6 +109,8 @@ def _date_value(year: str, month: str, day: str | None) -> float:
 def number_mentions(text: str) -> tuple[NumberMention, ...]:
     """Every quantity and date in `text`, in order."""
     text = fold(text)
+    if not _DIGIT.search(text):
+        return ()
     taken: list[tuple[int, int]] = [m.span() for m in _DOTTED.finditer(text)]
     found: list[NumberMention] = []
     for pattern in (_DATE_ISO, _DATE_MDY, _DATE_DMY, _DATE_MY, _DATE_MD):
@@ -146,13 +151,16 @@ def number_mentions(text: str) -> tuple[NumberMention, ...]:
     return tuple(sorted(found, key=lambda n: n.start))
 
 
-def unstated(said: tuple[NumberMention, ...], stated: tuple[NumberMention, ...]) -> list[NumberMention]:
+def unstated(said: tuple[NumberMention, ...], stated: tuple[NumberMention, ...],
+             agree: Callable[[NumberMention, NumberMention], bool] | None = None) -> list[NumberMention]:
     """The quantities of `said` that `stated` does not state; a quantity said twice must be
-    stated twice ("Note 4 and Note 4" is not "Note 3 and Note 4")."""
+    stated twice ("Note 4 and Note 4" is not "Note 3 and Note 4"). `agree(said, stated)`
+    replaces `NumberMention.agrees_with` (e.g. memoised)."""
+    agrees = agree or NumberMention.agrees_with
     free = list(stated)
     missing = []
     for mention in said:
-        match = next((i for i, other in enumerate(free) if mention.agrees_with(other)), None)
+        match = next((i for i, other in enumerate(free) if agrees(mention, other)), None)
         if match is None:
             missing.append(mention)
         else:

@@ -129,7 +129,10 @@ class PolarityConflict:
 
 
 @dataclass(frozen=True)
-class _Reading:
+class PolarityReading:
+    """What the polarity check reads of a text: its words, their stems, the words a negation
+    governs and those it does not, and how often each side of each direction pair occurs."""
+
     words: tuple[str, ...]
     tokens: tuple[str, ...]
     negated: frozenset[str]
@@ -137,18 +140,27 @@ class _Reading:
     sides: dict[tuple[int, int], int]
 
 
-@lru_cache(maxsize=8192)  # a page's statements are read once for every sentence checked on it
-def read_polarity(text: str) -> _Reading:
-    """The negations and direction words of a text (memoised; evidence windows are read once)."""
+def polarity_reading(text: str) -> PolarityReading:
+    """The negations and direction words of a text (not memoised: a page's windows keep theirs)."""
     words = tuple(_words(text))
     tokens = tuple(stem(w) for w in words)
     negated, plain = _negated_heads(list(tokens))
-    return _Reading(words, tokens, frozenset(negated), frozenset(plain), _side_counts(list(tokens)))
+    return PolarityReading(words, tokens, frozenset(negated), frozenset(plain), _side_counts(list(tokens)))
+
+
+@lru_cache(maxsize=8192)
+def read_polarity(text: str) -> PolarityReading:
+    """`polarity_reading`, memoised: a sentence checked against several windows is read once."""
+    return polarity_reading(text)
 
 
 def polarity_conflict(sentence: str, evidence: str) -> PolarityConflict | None:
     """The first way `sentence` turns `evidence` around, or None when their polarity agrees."""
-    s, e = read_polarity(sentence), read_polarity(evidence)
+    return conflict_between(read_polarity(sentence), read_polarity(evidence))
+
+
+def conflict_between(s: PolarityReading, e: PolarityReading) -> PolarityConflict | None:
+    """`polarity_conflict` on texts already read (a sentence's reading, a window's)."""
     s_words, e_words = s.words, e.words
 
     def surface(key: str) -> str:

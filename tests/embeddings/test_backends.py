@@ -4,6 +4,9 @@ the same text, and related texts closer than unrelated ones; and how each backen
 from __future__ import annotations
 
 import importlib.util
+import logging
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -119,3 +122,19 @@ def test_sentence_transformers_loads_a_saved_model_folder_without_network(tmp_pa
     _assert_contract(vectors, standin.DIMENSION, texts)
     for text, vector in zip(texts[:2], vectors[:2], strict=True):
         assert np.allclose(vector, standin.expected_vector(text, table), atol=1e-5)
+
+
+def test_loading_wordllama_leaves_the_process_log_settings_alone() -> None:
+    """The library configures the root logger when imported; a CLI at its default level must
+    not start printing every library's INFO lines."""
+    probe = (
+        "import logging\n"
+        "from shared.adapters.embeddings.wordllama_backend import WordLlamaEmbedder\n"
+        "WordLlamaEmbedder(64)\n"
+        "root = logging.getLogger()\n"
+        "print(root.level, len(root.handlers))\n"
+    )
+    completed = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                               cwd=Path(__file__).resolve().parents[2])
+    assert completed.stdout.split() == [str(logging.WARNING), "0"]
+    assert "INFO" not in completed.stderr

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cached_property
 from pathlib import Path
 
@@ -34,6 +36,19 @@ DIMENSIONS = (64, 128, 256)
 WORD_MARK = "\u2581"
 
 
+@contextmanager
+def _root_logging_kept() -> Iterator[None]:
+    """`import wordllama` calls `logging.basicConfig(level=INFO)`: without this, every INFO line
+    of every library would reach stderr in plain text, past the process's own log settings."""
+    root = logging.getLogger()
+    level, handlers = root.level, list(root.handlers)
+    try:
+        yield
+    finally:
+        root.setLevel(level)
+        root.handlers[:] = handlers
+
+
 class WordLlamaEmbedder:
     """The offline default `Embedder`: no download, ~16 MB of weights read from the wheel."""
 
@@ -41,8 +56,9 @@ class WordLlamaEmbedder:
         if dimension not in DIMENSIONS:
             raise EmbeddingsConfigError(f"wordllama offers dimensions {DIMENSIONS}, not {dimension}")
         try:
-            import wordllama
-            from wordllama import WordLlama
+            with _root_logging_kept():
+                import wordllama
+                from wordllama import WordLlama
         except ImportError as exc:
             raise EmbeddingsConfigError(
                 "the wordllama package is missing: `pip install wordllama` (a dependency of treerag), "
