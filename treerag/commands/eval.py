@@ -78,7 +78,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--recipe", choices=("shipped", "nested"), default="shipped",
         help="With --folds: fit as the shipped models are (logistic ranker, 3 %% abstention budget), or choose "
-        "the ranker (logistic or boosted trees, two sizes) and the budget by nested cross-validation.",
+        "the ranker (logistic, or boosted trees of depth 2 or 3 with 50 or 100 trees) and the budget by nested "
+        "cross-validation.",
     )
     add_llm_arguments(parser)
     parser.set_defaults(func=run)
