@@ -52,6 +52,7 @@ from shared.adapters.mongo.queries import MongoQueryRepository
 from shared.adapters.mongo.store import MongoRepository, connect
 from shared.app.outbox import OutboxPublisher
 from shared.model.documents import DocumentStatus, IndexedDocument
+from shared.model.ids import DEFAULT_TENANT
 from shared.model.events import DocumentUploaded, QueryOutcome
 from shared.model.queries import QueryRecord
 from shared.model.query import QuerySettings, VerifiedAnswer
@@ -297,12 +298,12 @@ class Calls:
 
     async def listing(self, _: int) -> None:
         """A page as large as the small store can fill, so both sizes return as many records."""
-        page = await self.repo.list_page(SMALL)
+        page = await self.repo.list_page(DEFAULT_TENANT, SMALL)
         if len(page.records) != SMALL:
             raise RuntimeError(f"a listing page held {len(page.records)} records, not {SMALL}")
 
     async def listing_50(self, _: int) -> None:
-        await self.repo.list_page(50)
+        await self.repo.list_page(DEFAULT_TENANT, 50)
 
     async def measure(self, repeats: dict[str, int]) -> dict[str, Any]:
         return {
