@@ -210,6 +210,8 @@ def test_delete_is_offered_exactly_when_the_api_has_it(gateway: Gateway, browser
             return
         doc_id = broken.get_attribute("data-doc-id")
         button.click()
+        tab.page.get_by_role("button", name="Delete broken-913.pdf").filter(has_text="Delete for good?").wait_for()
+        tab.page.wait_for_timeout(2_500)  # the list is redrawn every 2 s: the question must survive it
         button.click()  # the second press confirms
         broken.wait_for(state="detached", timeout=30_000)
         assert gateway.get(f"/v1/documents/{doc_id}", timeout=10).status_code == 404

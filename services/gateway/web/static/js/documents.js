@@ -69,16 +69,23 @@ dropzone.addEventListener("drop", (event) => {
   uploadAll(event.dataTransfer.files);
 });
 
+// Documents whose Delete was pressed once: the list is redrawn every few seconds, and a redraw
+// between the two presses must not turn the confirming press into a first one again.
+const armedDeletes = new Set();
+
 function deleteButton(doc) {
   if (!canDelete) return el("td");
-  const button = el("button", { type: "button", class: "secondary", "aria-label": `Delete ${docName(doc)}`, text: "Delete" });
+  const armed = armedDeletes.has(doc.doc_id);
+  const button = el("button", { type: "button", class: "secondary", "aria-label": `Delete ${docName(doc)}`,
+                                text: armed ? "Delete for good?" : "Delete" });
   button.addEventListener("click", async () => {
     // Two steps instead of a dialog: the first press asks, the second deletes.
-    if (!button.dataset.armed) {
-      button.dataset.armed = "1";
+    if (!armedDeletes.has(doc.doc_id)) {
+      armedDeletes.add(doc.doc_id);
       button.textContent = "Delete for good?";
       return;
     }
+    armedDeletes.delete(doc.doc_id);
     button.disabled = true;
     try {
       await api(`/v1/documents/${encodeURIComponent(doc.doc_id)}`, { method: "DELETE" });
