@@ -59,12 +59,8 @@ def gateway(gateways: list[Gateway]) -> Gateway:
 
 @pytest.fixture
 def indexer(stack: Stack) -> Iterator[ServiceProcess]:
-    process = stack.start_stage("indexer")
-    stack.wait_consuming(process)
-    try:
+    with stack.running("indexer") as process:
         yield process
-    finally:
-        stack.stop(process)
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,8 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -243,6 +244,16 @@ class Stack:
         """The partitions `process` owns after its latest rebalance (None before the first)."""
         assigned = [r for r in process.log_records() if r.get("msg") == "partitions assigned"]
         return assigned[-1]["partitions"] if assigned else None
+
+    @contextmanager
+    def running(self, stage: str) -> Iterator[ServiceProcess]:
+        """One process of `stage`, consuming before the body runs, stopped after it."""
+        process = self.start_stage(stage)
+        try:
+            self.wait_consuming(process)
+            yield process
+        finally:
+            self.stop(process)
 
     def stop(self, process: ServiceProcess) -> None:
         process.stop()

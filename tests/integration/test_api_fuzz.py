@@ -17,7 +17,7 @@ from schemathesis.specs.openapi.checks import content_type_conformance, response
 
 from .conftest import upload_ready
 from .pdfs import manual_pdf
-from .stack import Gateway, ServiceProcess
+from .stack import Gateway
 
 pytestmark = pytest.mark.integration
 
@@ -32,10 +32,8 @@ def fuzzed_gateway(gateway: Gateway, indexer: Any) -> Gateway:
 @pytest.fixture(scope="module")
 def indexer(stack: Any) -> Any:
     """One indexer for the module, so that a ready document exists and queries reach every stage."""
-    process: ServiceProcess = stack.start_stage("indexer")
-    stack.wait_consuming(process)
-    yield process
-    stack.stop(process)
+    with stack.running("indexer") as process:
+        yield process
 
 
 @pytest.fixture(scope="module")

@@ -171,12 +171,8 @@ def uploaded(gateway: Gateway, browser: Any, indexer_for_module: ServiceProcess)
 
 @pytest.fixture(scope="module")
 def indexer_for_module(stack: Any) -> Iterator[ServiceProcess]:
-    process = stack.start_stage("indexer")
-    stack.wait_consuming(process)
-    try:
+    with stack.running("indexer") as process:
         yield process
-    finally:
-        stack.stop(process)
 
 
 def test_the_list_shows_one_status_on_request(gateway: Gateway, browser: Any, uploaded: dict[str, Any]) -> None:
