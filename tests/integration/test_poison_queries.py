@@ -118,19 +118,26 @@ async def test_every_query_ends_answered_or_failed_within_its_deadline_with_boun
     questions = ["At what pressure does the safety valve open?"] * GATEWAY_QUERIES
     questions[1] = "x" * 1_000_000
 
+    bodies = [(f'{{"question": {json.dumps(question)}, "doc_ids": ["{doc_id}"], '
+               f'"timeout_s": {TIMEOUT_S}, "settings": {settings}}}').encode()
+              for question, (settings, _) in zip(questions, cases, strict=True)]
     async with httpx.AsyncClient(timeout=TIMEOUT_S + 30) as client:
-        async def ask(question: str, settings: str) -> httpx.Response:
-            body = (f'{{"question": {json.dumps(question)}, "doc_ids": ["{doc_id}"], '
-                    f'"timeout_s": {TIMEOUT_S}, "settings": {settings}}}')
+        async def ask(body: bytes) -> httpx.Response:
             return await client.post(f"{gateway.url}/v1/query", content=body,
                                      headers={"content-type": "application/json", **gateway.auth})
 
-        responses = await asyncio.gather(*(ask(q, s) for q, (s, _) in zip(questions, cases, strict=True)))
+        responses = await asyncio.gather(*(ask(body) for body in bodies))
 
     accepted: list[str] = []
-    for (settings, valid), question, response in zip(cases, questions, responses, strict=True):
+    max_json_bytes = get_settings().max_json_bytes
+    for (settings, valid), question, body, response in zip(cases, questions, bodies, responses, strict=True):
         valid = valid and len(question) <= 4000
         what = f"{context} settings {settings[:120]} -> {response.status_code} {response.text[:300]}"
+        if len(body) > max_json_bytes:
+            # refused by size before it is parsed, let alone published
+            assert response.status_code == 413, what
+            assert len(response.content) < SMALL_BODY, what
+            continue
         if not valid:
             assert response.status_code == 422, what
             assert len(response.content) < SMALL_BODY, what
