@@ -152,17 +152,21 @@ async def store_query_latency(store: Path, questions: list[str]) -> dict[str, An
     ids = [r.doc_id for r in records]
     engine = QueryEngine(repository)
     await engine.indexes(ids)  # build once, as a running service would
-    seconds, navigate_ms = [], []
+    seconds, cpu, navigate_ms = [], [], []
     for question in questions:
-        started = time.perf_counter()
+        started, started_cpu = time.perf_counter(), time.process_time()
         result = await engine.ask(question, ids, QuerySettings())
+        # Process CPU: the navigator runs in a worker thread; on shared cores this is the fair figure.
+        cpu.append(time.process_time() - started_cpu)
         seconds.append(time.perf_counter() - started)
         navigate_ms.append(result.timings.navigate_ms)
     await repository.close()
     return {
         "documents": len(ids),
         "pages": sum(r.page_count for r in records),
+        "questions": len(questions),
         "query": latency_summary(seconds),
+        "query_cpu": latency_summary(cpu),
         "navigate_p50_ms": round(statistics.median(navigate_ms), 2),
     }
 
@@ -210,7 +214,7 @@ async def main_async(store: Path) -> dict[str, Any]:
         "traversal p50 <= 1 ms (<= 500 nodes), whole navigate(), fastest of the passes": {
             mode: latency["traversal"][mode]["navigate_fastest_pass"]["p50_ms"] <= 1.0 for mode in ("dfs", "beam", "auto")
         },
-        "whole offline query p50 <= 30 ms (10-document store)": latency["store_query"]["query"]["p50_ms"] <= 30.0,
+        f"whole offline query p50 <= 30 ms ({STORE_DOCUMENTS}-document store)": latency["store_query"]["query"]["p50_ms"] <= 30.0,
     }
     write_result("eval_latency", latency)
     summary["latency"] = latency

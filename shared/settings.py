@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
@@ -120,4 +122,17 @@ class Settings(BaseSettings):
 
 
 def get_settings() -> Settings:
+    """The settings the environment gives now, each caller its own copy. Reading them consults
+    every settings source (milliseconds, on each query), so they are read again only when a
+    TREERAG_ variable changes."""
+    return _settings_for(_treerag_variables()).model_copy()
+
+
+def _treerag_variables() -> tuple[tuple[str, str], ...]:
+    # Names match case-insensitively (the settings' default), so the key does too.
+    return tuple(sorted((k, v) for k, v in os.environ.items() if k.upper().startswith("TREERAG_")))
+
+
+@lru_cache(maxsize=8)
+def _settings_for(_variables: tuple[tuple[str, str], ...]) -> Settings:
     return Settings()

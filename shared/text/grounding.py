@@ -32,7 +32,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -165,27 +165,6 @@ def _grams_of(words: Sequence[str], n: int = 4) -> set[str]:
     return {flat[i : i + n] for i in range(max(len(flat) - n + 1, 0))}
 
 
-def _points(words: Sequence[str]) -> np.ndarray:
-    """The code points of the words joined by spaces (the text `_grams_of` cuts)."""
-    return np.frombuffer(" ".join(words).encode("utf-32-le"), dtype=np.uint32)
-
-
-def _gram_codes(points: np.ndarray, alphabet: np.ndarray) -> np.ndarray:
-    """The distinct character 4-grams of `points`, each packed into one integer from its
-    characters' places in `alphabet` (sorted code points), 0 standing for a character not in
-    it: two grams of the alphabet's characters have the same code only when they are the same
-    text. Places take 16 bits; an alphabet too large for that packs into Python integers."""
-    if not len(alphabet) or len(points) < 4:
-        return np.zeros(0, dtype=np.uint64)
-    places = np.minimum(np.searchsorted(alphabet, points), len(alphabet) - 1)
-    ids = np.where(alphabet[places] == points, places + 1, 0)
-    bits = 16 if len(alphabet) < 2**16 else int(len(alphabet)).bit_length()
-    ids = ids.astype(np.uint64) if bits == 16 else ids.astype(object)
-    shift = np.uint64(bits) if bits == 16 else bits
-    codes = (((ids[:-3] << shift | ids[1:-2]) << shift | ids[2:-1]) << shift) | ids[3:]
-    return np.unique(codes)
-
-
 @dataclass(frozen=True)
 class Window:
     """One to three consecutive statements of a page, with their offsets in the page text."""
@@ -199,7 +178,16 @@ class Window:
     bigrams: frozenset[tuple[str, str]]
     numbers: tuple[NumberMention, ...]
     words: tuple[tuple[str, ...], tuple[str, ...]] = field(repr=False)  # for the substitution slots
-    polarity: PolarityReading = field(repr=False)
+
+    # Read on first use: a check measures a few windows of a page in full, not all of them.
+    @cached_property
+    def polarity(self) -> PolarityReading:
+        return polarity_reading(self.text)
+
+    @cached_property
+    def grams(self) -> frozenset[str]:
+        """The character 4-grams of the window's words (as `tokenize` reads them)."""
+        return frozenset(_char_grams(self.text))
 
 
 @dataclass(frozen=True)
@@ -253,8 +241,7 @@ def page_windows(page: str) -> tuple[Window, ...]:
             words = (tuple(w for r in read[first : last + 1] for w in r[0]),
                      tuple(w for r in read[first : last + 1] for w in r[1]))
             windows.append(Window(text, units[first].start, units[last].end, width, counts, frozenset(counts),
-                                  frozenset(zip(tokens, tokens[1:], strict=False)), numbers, words,
-                                  polarity_reading(text)))
+                                  frozenset(zip(tokens, tokens[1:], strict=False)), numbers, words))
     return tuple(windows)
 
 
@@ -265,24 +252,21 @@ class Matches:
     shared: np.ndarray  # distinct tokens in common
     held: np.ndarray  # the sentence's tokens held, weighted as in coverage (quantities aside)
     pairs: np.ndarray  # the sentence's word pairs held
-    grams: np.ndarray  # the sentence's character 4-grams held
 
 
 @dataclass(frozen=True)
 class PreparedPage:
-    """Everything a check reads of a page, computed once per page: its windows (each with its
-    polarity read), which windows hold each token, word pair and character 4-gram (so a
-    sentence is compared with every window at once), where the single statements lie (for a
-    window's core), the page's vocabulary and its names. A page cited by many sentences costs
-    this once; each sentence then costs only its own comparison."""
+    """Everything a check reads of a page, computed once per page: its windows, which windows
+    hold each token and word pair (so a sentence is compared with every window at once), where
+    the single statements lie (for a window's core), the page's vocabulary and its names. A page
+    cited by many sentences costs this once; each sentence then costs only its own comparison.
+    What only the few windows measured in full need (polarity, character 4-grams) each window
+    reads when first asked."""
 
     windows: tuple[Window, ...]
     # token -> (the windows holding it, how often each holds it)
     token_holders: dict[str, tuple[np.ndarray, np.ndarray]] = field(repr=False)
     pair_holders: dict[tuple[str, str], np.ndarray] = field(repr=False)
-    alphabet: np.ndarray = field(repr=False)  # the code points of the windows' words, sorted
-    gram_codes: np.ndarray = field(repr=False)  # every window's distinct 4-grams (`_gram_codes`), sorted
-    gram_windows: np.ndarray = field(repr=False)  # the window of each of `gram_codes`
     spans: np.ndarray = field(repr=False)  # each window's length in characters
     units: np.ndarray = field(repr=False)  # indices of the one-statement windows
     unit_starts: np.ndarray = field(repr=False)
@@ -295,12 +279,6 @@ class PreparedPage:
         windows = page_windows(page)
         tokens: dict[str, tuple[list[int], list[int]]] = {}
         pairs: dict[tuple[str, str], list[int]] = {}
-        points = [_points(tokenize(window.text)) for window in windows]
-        alphabet = np.unique(np.concatenate(points)) if points else np.zeros(0, dtype=np.uint32)
-        codes = [_gram_codes(p, alphabet) for p in points]
-        owners = np.repeat(np.arange(len(windows), dtype=np.int32), [len(c) for c in codes])
-        every = np.concatenate(codes) if codes else np.zeros(0, dtype=np.uint64)
-        order = np.argsort(every, kind="stable")
         for index, window in enumerate(windows):
             for token, count in window.tokens.items():
                 found, counts = tokens.setdefault(token, ([], []))
@@ -313,7 +291,6 @@ class PreparedPage:
                    {t: (np.array(found, dtype=np.int32), np.array(counts, dtype=np.float64))
                     for t, (found, counts) in tokens.items()},
                    {p: np.array(found, dtype=np.int32) for p, found in pairs.items()},
-                   alphabet, every[order], owners[order],
                    np.array([w.end - w.start for w in windows], dtype=np.int64), np.array(units, dtype=np.int64),
                    np.array([windows[i].start for i in units], dtype=np.int64),
                    np.array([windows[i].end for i in units], dtype=np.int64),
@@ -337,17 +314,7 @@ class PreparedPage:
         once, once_function, more = _count(content, size), _count(function, size), _count(repeated, size)
         held = once + FUNCTION_WEIGHT * once_function + _count(repeated, size, repeated_held)
         pairs = [h for h in map(self.pair_holders.get, sentence.pairs) if h is not None]
-        return Matches(once + once_function + more, held, _count(pairs, size), self._gram_matches(sentence))
-
-    def _gram_matches(self, sentence: _Sentence) -> np.ndarray:
-        """How many of the sentence's distinct 4-grams each window holds: each gram's run of
-        windows in the sorted page codes, counted per window."""
-        said = _gram_codes(_points(sentence.words), self.alphabet)
-        first = np.searchsorted(self.gram_codes, said, side="left")
-        runs = np.searchsorted(self.gram_codes, said, side="right") - first
-        total = int(runs.sum())
-        positions = np.arange(total) + np.repeat(first - (np.cumsum(runs) - runs), runs)
-        return np.bincount(self.gram_windows[positions], minlength=len(self.windows))
+        return Matches(once + once_function + more, held, _count(pairs, size))
 
     def shortlist(self, matches: Matches, size: int) -> list[int]:
         """The `size` windows sharing the most distinct tokens with the sentence, ties to the
@@ -395,7 +362,6 @@ class _Sentence:
     numbers: tuple[NumberMention, ...]
     grams: frozenset[str]
     vocabulary: frozenset[str]
-    words: tuple[str, ...]  # lower-case, as `tokenize` reads them (the grams are cut from them)
 
     @classmethod
     def of(cls, tokens: list[str], numbers: tuple[NumberMention, ...], words: tuple[str, ...]) -> _Sentence:
@@ -403,10 +369,12 @@ class _Sentence:
         total = sum(_weight(t) * n for t, n in counts.items()) + len(numbers) or 1.0
         return cls(counts, tuple((t, n, _weight(t)) for t, n in counts.items()), total,
                    tuple(zip(tokens, tokens[1:], strict=False)), numbers, frozenset(_grams_of(words)),
-                   frozenset(counts), words)
+                   frozenset(counts))
 
 
-def _overlap(sentence: _Sentence, matches: Matches, index: int, missing: int) -> tuple[float, float, float]:
+def _overlap(
+    sentence: _Sentence, matches: Matches, index: int, window: Window, missing: int
+) -> tuple[float, float, float]:
     """Shares of the sentence's (weighted) tokens, bigrams and character 4-grams that window
     `index` holds; each quantity counts as one token, held when the window states it (all but
     `missing` of them)."""
@@ -414,7 +382,7 @@ def _overlap(sentence: _Sentence, matches: Matches, index: int, missing: int) ->
     coverage = held / sentence.total
     pairs = sentence.pairs
     bigram = int(matches.pairs[index]) / len(pairs) if pairs else coverage
-    chars = int(matches.grams[index]) / len(sentence.grams) if sentence.grams else 0.0
+    chars = len(sentence.grams & window.grams) / len(sentence.grams) if sentence.grams else 0.0
     return coverage, bigram, chars
 
 
@@ -550,7 +518,7 @@ def ground(sentence: str, page: str, fit: GroundingFit | None = None, words: Wor
 
     def overlap(index: int) -> tuple[float, float, float]:
         if index not in overlap_at:
-            overlap_at[index] = _overlap(said, matches, index, len(missing(index)))
+            overlap_at[index] = _overlap(said, matches, index, windows[index], len(missing(index)))
         return overlap_at[index]
 
     def conflict_with(index: int) -> PolarityConflict | None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from bench.grounding_set import generate
@@ -23,7 +22,6 @@ from shared.text.grounding import (
     SHORTLIST,
     Window,
     _char_grams,
-    _gram_codes,
     _split_numbers,
     default_fit,
     ground,
@@ -130,15 +128,3 @@ def test_the_indexes_give_the_plain_definitions_verdicts_on_the_dev_documents(sh
     assert len({i.kind for i in items}) >= 6 and len({i.page_text for i in items}) >= 10
     for item in items:
         _assert_same(item.sentence, item.page_text)
-
-
-def test_character_grams_are_counted_exactly_beyond_sixteen_bit_alphabets() -> None:
-    # An alphabet of more than 65535 characters packs grams into Python integers.
-    alphabet = np.arange(0x4E00, 0x4E00 + 70_000, dtype=np.uint32)
-    points = np.array([0x4E00, 0x4E00 + 69_999, 0x4E01, 0x4E00 + 69_999, 0x4E00, 0x4E00 + 69_999, 0x4E01],
-                      dtype=np.uint32)
-    text = "".join(map(chr, points))
-    grams = {text[i:i + 4] for i in range(len(text) - 3)}
-    assert len(grams) > 1
-    assert len(_gram_codes(points, alphabet)) == len(grams)
-    assert len(_gram_codes(points[:4], alphabet)) == 1

@@ -8,6 +8,7 @@ import os
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any
 
 from shared.app.indexing import store_indexed
@@ -36,6 +37,9 @@ class EmbeddedRepository:
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root)
         self._pages: dict[str, list[str]] = {}
+        # doc id -> (the record file's identity, its bytes): a query reads every record it asks
+        # over, and a stat costs a tenth of opening and reading the file.
+        self._record_bytes: dict[str, tuple[tuple[int, int, int], bytes]] = {}
 
     def _path(self, kind: str, name: str, suffix: str = ".json") -> Path:
         return self.root / kind / f"{name}{suffix}"
@@ -45,9 +49,18 @@ class EmbeddedRepository:
 
     async def get_document(self, doc_id: str) -> DocumentRecord | None:
         path = self._path("documents", doc_id)
-        if not path.is_file():
+        try:
+            stat = os.stat(path)
+        except (FileNotFoundError, NotADirectoryError):
             return None
-        return DocumentRecord.model_validate_json(path.read_bytes())
+        if not S_ISREG(stat.st_mode):
+            return None
+        # Every write replaces the file (`_write_atomic`): a new inode and modification time.
+        identity = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+        cached = self._record_bytes.get(doc_id)
+        if cached is None or cached[0] != identity:
+            cached = self._record_bytes[doc_id] = (identity, path.read_bytes())
+        return DocumentRecord.model_validate_json(cached[1])
 
     async def list_documents(self) -> list[DocumentRecord]:
         folder = self.root / "documents"
@@ -170,7 +183,9 @@ class EmbeddedRepository:
                 if quoted in path.read_bytes():
                     path.unlink(missing_ok=True)
         record_path.unlink(missing_ok=True)
+        self._record_bytes.pop(doc_id, None)
         return existed
 
     async def close(self) -> None:
         self._pages.clear()
+        self._record_bytes.clear()
