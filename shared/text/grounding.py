@@ -174,12 +174,25 @@ class Window:
     end: int
     width: int
     tokens: Counter[str]
-    vocabulary: frozenset[str]
     bigrams: frozenset[tuple[str, str]]
-    numbers: tuple[NumberMention, ...]
-    words: tuple[tuple[str, ...], tuple[str, ...]] = field(repr=False)  # for the substitution slots
+    pieces: tuple[str, ...] = field(repr=False)  # its statements' texts
+    piece_numbers: tuple[tuple[NumberMention, ...], ...] = field(repr=False)  # their quantities
 
     # Read on first use: a check measures a few windows of a page in full, not all of them.
+    @cached_property
+    def numbers(self) -> tuple[NumberMention, ...]:
+        return tuple(n for found in self.piece_numbers for n in found)
+
+    @cached_property
+    def words(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """For the substitution slots (`aligned_words`)."""
+        read = [aligned_words(piece) for piece in self.pieces]
+        return tuple(w for r in read for w in r[0]), tuple(w for r in read for w in r[1])
+
+    @cached_property
+    def vocabulary(self) -> frozenset[str]:
+        return frozenset(self.tokens)
+
     @cached_property
     def polarity(self) -> PolarityReading:
         return polarity_reading(self.text)
@@ -227,21 +240,17 @@ def page_windows(page: str) -> tuple[Window, ...]:
     """Windows of one to three consecutive statements of the page (memoised in `prepared_page`)."""
     units = statements(page)
     split = [_split_numbers(u.text) for u in units]
-    read = [aligned_words(u.text) for u in units]
     windows: list[Window] = []
     for first in range(len(units)):
         for width in range(1, MAX_WINDOW + 1):
             last = first + width - 1
             if last >= len(units):
                 break
-            text = " ".join(u.text for u in units[first : last + 1])
+            pieces = tuple(u.text for u in units[first : last + 1])
             tokens = [t for seq, _ in split[first : last + 1] for t in seq]
-            numbers = tuple(n for _, found in split[first : last + 1] for n in found)
-            counts = Counter(tokens)
-            words = (tuple(w for r in read[first : last + 1] for w in r[0]),
-                     tuple(w for r in read[first : last + 1] for w in r[1]))
-            windows.append(Window(text, units[first].start, units[last].end, width, counts, frozenset(counts),
-                                  frozenset(zip(tokens, tokens[1:], strict=False)), numbers, words))
+            windows.append(Window(" ".join(pieces), units[first].start, units[last].end, width, Counter(tokens),
+                                  frozenset(zip(tokens, tokens[1:], strict=False)), pieces,
+                                  tuple(found for _, found in split[first : last + 1])))
     return tuple(windows)
 
 
@@ -264,15 +273,21 @@ class PreparedPage:
     reads when first asked."""
 
     windows: tuple[Window, ...]
-    # token -> (the windows holding it, how often each holds it)
-    token_holders: dict[str, tuple[np.ndarray, np.ndarray]] = field(repr=False)
-    pair_holders: dict[tuple[str, str], np.ndarray] = field(repr=False)
+    # token -> (the windows holding it, how often each holds it); lists, as built: a page has
+    # thousands of tokens and word pairs, and a sentence looks up a few of them.
+    token_holders: dict[str, tuple[list[int], list[int]]] = field(repr=False)
+    pair_holders: dict[tuple[str, str], list[int]] = field(repr=False)
     spans: np.ndarray = field(repr=False)  # each window's length in characters
     units: np.ndarray = field(repr=False)  # indices of the one-statement windows
     unit_starts: np.ndarray = field(repr=False)
     unit_ends: np.ndarray = field(repr=False)
-    vocabulary: frozenset[str] = field(repr=False)
     key: str = field(repr=False)  # the page's words, space-delimited, for `missing_names`
+    page: str = field(repr=False)
+
+    @cached_property
+    def vocabulary(self) -> frozenset[str]:
+        """The page's word tokens, quantities aside (read when a reason names novel words)."""
+        return _page_vocabulary(self.page)
 
     @classmethod
     def of(cls, page: str) -> PreparedPage:
@@ -287,14 +302,11 @@ class PreparedPage:
             for pair in window.bigrams:
                 pairs.setdefault(pair, []).append(index)
         units = [i for i, w in enumerate(windows) if w.width == 1]
-        return cls(windows,
-                   {t: (np.array(found, dtype=np.int32), np.array(counts, dtype=np.float64))
-                    for t, (found, counts) in tokens.items()},
-                   {p: np.array(found, dtype=np.int32) for p, found in pairs.items()},
+        return cls(windows, tokens, pairs,
                    np.array([w.end - w.start for w in windows], dtype=np.int64), np.array(units, dtype=np.int64),
                    np.array([windows[i].start for i in units], dtype=np.int64),
                    np.array([windows[i].end for i in units], dtype=np.int64),
-                   _page_vocabulary(page), _page_key(page))
+                   _page_key(page), page)
 
     def matches(self, sentence: _Sentence) -> Matches:
         """What every window holds of the sentence. A token said once is held with its weight
@@ -308,7 +320,7 @@ class PreparedPage:
                 continue
             if count > 1:
                 repeated.append(holders[0])
-                repeated_held.append(weight * np.minimum(holders[1], count))
+                repeated_held.append(weight * np.minimum(np.asarray(holders[1], dtype=np.float64), count))
             else:
                 (content if weight == 1.0 else function).append(holders[0])
         once, once_function, more = _count(content, size), _count(function, size), _count(repeated, size)
@@ -333,8 +345,8 @@ class PreparedPage:
         return self.units[inside].tolist()
 
 
-def _count(found: list[np.ndarray], size: int, weights: list[np.ndarray] | None = None) -> np.ndarray:
-    """How many of `found` (arrays of window indices) name each window, or their weights' sum."""
+def _count(found: list[list[int]], size: int, weights: list[np.ndarray] | None = None) -> np.ndarray:
+    """How many of `found` (lists of window indices) name each window, or their weights' sum."""
     if not found:
         return np.zeros(size)
     return np.bincount(np.concatenate(found), weights=np.concatenate(weights) if weights else None, minlength=size)
@@ -533,7 +545,6 @@ def ground(sentence: str, page: str, fit: GroundingFit | None = None, words: Wor
     measured = sorted(((overlap(i), i) for i in shortlist),
                       key=lambda item: (-item[0][0] - item[0][1], windows[item[1]].end - windows[item[1]].start))
     names = _names_missing_from(sentence, prepared.key)
-    novel = _novel(tokens, prepared.vocabulary)
     (coverage, bigram, chars), best = measured[0]
     best_total = coverage + bigram
 
@@ -597,6 +608,7 @@ def ground(sentence: str, page: str, fit: GroundingFit | None = None, words: Wor
         verdict, reason = UNSUPPORTED, _substitution_reason(slots[0])
     else:
         verdict, reason = UNSUPPORTED, f"the best window covers only {coverage:.0%} of the sentence"
+        novel = _novel(tokens, prepared.vocabulary)
         if novel:
             written = {stem(w): w for w in reversed(tokenize(sentence))}
             reason += f"; the page never uses {', '.join(repr(written.get(w, w)) for w in novel[:3])}"

@@ -19,6 +19,7 @@ import numpy as np
 
 from shared.adapters.embeddings import EmbeddingsConfigError, make_embedder
 from shared.ports.model_roles import Embedder
+from shared.settings import Settings
 
 if TYPE_CHECKING:
     from services.navigator.index import DocumentIndex
@@ -26,16 +27,20 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
+# The environment variables of the settings that choose the embedder.
+_VARIABLES = tuple(f"TREERAG_{name.upper()}" for name in Settings.model_fields if name.startswith("embeddings"))
+
+
 def embedder() -> Embedder | None:
     """The configured embedder (loaded once per configuration), or None when embeddings are off
     or the backend cannot load (logged; ranking goes on lexically)."""
     # Reading the settings costs more than a query's look-ups: they are read again only when
-    # the process's embeddings variables change.
-    return _configured(tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("TREERAG_EMBEDDINGS"))))
+    # one of the embeddings variables changes.
+    return _configured(tuple((name, os.environ.get(name)) for name in _VARIABLES))
 
 
 @lru_cache(maxsize=8)
-def _configured(_variables: tuple[tuple[str, str], ...]) -> Embedder | None:
+def _configured(_variables: tuple[tuple[str, str | None], ...]) -> Embedder | None:
     try:
         return make_embedder()
     except EmbeddingsConfigError as exc:

@@ -154,6 +154,7 @@ def build_candidates(
     """Every candidate page of the question's documents, with its feature row."""
     pairs = question_pairs(question)
     printed = page_references(question)
+    asked = question_vector(question)
     keys: list[tuple[int, int]] = []
     rows: list[list[float]] = []
     for position, evidence in enumerate(documents):
@@ -169,7 +170,6 @@ def build_candidates(
         tree_rank = {page: rank for rank, page in enumerate(dict.fromkeys(evidence.tree_pages))}
         tree_best = max(evidence.tree_scores.values(), default=0.0) or 1.0
         last = max(1, len(index.pages) - 1)
-        asked = question_vector(question)
         dense_all = page_vectors(index) @ asked
         pages = candidate_pages(evidence, referenced, dense_all)
         dense_rank = _ranks(dense_all)
