@@ -173,12 +173,21 @@ class Window:
     start: int
     end: int
     width: int
-    tokens: Counter[str]
-    bigrams: frozenset[tuple[str, str]]
     pieces: tuple[str, ...] = field(repr=False)  # its statements' texts
+    piece_tokens: tuple[list[str], ...] = field(repr=False)  # their word tokens (`_split_numbers`)
     piece_numbers: tuple[tuple[NumberMention, ...], ...] = field(repr=False)  # their quantities
 
-    # Read on first use: a check measures a few windows of a page in full, not all of them.
+    # Read on first use: a check measures a few windows of a page in full, not all of them
+    # (`PreparedPage` finds the windows holding a token without these).
+    @cached_property
+    def tokens(self) -> Counter[str]:
+        return Counter(t for tokens in self.piece_tokens for t in tokens)
+
+    @cached_property
+    def bigrams(self) -> frozenset[tuple[str, str]]:
+        tokens = [t for piece in self.piece_tokens for t in piece]
+        return frozenset(zip(tokens, tokens[1:], strict=False))
+
     @cached_property
     def numbers(self) -> tuple[NumberMention, ...]:
         return tuple(n for found in self.piece_numbers for n in found)
@@ -247,9 +256,8 @@ def page_windows(page: str) -> tuple[Window, ...]:
             if last >= len(units):
                 break
             pieces = tuple(u.text for u in units[first : last + 1])
-            tokens = [t for seq, _ in split[first : last + 1] for t in seq]
-            windows.append(Window(" ".join(pieces), units[first].start, units[last].end, width, Counter(tokens),
-                                  frozenset(zip(tokens, tokens[1:], strict=False)), pieces,
+            windows.append(Window(" ".join(pieces), units[first].start, units[last].end, width, pieces,
+                                  tuple(tokens for tokens, _ in split[first : last + 1]),
                                   tuple(found for _, found in split[first : last + 1])))
     return tuple(windows)
 
@@ -264,6 +272,60 @@ class Matches:
 
 
 @dataclass(frozen=True)
+class WindowHolders:
+    """Which windows of a page hold each token (and how often) and each word pair. Every
+    (key, window) of the page is one integer, key number × windows + window, and they are
+    sorted: the windows holding a key are one slice of them, in window order."""
+
+    numbers: dict[str, int]  # token -> its number on the page
+    windows: int
+    token_keys: np.ndarray
+    token_counts: np.ndarray
+    pair_keys: np.ndarray
+
+    @classmethod
+    def of(cls, windows: tuple[Window, ...]) -> WindowHolders:
+        """From the statements' tokens: a window's tokens are those of its consecutive
+        statements, one run of the page's tokens laid statement after statement."""
+        numbers: dict[str, int] = {}
+        statements = [w.piece_tokens[0] for w in windows if w.width == 1]
+        laid = np.array([numbers.setdefault(t, len(numbers)) for tokens in statements for t in tokens], dtype=np.int64)
+        offsets = np.cumsum([0, *map(len, statements)])
+        # Windows come by first statement, then width: each first statement opens with a width of one.
+        firsts = np.cumsum(np.array([w.width == 1 for w in windows], dtype=bool)) - 1
+        widths = np.array([w.width for w in windows], dtype=np.int64)
+        starts, stops = offsets[firsts], offsets[firsts + widths]
+        lengths = stops - starts
+        size = len(windows)
+        owner = np.repeat(np.arange(size, dtype=np.int64), lengths)
+        sequence = laid[np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths - starts, lengths)]
+        token_keys, token_counts = np.unique(sequence * size + owner, return_counts=True)
+        same = owner[1:] == owner[:-1]  # consecutive tokens of one window form a word pair
+        pairs = (sequence[:-1][same] * len(numbers) + sequence[1:][same]) * size + owner[1:][same]
+        return cls(numbers, size, token_keys, token_counts, np.unique(pairs))
+
+    def _slice(self, keys: np.ndarray, key: int) -> slice:
+        return slice(int(np.searchsorted(keys, key * self.windows)), int(np.searchsorted(keys, (key + 1) * self.windows)))
+
+    def token(self, token: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """(the windows holding the token, how often each holds it), or None."""
+        number = self.numbers.get(token)
+        if number is None:
+            return None
+        found = self._slice(self.token_keys, number)
+        return self.token_keys[found] - number * self.windows, self.token_counts[found]
+
+    def pair(self, pair: tuple[str, str]) -> np.ndarray | None:
+        """The windows holding the word pair, or None."""
+        first, second = self.numbers.get(pair[0]), self.numbers.get(pair[1])
+        if first is None or second is None:
+            return None
+        key = first * len(self.numbers) + second
+        found = self._slice(self.pair_keys, key)
+        return self.pair_keys[found] - key * self.windows if found.stop > found.start else None
+
+
+@dataclass(frozen=True)
 class PreparedPage:
     """Everything a check reads of a page, computed once per page: its windows, which windows
     hold each token and word pair (so a sentence is compared with every window at once), where
@@ -273,10 +335,7 @@ class PreparedPage:
     reads when first asked."""
 
     windows: tuple[Window, ...]
-    # token -> (the windows holding it, how often each holds it); lists, as built: a page has
-    # thousands of tokens and word pairs, and a sentence looks up a few of them.
-    token_holders: dict[str, tuple[list[int], list[int]]] = field(repr=False)
-    pair_holders: dict[tuple[str, str], list[int]] = field(repr=False)
+    holders: WindowHolders = field(repr=False)
     spans: np.ndarray = field(repr=False)  # each window's length in characters
     units: np.ndarray = field(repr=False)  # indices of the one-statement windows
     unit_starts: np.ndarray = field(repr=False)
@@ -292,17 +351,8 @@ class PreparedPage:
     @classmethod
     def of(cls, page: str) -> PreparedPage:
         windows = page_windows(page)
-        tokens: dict[str, tuple[list[int], list[int]]] = {}
-        pairs: dict[tuple[str, str], list[int]] = {}
-        for index, window in enumerate(windows):
-            for token, count in window.tokens.items():
-                found, counts = tokens.setdefault(token, ([], []))
-                found.append(index)
-                counts.append(count)
-            for pair in window.bigrams:
-                pairs.setdefault(pair, []).append(index)
         units = [i for i, w in enumerate(windows) if w.width == 1]
-        return cls(windows, tokens, pairs,
+        return cls(windows, WindowHolders.of(windows),
                    np.array([w.end - w.start for w in windows], dtype=np.int64), np.array(units, dtype=np.int64),
                    np.array([windows[i].start for i in units], dtype=np.int64),
                    np.array([windows[i].end for i in units], dtype=np.int64),
@@ -315,17 +365,17 @@ class PreparedPage:
         size = len(self.windows)
         content, function, repeated, repeated_held = [], [], [], []
         for token, count, weight in sentence.weighted:
-            holders = self.token_holders.get(token)
+            holders = self.holders.token(token)
             if holders is None:
                 continue
             if count > 1:
                 repeated.append(holders[0])
-                repeated_held.append(weight * np.minimum(np.asarray(holders[1], dtype=np.float64), count))
+                repeated_held.append(weight * np.minimum(holders[1], count))
             else:
                 (content if weight == 1.0 else function).append(holders[0])
         once, once_function, more = _count(content, size), _count(function, size), _count(repeated, size)
         held = once + FUNCTION_WEIGHT * once_function + _count(repeated, size, repeated_held)
-        pairs = [h for h in map(self.pair_holders.get, sentence.pairs) if h is not None]
+        pairs = [h for h in map(self.holders.pair, sentence.pairs) if h is not None]
         return Matches(once + once_function + more, held, _count(pairs, size))
 
     def shortlist(self, matches: Matches, size: int) -> list[int]:
@@ -345,8 +395,8 @@ class PreparedPage:
         return self.units[inside].tolist()
 
 
-def _count(found: list[list[int]], size: int, weights: list[np.ndarray] | None = None) -> np.ndarray:
-    """How many of `found` (lists of window indices) name each window, or their weights' sum."""
+def _count(found: list[np.ndarray], size: int, weights: list[np.ndarray] | None = None) -> np.ndarray:
+    """How many of `found` (arrays of window indices) name each window, or their weights' sum."""
     if not found:
         return np.zeros(size)
     return np.bincount(np.concatenate(found), weights=np.concatenate(weights) if weights else None, minlength=size)
