@@ -206,17 +206,19 @@ class DocumentIndex:
         each field's `BM25Index.scores(qterms, idf)`, added in the same order."""
         fields = self.bm25_fields
         a, b, c, d = (f.n_rows for f in fields)
-        out = np.zeros(a + b + c + d, dtype=np.float64)
         postings = self._field_postings
+        rows, values = [], []
         for term in qterms:
             entry = postings.get(term)
             if entry is None:
                 continue
-            rows, saturated, number = entry
-            if idf is not None and term in idf:
-                out[rows] += idf[term] * saturated
-            else:
-                out[rows] += self._entry_idf(term, number) * saturated
+            rows.append(entry[0])
+            values.append((idf[term] if idf is not None and term in idf else self._entry_idf(term, entry[2])) * entry[1])
+        if rows:
+            # One pass adds every term's score to its rows, term after term as the loop found them.
+            out = np.bincount(np.concatenate(rows), weights=np.concatenate(values), minlength=a + b + c + d)
+        else:
+            out = np.zeros(a + b + c + d, dtype=np.float64)
         return out[:a], out[a : a + b], out[a + b : a + b + c], out[a + b + c :]
 
     def _entry_idf(self, term: str, number: np.ndarray) -> np.ndarray:

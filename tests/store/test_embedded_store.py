@@ -48,3 +48,17 @@ async def test_cache_entries_are_namespaced(tmp_path: Path) -> None:
     await repo.put_cached("answers", "k", {"answer": "yes"})
     assert await repo.get_cached("answers", "k") == {"answer": "yes"}
     assert await repo.get_cached("llm", "k") is None
+
+
+async def test_a_record_changed_or_deleted_by_another_process_is_read_as_it_now_is(tmp_path: Path) -> None:
+    reader, writer = EmbeddedRepository(tmp_path), EmbeddedRepository(tmp_path)
+    await writer.put_indexed(_indexed("abc123", "manual.pdf"))
+    assert (await reader.get_document("abc123")).status == DocumentStatus.READY
+
+    await writer.set_status("abc123", DocumentStatus.FAILED, "re-indexing failed")
+    changed = await reader.find_document("manual.pdf")
+    assert changed is not None and changed.status == DocumentStatus.FAILED
+    assert changed.reason == "re-indexing failed"
+
+    await writer.delete_document("abc123")
+    assert await reader.get_document("abc123") is None

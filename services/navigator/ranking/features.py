@@ -125,6 +125,14 @@ def _coverage(weights: dict[str, float], found: frozenset[str]) -> float:
     return sum(w for t, w in weights.items() if t in found) / total if total > 0 else 0.0
 
 
+def _of_deepest(values: np.ndarray, deepest: np.ndarray) -> np.ndarray:
+    """Each page's value of the deepest section holding it (0 for a page no section holds)."""
+    out = np.zeros(len(deepest))
+    held = deepest >= 0
+    out[held] = values[deepest[held]]
+    return out
+
+
 def _ranks(scores: np.ndarray) -> np.ndarray:
     """0-based rank of every entry, best first (ties in order)."""
     order = np.argsort(-scores, kind="stable")
@@ -156,51 +164,51 @@ def build_candidates(
     printed = page_references(question)
     asked = question_vector(question)
     keys: list[tuple[int, int]] = []
-    rows: list[list[float]] = []
+    blocks: list[np.ndarray] = []
     for position, evidence in enumerate(documents):
         index = evidence.index
         if not index.has_pages:
             continue
         profile = page_profile(index)
         referenced = [profile.physical_page(p) for p in printed]
-        fields = page_fields(index)
         summaries = summary_path_terms(index)
-        near, titled = fields.question_fields(evidence.weights)
-        bm25_rank = _ranks(evidence.page_bm25)
+        near, titled = page_fields(index).question_fields(evidence.weights)
         tree_rank = {page: rank for rank, page in enumerate(dict.fromkeys(evidence.tree_pages))}
         tree_best = max(evidence.tree_scores.values(), default=0.0) or 1.0
-        last = max(1, len(index.pages) - 1)
         dense_all = page_vectors(index) @ asked
         pages = candidate_pages(evidence, referenced, dense_all)
-        dense_rank = _ranks(dense_all)
         sections = section_vectors(index) @ asked if index.nodes else np.zeros(0)
-        for page in pages:
-            row = page - 1
-            deepest = int(index.page_to_deepest[row])
-            keys.append((position, page))
-            rows.append([
-                float(evidence.page_bm25[row]),
-                1.0 / (1.0 + float(bm25_rank[row])),
-                float(near[row]),
-                float(titled[row]),
-                _coverage(evidence.weights, summaries[row]),
-                _coverage(evidence.weights, profile.header_terms[row]),
-                _share(pairs, profile.header_bigrams[row]),
-                _share(pairs, profile.pairs[row]),
-                float(evidence.node_probability[deepest]) if deepest >= 0 else 0.0,
-                1.0 / (1.0 + tree_rank[page]) if page in tree_rank else 0.0,
-                evidence.tree_scores.get(page, 0.0) / tree_best,
-                float(profile.listing[row]),
-                float(profile.numeric[row]),
-                row / last,
-                1.0 if page in referenced else 0.0,
-                literal_share(index.pages[row], wanted_literals) if wanted_literals else 0.0,
-                float(dense_all[row]),
-                float(sections[deepest]) if deepest >= 0 else 0.0,
-                1.0 / (1.0 + float(dense_rank[row])) if dense_all.any() else 0.0,
-            ])
-    matrix = np.array(rows, dtype=np.float64).reshape(len(rows), len(FEATURES))
-    best = float(matrix[:, 0].max()) if len(rows) else 0.0
+        rows = np.array(pages, dtype=np.int64) - 1  # 0-based
+        deepest = index.page_to_deepest[rows]
+        weights = evidence.weights
+        # Each feature for every candidate page of the document at once (the set-valued ones
+        # page by page), in float64 as the model reads them.
+        columns = {
+            "bm25": evidence.page_bm25[rows],
+            "bm25_rank": 1.0 / (1.0 + _ranks(evidence.page_bm25)[rows]),
+            "proximity": near[rows],
+            "section_path": titled[rows],
+            "summary_path": [_coverage(weights, summaries[row]) for row in rows.tolist()],
+            "header": [_coverage(weights, profile.header_terms[row]) for row in rows.tolist()],
+            "header_pairs": [_share(pairs, profile.header_bigrams[row]) for row in rows.tolist()],
+            "page_pairs": [_share(pairs, profile.pairs[row]) for row in rows.tolist()],
+            "node_probability": _of_deepest(evidence.node_probability, deepest),
+            "tree_rank": [1.0 / (1.0 + tree_rank[page]) if page in tree_rank else 0.0 for page in pages],
+            "tree_score": [evidence.tree_scores.get(page, 0.0) / tree_best for page in pages],
+            "listing": profile.listing[rows],
+            "numeric": profile.numeric[rows],
+            "position": rows / max(1, len(index.pages) - 1),
+            "page_reference": [1.0 if page in referenced else 0.0 for page in pages],
+            "literal": [literal_share(index.pages[page - 1], wanted_literals) if wanted_literals else 0.0
+                        for page in pages],
+            "dense_page": dense_all[rows],
+            "dense_section": _of_deepest(sections, deepest),
+            "dense_rank": 1.0 / (1.0 + _ranks(dense_all)[rows]) if dense_all.any() else np.zeros(len(rows)),
+        }
+        keys += [(position, page) for page in pages]
+        blocks.append(np.column_stack([np.asarray(columns[name], dtype=np.float64) for name in FEATURES]))
+    matrix = np.vstack(blocks) if blocks else np.zeros((0, len(FEATURES)))
+    best = float(matrix[:, 0].max()) if len(keys) else 0.0
     if best > 0:
         matrix[:, 0] /= best
     return CandidateSet(question=question, documents=documents, keys=keys, matrix=matrix, best_bm25=best)
