@@ -26,15 +26,13 @@ Collections (database `settings.mongo_db`):
                GridFS buckets `pdfs.<h>` in this database (see blobs.py)
 
 Every hot read and write is an `_id` lookup or an insert. FerretDB 1.24 on SQLite pushes only
-`_id` equality down to SQLite, and even that is a scan: the query compares
-`_ferretdb_sjson->'$._id'` while the unique index is on `_ferretdb_sjson->"_id"`, so SQLite's
-plan is `SCAN` (`explain` shows it) and the cost of any read grows with the bytes stored in the
-collection (3,000 rows of 3 KB: `find_one` by `_id` 40-160 ms; 100 rows: 6 ms). Inserts stay
-~3 ms (the unique index is used for the duplicate check). So: rows are written once with
-inserts where possible and updated only on rare paths (rebuilds); collections read on every
-query are kept small (the answer cache is spread over 16 collections); what is read per
-document (pages, trees) is read once per tree version and kept in memory by the stages.
-MongoDB serves the same `_id` lookups from its index.
+`_id` equality down to SQLite; any other filter, range or sort reads the whole collection. Released
+FerretDB even scans for `_id` (it compares `_ferretdb_sjson->'$._id'` while the unique index is on
+`_ferretdb_sjson->"_id"`); the build of scripts/infra/ferretdb patches that, so a lookup searches
+the index and costs the same at 10 or 10,000 documents (bench/store_scale.py). So: rows are
+written once with inserts where possible and updated only on rare paths (rebuilds); what is read
+per document (pages, trees) is read once per tree version and kept in memory by the stages; the
+listing is read by position (listing.py). MongoDB serves the same lookups from its index.
 """
 
 from __future__ import annotations
