@@ -258,24 +258,29 @@ class ServerCpu:
 
 async def compare(calls: dict[str, Calls], op: str, repeats: int, rounds: int, server: ServerCpu) -> dict[str, Any]:
     """`repeats` calls of `op` on each store, in `rounds` blocks alternating between the stores."""
-    seconds: dict[str, list[float]] = {size: [] for size in calls}
+    seconds: dict[str, list[list[float]]] = {size: [] for size in calls}
     server_s = {size: 0.0 for size in calls}
     client_s = {size: 0.0 for size in calls}
     block = max(1, repeats // rounds)
     for r in range(rounds):
         for size in (list(calls) if r % 2 == 0 else list(reversed(calls))):
             call = getattr(calls[size], op)
+            seconds[size].append([])
             server_at, client_at = server(), time.process_time()
             for i in range(block):
                 began = time.perf_counter()
                 await call(i)
-                seconds[size].append(time.perf_counter() - began)
+                seconds[size][-1].append(time.perf_counter() - began)
             server_s[size] += server() - server_at
             client_s[size] += time.process_time() - client_at
-    return {size: {**latency_summary(seconds[size]),
-                   "server_cpu_ms_per_call": round(server_s[size] * 1000 / len(seconds[size]), 3) if server.pid else None,
-                   "client_cpu_ms_per_call": round(client_s[size] * 1000 / len(seconds[size]), 3)}
-            for size in calls}
+    out = {}
+    for size in calls:
+        every = [t for block_s in seconds[size] for t in block_s]
+        out[size] = {**latency_summary(every),
+                     "p50_ms_by_round": [latency_summary(block_s)["p50_ms"] for block_s in seconds[size]],
+                     "server_cpu_ms_per_call": round(server_s[size] * 1000 / len(every), 3) if server.pid else None,
+                     "client_cpu_ms_per_call": round(client_s[size] * 1000 / len(every), 3)}
+    return out
 
 
 async def measure(calls: dict[str, Calls], repeats: dict[str, int], rounds: int, server: ServerCpu) -> dict[str, Any]:
@@ -372,7 +377,7 @@ async def open_store(client: Any, name: str, blob_dir: Path) -> tuple[MongoRepos
 async def run(args: argparse.Namespace, url: str, templates: list[IndexedDocument], server_pid: int | None,
               blob_dir: Path) -> dict[str, Any]:
     client = connect(url)
-    run_id = uuid.uuid4().hex[:8]
+    run_id = args.reuse or uuid.uuid4().hex[:8]
     sizes = {"small": SMALL, "large": args.documents}
     names = {size: f"store_scale_{size}_{run_id}" for size in sizes}
     pdf = (shared_data() / "pdfs" / "financebench").glob("*.pdf").__next__().read_bytes()
@@ -385,19 +390,23 @@ async def run(args: argparse.Namespace, url: str, templates: list[IndexedDocumen
         fill_s = 0.0
         for size, count in sizes.items():
             repo, queries, mongo_outbox = await open_store(client, names[size], blob_dir / size)
-            fill_s = await Filler(repo, templates).fill(0, count)
+            if not args.reuse:
+                fill_s = await Filler(repo, templates).fill(0, count)
             calls[size] = Calls(repo, queries, OutboxPublisher(mongo_outbox, _NoBus()), templates, pdf, embedder)
             calls[size].size = count
         await measure(calls, {k: 2 for k in repeats}, 2, server)  # warm-up: connections, imports, caches
         measured = await measure(calls, repeats, args.rounds, server)
         stats = await client[names["large"]].command("dbStats")
     finally:
-        if not args.keep:
+        if not (args.keep or args.reuse):
             for name in names.values():
                 await client.drop_database(name)
         await client.close()
     small, large = measured["small"], measured["large"]
     ratios = {op: round(large[op]["p50_ms"] / small[op]["p50_ms"], 2) for op in MEASURED}
+    round_ratios = {op: [round(lg / sm, 2) for lg, sm in zip(large[op]["p50_ms_by_round"],
+                                                                small[op]["p50_ms_by_round"], strict=True)]
+                    for op in MEASURED}
 
     def cpu(figures: dict[str, Any]) -> float | None:
         if figures["server_cpu_ms_per_call"] is None:
@@ -407,13 +416,14 @@ async def run(args: argparse.Namespace, url: str, templates: list[IndexedDocumen
     cpu_ratios = {op: round(cpu(large[op]) / cpu(small[op]), 2) if cpu(small[op]) else None for op in MEASURED}
     return {
         "documents": sizes,
-        "databases": names if args.keep else None,
-        "fill_seconds": round(fill_s, 1),
+        "databases": names if (args.keep or args.reuse) else None,
+        "fill_seconds": round(fill_s, 1) if not args.reuse else None,
         "store_bytes": stats.get("dataSize") or stats.get("storageSize"),
         "rounds": args.rounds,
         "latency_small": small,
         "latency_large": large,
         "ratio_p50_large_over_small": ratios,
+        "ratio_p50_by_round": round_ratios,
         "ratio_cpu_per_call_large_over_small": cpu_ratios,
         "target_ratio": TARGET_RATIO,
         "within_target": {op: ratios[op] <= TARGET_RATIO for op in IN_TARGET},
@@ -430,7 +440,8 @@ def main() -> None:
     parser.add_argument("--mongo-url", default=None, help="A running FerretDB/MongoDB (default: start FerretDB).")
     parser.add_argument("--label", default=None, help="Names the server in the result (with --mongo-url).")
     parser.add_argument("--out", default="store_scale", help="Result name under bench/results/.")
-    parser.add_argument("--keep", action="store_true", help="Keep the filled database.")
+    parser.add_argument("--keep", action="store_true", help="Keep the filled databases (their run id is printed).")
+    parser.add_argument("--reuse", default=None, help="Measure the kept databases of this run id again (no fill).")
     args = parser.parse_args()
     configure_bench_logging()
     sizes_store, temporary = indexed_store(args.sizes_from)
@@ -451,7 +462,8 @@ def main() -> None:
     payload = {"server": server, "sizes": template_sizes(templates), "load_average_1m_at_start": round(load, 2),
                "load_average_1m_at_end": round(os.getloadavg()[0], 2), **result}
     write_result(args.out, payload)
-    print(json.dumps({"ratios": result["ratio_p50_large_over_small"],
+    print(json.dumps({"databases": result["databases"], "ratios": result["ratio_p50_large_over_small"],
+                      "by_round": result["ratio_p50_by_round"],
                       "cpu_ratios": result["ratio_cpu_per_call_large_over_small"], "small": result["latency_small"],
                       "large": result["latency_large"]}, indent=1))
 

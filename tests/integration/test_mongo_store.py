@@ -194,10 +194,17 @@ async def test_documents_stored_before_listing_positions_are_listed_after_a_rest
     assert {r.doc_id for r in (await repo.list_page("default", 10)).records} == {"new", "old"}
 
 
-async def test_an_id_lookup_searches_the_index(repo: MongoRepository) -> None:
+async def test_the_status_poll_and_the_listing_read_through_indexes(repo: MongoRepository) -> None:
+    """A status poll reads `documents` by id; a listing page reads the tenant's counter, the order
+    rows and the records by id: each read searches an index, so its cost does not grow with what
+    the store holds."""
     await repo.put_document(DocumentRecord(doc_id="indexed", file_name="a.pdf"))
-    plan = await repo.db.command("explain", {"find": "documents", "filter": {"_id": "indexed"}})
-    assert "USING INDEX" in str(plan.get("queryPlanner")) or "IXSCAN" in str(plan.get("queryPlanner"))
+    assert [r.doc_id for r in (await repo.list_page("default", 10)).records] == ["indexed"]
+    reads = {"documents": "indexed", "counters": "order:default", "document_order": "default:000000000001"}
+    for collection, key in reads.items():
+        assert await repo.db[collection].find_one({"_id": key}) is not None
+        plan = await repo.db.command("explain", {"find": collection, "filter": {"_id": key}})
+        assert "USING INDEX" in str(plan.get("queryPlanner")) or "IXSCAN" in str(plan.get("queryPlanner")), collection
 
 
 async def test_api_keys_are_stored_hashed_looked_up_listed_and_revoked(client: Any) -> None:

@@ -21,7 +21,6 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -39,30 +38,10 @@ func envOr(key, def string) string {
 	return def
 }
 
-// defaultSQLitePragmas: none beyond FerretDB's own (WAL, busy timeout).
-const defaultSQLitePragmas = ""
-
-// sqliteQuery turns "a(1),b(2)" into "?_pragma=a(1)&_pragma=b(2)", the form FerretDB passes on
-// to every database file it opens.
-func sqliteQuery(pragmas string) string {
-	values := url.Values{}
-	for _, p := range strings.Split(pragmas, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			values.Add("_pragma", p)
-		}
-	}
-	if len(values) == 0 {
-		return ""
-	}
-	return "?" + values.Encode()
-}
-
 func main() {
 	addr := flag.String("listen-addr", envOr("FERRETDB_LISTEN_ADDR", "127.0.0.1:27017"), "TCP listen address")
 	dataDir := flag.String("data-dir", envOr("FERRETDB_DATA_DIR", "ferretdb-data"), "SQLite data directory")
 	logLevel := flag.String("log-level", envOr("FERRETDB_LOG_LEVEL", "error"), "log level: debug, info, warn, error")
-	sqlitePragmas := flag.String("sqlite-pragmas", envOr("FERRETDB_SQLITE_PRAGMAS", defaultSQLitePragmas),
-		"SQLite pragmas for every database file, comma-separated, e.g. cache_size(-65536),mmap_size(1073741824)")
 	postgresqlURL := flag.String("postgresql-url", envOr("FERRETDB_POSTGRESQL_URL", ""),
 		"store in PostgreSQL at this URL (postgres://...) instead of SQLite files under -data-dir")
 	flag.Parse()
@@ -88,7 +67,7 @@ func main() {
 		Listener:  ferretdb.ListenerConfig{TCP: *addr},
 		Logger:    logger,
 		Handler:   "sqlite",
-		SQLiteURL: "file:" + dir + "/" + sqliteQuery(*sqlitePragmas), // must be file:, absolute, and end in "/"
+		SQLiteURL: "file:" + dir + "/", // must be file:, absolute, and end in "/"
 	}
 	if *postgresqlURL != "" {
 		config.Handler = "postgresql"
