@@ -17,6 +17,7 @@ from shared.adapters.logs import log_fields
 from shared.model.documents import DocumentEmbeddings, DocumentRecord, DocumentStatus
 from shared.model.ids import DEFAULT_TENANT
 from shared.ports.model_roles import Embedder
+from shared.text.question import asked_text
 from shared.ports.repository import Repository
 
 logger = logging.getLogger(__name__)
@@ -37,7 +38,7 @@ class IndexCache:
 
     def question_vector(self, question: str) -> np.ndarray | None:
         """The question's unit vector for `DocumentIndex.dense_*_scores`; None without an embedder."""
-        return self.embedder.embed([question])[0] if self.embedder is not None else None
+        return self.embedder.embed([asked_text(question)])[0] if self.embedder is not None else None
 
     async def _embeddings(self, record: DocumentRecord) -> DocumentEmbeddings | None:
         """The document's stored vectors when they come from the configured model."""

@@ -45,7 +45,7 @@ from shared.model.query import (
     VisitedSection,
 )
 from shared.ports.model_roles import NodeScorer
-from shared.text.lexical import query_terms, shared_idf
+from shared.text.lexical import bm25_idf, query_terms, shared_idf, terms
 from shared.text.names import closest_spelling, named_words, unmentioned_names
 from shared.text.question import literals
 
@@ -55,6 +55,8 @@ logger = logging.getLogger(__name__)
 BM25_GATE = 1.0
 # A shortlisted document must score at least this share of the best document.
 ROUTING_RELATIVE_FLOOR = 0.3
+# A document names its subject (the company, the product, the parties) on its opening pages.
+OPENING_PAGES = 2
 # Questions that ask to compare, enumerate or combine spread their evidence: Beam Search.
 _BROAD_CUES = re.compile(
     r"\b(compare|compared|comparison|difference|differences|differ|versus|vs\.?|both|between|"
@@ -230,10 +232,30 @@ def _route(
         section_gate = float(s.title_raw.max()) if s.title_raw.size else 0.0
         return strength(s) >= BM25_GATE or section_gate >= BM25_GATE
 
-    ranked = sorted(all_scores, key=lambda s: (-strength(s), s.index.doc_id))
-    best = strength(ranked[0])
-    shortlist = [s for s in ranked if gated(s) and strength(s) >= ROUTING_RELATIVE_FLOOR * best]
+    # Routing weighs two kinds of evidence equally, each relative to the best document: the best
+    # page's BM25 (what the question asks about) and the question's terms on the opening pages
+    # (whose document it asks about; similar documents share their topic words, not their subject).
+    best_page = max((strength(s) for s in all_scores), default=0.0) or 1.0
+    opening = _opening_match([s.index for s in all_scores], qterms)
+    best_opening = max(opening.values(), default=0.0) or 1.0
+    routed = {id(s): strength(s) / best_page + opening[id(s.index)] / best_opening for s in all_scores}
+    ranked = sorted(all_scores, key=lambda s: (-routed[id(s)], s.index.doc_id))
+    best = routed[id(ranked[0])]
+    shortlist = [s for s in ranked if gated(s) and routed[id(s)] >= ROUTING_RELATIVE_FLOOR * best]
     return (shortlist or ranked[:1])[: settings.max_documents], idf
+
+
+def _opening_terms(index: DocumentIndex) -> frozenset[str]:
+    return index.derive("opening_terms", lambda: frozenset(terms(" ".join(index.pages[:OPENING_PAGES]))))
+
+
+def _opening_match(indexes: list[DocumentIndex], qterms: list[str]) -> dict[int, float]:
+    """Per index (by identity): the question's terms on its opening pages, each weighted by how
+    few of the documents' opening pages hold it (a term on every cover tells none apart)."""
+    openings = [_opening_terms(ix) for ix in indexes]
+    n = len(openings)
+    weights = {t: bm25_idf(n, sum(t in o for o in openings)) for t in set(qterms)}
+    return {id(ix): sum(w for t, w in weights.items() if t in o) for ix, o in zip(indexes, openings, strict=True)}
 
 
 def _normaliser(scores: list[DocumentScores]) -> Normaliser:

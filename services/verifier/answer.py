@@ -48,6 +48,7 @@ from shared.text.citations import (
 from shared.text.lexical import query_terms, sentences_of, terms
 from shared.text.normalize import normalize
 from shared.text.question import literal_share, literals
+from shared.text.seams import line_breaks
 
 logger = logging.getLogger(__name__)
 
@@ -94,17 +95,29 @@ def _wants_symbols(question: str) -> bool:
     return bool(literals(question)) or any(w.strip("?.,").lower() in _ASKS_FOR_SYMBOLS for w in question.split())
 
 
-def _candidates(passages: list[Passage]) -> list[_Candidate]:
+def _candidates(passages: list[Passage], sources: _Sources) -> list[_Candidate]:
     out: list[_Candidate] = []
     for passage in passages:
         for piece in passage.text.split("…"):
-            for sentence in sentences_of(piece):
+            for sentence in _statements(piece, passage, sources):
                 if _DOT_LEADER.search(sentence):  # table-of-contents lines
                     continue
                 seq = terms(sentence)
                 if not MIN_SENTENCE_TERMS <= len(seq) <= MAX_SENTENCE_TERMS:
                     continue
                 out.append(_Candidate(sentence, passage, set(seq), _bigrams(seq), len(out)))
+    return out
+
+
+def _statements(text: str, passage: Passage, sources: _Sources) -> list[str]:
+    """The text's sentences; one too long to be a sentence (a table, a list, a page without
+    punctuation) is cut where its page's lines break, so its rows can still answer."""
+    out: list[str] = []
+    for sentence in sentences_of(text):
+        if len(terms(sentence)) <= MAX_SENTENCE_TERMS:
+            out.append(sentence)
+        else:
+            out.extend(split_at_seams(sentence, sources.line_breaks(passage.doc_id, passage.pages)))
     return out
 
 
@@ -195,6 +208,15 @@ class _Sources:
             out |= self._seams[key]
         return out
 
+    def line_breaks(self, doc_id: str, pages: list[int]) -> frozenset[Seam]:
+        """Every line break of the pages (none when page text is unavailable)."""
+        out: frozenset[Seam] = frozenset()
+        for page in pages:
+            text = self.page_text(doc_id, page) if self.page_text else None
+            if text:
+                out |= line_breaks(text)
+        return out
+
     def in_context(self, doc_id: str, page: int) -> bool:
         return (doc_id, page) in self.context
 
@@ -245,7 +267,7 @@ def _abstain(question: str, mode: str, generator: str, reason: str) -> VerifiedA
 
 def _extractive(context: CompressedContext, settings: QuerySettings, mode: str, sources: _Sources) -> VerifiedAnswer:
     question = context.question
-    candidates = _candidates(context.passages)
+    candidates = _candidates(context.passages, sources)
     _rank(question, candidates, context.passages)
     if not candidates:
         return _abstain(question, mode, "extractive", "nothing in the documents matches the question")

@@ -3,6 +3,10 @@
 - *Answer-type words*: in "how many", "how long", "how often" the adjective names the kind of
   answer (a quantity), not the topic; matching it against text ("a long vector", "many
   packages") rewards the wrong sentences, so they are removed from the topic terms.
+- *Answer instructions*: a sentence after the question that only says how to write the answer
+  ("Answer in millions.", "Write the answer in integer format.", "Round to two decimals.")
+  names no topic; its words are absent from the documents and would count as missing evidence
+  (and pull the question's embedding away from its topic), so it is not part of the topic.
 - *Literals*: command-line options and dotted names ("-x", "--no-cache", ".config") lose their
   punctuation in tokenisation, which turns ".config" into the common word "config"; matched
   verbatim, they are the most specific evidence a technical question carries.
@@ -17,14 +21,32 @@ _HOW_QUANTITY = re.compile(
     r"\bhow\s+(many|much|long|often|far|old|large|big|small|fast|soon|frequently|tall|wide|high|deep)\b",
     re.IGNORECASE,
 )
+# A sentence boundary followed by a further sentence of the question.
+_SENTENCE_BREAK = re.compile(r"(?<=[?.!])\s*(?=[A-Z])")
+# A sentence that tells how to give the answer: an imperative (or "please") about the answer or
+# its form, never a sentence that asks for something else.
+_ANSWER_INSTRUCTION = re.compile(
+    r"^(?:please\s+)?(?:answer|write|give|provide|express|round|respond|return|report|present|format|output)\b"
+    r"(?=.*\b(?:answer|format|decimals?|decimal places?|round(?:ed)?|integer|float|millions?|billions?|"
+    r"thousands?|percent(?:age)?)\b)",
+    re.IGNORECASE,
+)
 # An option ("-x", "--no-cache") or a name starting with a dot (".config", ".env").
 _LITERAL = re.compile(r"(?<![\w.\-])(--?[A-Za-z][\w\-]*|\.[A-Za-z][\w.]*)")
 
 
 @lru_cache(maxsize=4096)
+def asked_text(question: str) -> str:
+    """The question without the sentences after it that only instruct how to write the answer."""
+    sentences = _SENTENCE_BREAK.split(question.strip())
+    kept = sentences[:1] + [s for s in sentences[1:] if not _ANSWER_INSTRUCTION.search(s.strip())]
+    return " ".join(kept)
+
+
+@lru_cache(maxsize=4096)
 def topic_text(question: str) -> str:
-    """The question without its answer-type words ("how many" -> "how")."""
-    return _HOW_QUANTITY.sub("how", question)
+    """The question without its answer instructions and answer-type words ("how many" -> "how")."""
+    return _HOW_QUANTITY.sub("how", asked_text(question))
 
 
 @lru_cache(maxsize=4096)

@@ -74,6 +74,14 @@ def page_seams(page_text: str) -> frozenset[Seam]:
     return frozenset(seams)
 
 
+@lru_cache(maxsize=512)
+def line_breaks(page_text: str) -> frozenset[Seam]:
+    """Every line break of a page, as seams: where text too long to be one sentence (a table,
+    a list) is cut when its own punctuation gives no cut."""
+    lines = [w for w in (line.split() for line in page_text.splitlines()) if w]
+    return frozenset((tuple(a[-SEAM_WORDS:]), tuple(b[:SEAM_WORDS])) for a, b in zip(lines, lines[1:], strict=False))
+
+
 def _cut_points(words: list[str], seams: Iterable[Seam]) -> list[int]:
     cuts: set[int] = set()
     for tail, head in seams:

@@ -72,6 +72,25 @@ def test_answer_type_words_are_not_topic_terms() -> None:
     assert "long" in query_terms("Which type stores a long integer?")
 
 
+def test_an_instruction_on_how_to_answer_is_not_part_of_the_topic() -> None:
+    asked = "How many steps replace the filter? Write the answer in integer format."
+    assert query_terms(asked) == query_terms("How many steps replace the filter?")
+    for kept in ("What is X? Give the amount of Y.", "Is the limit 3.5 million? Please explain."):
+        assert query_terms(kept) == query_terms(kept.replace("?", " ")), kept
+
+
+def test_an_answer_instruction_changes_neither_the_pages_nor_the_answer_decision(plant: DocumentIndex) -> None:
+    for question, instruction in (
+        ("How often does the shift supervisor test a safety valve?", "Answer in days, as an integer."),
+        ("what grease is used on pump bearings?", "Write your answer in lower case, in list format."),
+    ):
+        bare = navigate(question, [plant], QuerySettings())
+        instructed = navigate(f"{question} {instruction}", [plant], QuerySettings())
+        assert [p.pages for p in instructed.passages] == [p.pages for p in bare.passages], question
+        assert instructed.stats.answer_probability == bare.stats.answer_probability, question
+        assert bare.passages, question
+
+
 def test_a_misspelt_question_word_is_read_as_the_document_word() -> None:
     pages = [f"Costs. {FILLER}", f"Assets. Depreciation expenses were 714 million dollars in 2015. {FILLER}"]
     index = build(indexed("g" * 16, "report.pdf", pages, [node("0001", "Costs", 1, 1), node("0002", "Assets", 2, 2)]))

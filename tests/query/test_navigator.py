@@ -48,6 +48,32 @@ def test_routing_picks_the_document_that_answers(plant: DocumentIndex, kitchen: 
     assert result.passages[0].pages == [1]
 
 
+def _annual_report(company: str, rival: str, doc_id: str, dense_page: str) -> DocumentIndex:
+    """A filing: its cover names the company; its inner pages share the industry's words."""
+    pages = [
+        f"{company} Holdings. Annual report for the fiscal year. Form 10-K.",
+        "Table of contents. Business. Risk factors. Financial statements.",
+        f"The company designs and sells footwear. Competitors include {rival} and many others.",
+        dense_page,
+        "Inventories are stated at cost. Inventory is counted every quarter.",
+    ]
+    nodes = [node("0001", "Cover", 1, 2), node("0002", "Business", 3, 3), node("0003", "Statements", 4, 5)]
+    return build(indexed(doc_id, f"{company.lower()}.pdf", pages, nodes))
+
+
+def test_routing_prefers_the_document_whose_opening_pages_name_what_the_question_names() -> None:
+    # The other filing discusses inventory turnover at length and mentions the asked company as a
+    # rival; the asked company's own filing says less about inventory, but its cover names it.
+    asked = _annual_report("Stridewell", "Pacer", "a" * 16,
+                           "Inventory turnover was 4.1 times in the year.")
+    other = _annual_report("Pacer", "Stridewell", "b" * 16,
+                           "Inventory turnover, inventory turnover ratio and inventory days: inventory turnover "
+                           "improved as inventory fell; the inventory turnover ratio is cost of sales over inventory.")
+    question = "What was the inventory turnover ratio of Stridewell?"
+    result = navigate(question, [other, asked], QuerySettings(max_documents=1))
+    assert {p.doc_id for p in result.passages} == {asked.doc_id}
+
+
 def test_routing_respects_max_documents(plant: DocumentIndex, kitchen: DocumentIndex) -> None:
     result = navigate("pump valve bread soup cake", [plant, kitchen], QuerySettings(max_documents=1))
     assert result.stats.documents_shortlisted == 1

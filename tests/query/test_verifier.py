@@ -190,3 +190,25 @@ def test_answer_sentences_and_whole_answer_are_capped() -> None:
     assert shown and all(len(s.split()) <= MAX_ANSWER_SENTENCE_WORDS + 2 for s in shown)  # + ellipses
     assert len(strip_citations(answer.answer).split()) <= MAX_ANSWER_WORDS + MAX_ANSWER_SENTENCE_WORDS
     assert all(s.grounded for s in answer.sentences)
+
+
+def test_a_statement_page_without_sentences_still_answers_from_its_rows() -> None:
+    # A financial statement as the compressor hands it over: its lines joined, no full stop,
+    # far longer than any sentence; only the page text shows where its rows end.
+    rows = ["CONSOLIDATED STATEMENTS OF INCOME", "(In millions) 2021 2020 2019"]
+    rows += [f"{item} {100 + k} {90 + k} {80 + k}" for k, item in enumerate(
+        ["Revenues", "Cost of sales", "Gross profit", "Demand creation expense", "Operating overhead expense",
+         "Interest expense", "Other expense", "Income before income taxes", "Income tax expense",
+         "Selling and administrative expense", "Research and development", "Depreciation and amortisation",
+         "Restructuring charges", "Impairment of goodwill", "Equity in affiliates", "Minority interest",
+         "Foreign exchange losses", "Pension costs", "Lease costs", "Warranty costs", "Freight costs",
+         "Licence income", "Royalty income", "Dividend income", "Rental income", "Commission income",
+         "Insurance costs", "Audit fees", "Legal fees", "Consulting fees", "Travel costs", "Net income"])]
+    page = "\n".join(rows)
+    passage = Passage(doc_id="d9", file_name="annual.pdf", node_id="0009", pages=[7], text=" ".join(rows), score=1.0)
+    question = "What were the warranty costs in 2021?"
+    handed = CompressedContext(question=question, passages=[passage], tokens_before=300, tokens_after=300)
+    answer = answer_question(handed, QuerySettings(), "dfs", page_text=lambda doc, p: page if (doc, p) == ("d9", 7) else None)
+    assert not answer.abstained
+    assert answer.citations[0].pages == [7]
+    assert "Warranty costs 119" in answer.answer

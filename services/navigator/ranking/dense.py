@@ -19,6 +19,7 @@ import numpy as np
 
 from shared.adapters.embeddings import EmbeddingsConfigError, make_embedder
 from shared.ports.model_roles import Embedder
+from shared.text.question import asked_text
 
 if TYPE_CHECKING:
     from services.navigator.index import DocumentIndex
@@ -56,7 +57,7 @@ def _embed(model: Embedder, texts: list[str]) -> np.ndarray:
 
 def question_vector(question: str) -> np.ndarray:
     model = embedder()
-    return _question_vector(model, question) if model is not None else np.zeros(1, dtype=np.float32)
+    return _question_vector(model, asked_text(question)) if model is not None else np.zeros(1, dtype=np.float32)
 
 
 @lru_cache(maxsize=4096)
