@@ -23,7 +23,7 @@ from typing import Any
 
 import httpx
 
-from bench.bus_ingest import page_count, upload, wait_terminal, warm_up
+from bench.bus_ingest import page_count, statuses, upload, warm_up
 from bench.common import MachineCpu, configure_bench_logging, shared_data, write_result
 from bench.proc import ProcessReading, read_process
 from bench.stack import BusStack
@@ -38,8 +38,11 @@ QUERY_STAGES = ("navigator", "compressor", "verifier")
 TARGET_SHARE = 0.25
 # How long the warm stack is watched doing nothing, for each process' CPU at rest.
 IDLE_S = 20.0
-# A client waiting for a folder of filings asks once a second; the end is known to within that.
+# The end of a run is watched once a second (so known to within that) on the indexers' /metrics:
+# polling the gateway's listing instead would cost the gateway and the store a listing a second,
+# CPU that depends on how long the run takes and how many documents it lists, not on its pages.
 POLL_S = 1.0
+FINISHED = "treerag_documents_total{"
 PROJECTED_CORES = (2, 8, 32)
 
 
@@ -162,6 +165,26 @@ def project(run: dict[str, Any], cores: tuple[int, ...] = PROJECTED_CORES) -> di
     return out
 
 
+async def finished_documents(client: httpx.AsyncClient, stack: BusStack) -> int:
+    """Documents the indexers have finished since they started (ready or failed)."""
+    total = 0.0
+    for service in stack.services:
+        if service.stage == INDEXER:
+            text = (await client.get(service.metrics_url)).text
+            total += sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.startswith(FINISHED))
+    return int(total)
+
+
+async def wait_finished(client: httpx.AsyncClient, stack: BusStack, count: int, timeout_s: float) -> float:
+    """When the indexers had finished `count` documents (perf_counter time)."""
+    deadline = time.monotonic() + timeout_s
+    while await finished_documents(client, stack) < count:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the indexers did not finish {count} documents within {timeout_s:.0f}s")
+        await asyncio.sleep(POLL_S)
+    return time.perf_counter()
+
+
 def total_cpu(readings: Readings) -> float:
     return sum(r.cpu_s for r in readings.processes.values())
 
@@ -184,14 +207,19 @@ def wait_quiet(stack: BusStack, idle: dict[str, float], timeout_s: float = 300.0
 async def ingest(stack: BusStack, files: list[Path], label: str, indexers: int) -> dict[str, Any]:
     idle = idle_rates(stack)
     async with httpx.AsyncClient(base_url=stack.gateway_url, timeout=120.0) as client:
+        done_before = await finished_documents(client, stack)
         before = Readings.take(stack)
         machine = MachineCpu().start()
         start = time.perf_counter()
         doc_ids = [await upload(client, path) for path in files]
-        records, last = await wait_terminal(client, doc_ids, timeout_s=3600, poll_s=POLL_S)
+        last = await wait_finished(client, stack, done_before + len(doc_ids), timeout_s=3600)
         machine_use = machine.stop()
-    after = wait_quiet(stack, idle)
-    cpu_window_s = time.perf_counter() - start
+        after = wait_quiet(stack, idle)
+        cpu_window_s = time.perf_counter() - start
+        records = await statuses(client, set(doc_ids))  # once, after the CPU readings
+    missing = set(doc_ids) - set(records)
+    if missing:
+        raise RuntimeError(f"{len(missing)} uploaded documents have no record after the run")
     failed = [d for d, r in records.items() if r["status"] == "failed"]
     for doc_id in failed:
         logger.warning("document failed through the bus: %s", records[doc_id])

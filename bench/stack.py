@@ -126,6 +126,8 @@ class BusStack:
             TREERAG_KAFKA_BOOTSTRAP=self.kafka_bootstrap,
             TREERAG_MONGO_URL=self.mongo_url,
             TREERAG_MONGO_DB=self.database,
+            # As `make up` runs them: file bytes in a folder the gateway and the indexers share.
+            TREERAG_BLOB_DIR=str(self.run_dir / "blobs" / self.database),
             TREERAG_GATEWAY_PORT=str(self.ports.gateway),
             TREERAG_LLM="off",
             # A loopback gateway only the benchmark calls: no keys, no per-key request budget

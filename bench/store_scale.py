@@ -6,8 +6,8 @@ real indexed PDFs (the FinanceBench filings, indexed first unless `--sizes-from 
 indexed store folder): their record, pages, tree and vectors, cycled, each under its own id, so
 every row has the size a real document's row has (the first copy of each is stored through the
 repository, later ones are the same rows inserted in bulk; PDF bytes are left out: no measured
-call reads another document's PDF). The same database is measured at 10
-documents, then filled to `--documents` and measured again:
+call reads another document's PDF). A database of 10 documents and
+one of `--documents` are measured with the same calls:
 
 - query: the store's part of a question over 10 documents: each checked by id, the query row
   written, their records, pages, trees and vectors read (as a navigator does on first use),
@@ -18,7 +18,13 @@ documents, then filled to `--documents` and measured again:
 - listing page: `GET /v1/documents?limit=10` (a page, newest first: as many records as the
   small store holds, so both return a full page; a page of 50 is timed too).
 
-    python -m bench.store_scale [--documents 10000] [--sizes-from STORE] [--mongo-url URL]
+The two stores are two databases of one server, measured in alternation (blocks of calls on
+one, then the other, the order swapped every round), so a change of machine load during the run
+weighs on both alike. Besides wall time, the CPU each call costs the server (from /proc, when
+its process is known) and the client is recorded: on a shared machine it is the steadier figure.
+PDF bytes go to a folder, as `make up` keeps them (TREERAG_BLOB_DIR).
+
+    python -m bench.store_scale [--documents 10000] [--sizes-from STORE] [--mongo-url URL --server-pid PID]
         ->  bench/results/store_scale.json
 """
 
@@ -39,12 +45,20 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from bench.common import REPO, configure_bench_logging, latency_summary, shared_data, write_result
+from bench.common import (
+    REPO,
+    configure_bench_logging,
+    latency_summary,
+    process_cpu_seconds,
+    shared_data,
+    write_result,
+)
+from shared.adapters.blobs.folder import FolderBlobs
 from shared.adapters.embedded.store import EmbeddedRepository
 from shared.adapters.embeddings import make_embedder
 from shared.adapters.mongo.outbox import MongoOutbox
@@ -77,10 +91,11 @@ def _free_port() -> int:
 
 
 @contextmanager
-def ferretdb(url: str | None) -> Iterator[tuple[str, dict[str, Any]]]:
-    """A running FerretDB: the given one, or one started by scripts/infra/ferretdb.sh."""
+def ferretdb(url: str | None) -> Iterator[tuple[str, dict[str, Any], int | None]]:
+    """A running FerretDB (its URL, description and process id when known): the given one, or
+    one started by scripts/infra/ferretdb.sh."""
     if url:
-        yield url, {"server": "given", "url": url}
+        yield url, {"server": "given", "url": url}, None
         return
     state = Path(tempfile.mkdtemp(prefix="treerag-store-scale-"))
     port = _free_port()
@@ -89,8 +104,9 @@ def ferretdb(url: str | None) -> Iterator[tuple[str, dict[str, Any]]]:
     subprocess.run([script, "start"], env=env, check=True, capture_output=True, timeout=900)
     binary = subprocess.run([script, "path"], env=env, check=True, capture_output=True, text=True).stdout.strip()
     try:
+        pid = int((state / f"ferretdb-{port}" / "ferretdb.pid").read_text().strip())
         yield f"mongodb://127.0.0.1:{port}/", {"server": "scripts/infra/ferretdb.sh (SQLite)",
-                                              "binary": Path(binary).parent.name, "data_dir": str(state)}
+                                              "binary": Path(binary).parent.name, "data_dir": str(state)}, pid
     finally:
         subprocess.run([script, "stop"], env=env, check=False, capture_output=True, timeout=120)
         shutil.rmtree(state, ignore_errors=True)
@@ -226,13 +242,56 @@ class Filler:
         await asyncio.gather(*(self.repo.put_document(record) for record in records))
 
 
-async def timed(call: Callable[[int], Awaitable[Any]], repeats: int) -> dict[str, float | None]:
-    seconds = []
-    for i in range(repeats):
-        began = time.perf_counter()
-        await call(i)
-        seconds.append(time.perf_counter() - began)
-    return latency_summary(seconds)
+MEASURED = ("query_10_documents", "upload", "status_poll", "listing_page", "listing_page_of_50")
+IN_TARGET = ("query_10_documents", "upload", "status_poll", "listing_page")
+
+
+class ServerCpu:
+    """CPU seconds of the store's process so far (0 when it is not known)."""
+
+    def __init__(self, pid: int | None) -> None:
+        self.pid = pid
+
+    def __call__(self) -> float:
+        return (process_cpu_seconds(self.pid) or 0.0) if self.pid else 0.0
+
+
+async def compare(calls: dict[str, Calls], op: str, repeats: int, rounds: int, server: ServerCpu) -> dict[str, Any]:
+    """`repeats` calls of `op` on each store, in `rounds` blocks alternating between the stores."""
+    seconds: dict[str, list[list[float]]] = {size: [] for size in calls}
+    server_s = {size: 0.0 for size in calls}
+    client_s = {size: 0.0 for size in calls}
+    block = max(1, repeats // rounds)
+    for r in range(rounds):
+        for size in (list(calls) if r % 2 == 0 else list(reversed(calls))):
+            call = getattr(calls[size], op)
+            seconds[size].append([])
+            server_at, client_at = server(), time.process_time()
+            for i in range(block):
+                began = time.perf_counter()
+                await call(i)
+                seconds[size][-1].append(time.perf_counter() - began)
+            server_s[size] += server() - server_at
+            client_s[size] += time.process_time() - client_at
+    out = {}
+    for size in calls:
+        every = [t for block_s in seconds[size] for t in block_s]
+        out[size] = {**latency_summary(every),
+                     "p50_ms_by_round": [latency_summary(block_s)["p50_ms"] for block_s in seconds[size]],
+                     "server_cpu_ms_per_call": round(server_s[size] * 1000 / len(every), 3) if server.pid else None,
+                     "client_cpu_ms_per_call": round(client_s[size] * 1000 / len(every), 3)}
+    return out
+
+
+async def measure(calls: dict[str, Calls], repeats: dict[str, int], rounds: int, server: ServerCpu) -> dict[str, Any]:
+    out: dict[str, dict[str, Any]] = {size: {} for size in calls}
+    for size, c in calls.items():
+        out[size]["engine_query_10_documents"] = await c.engine_query()
+    for op, method in (("query_10_documents", "query"), ("upload", "upload"), ("status_poll", "poll"),
+                       ("listing_page", "listing"), ("listing_page_of_50", "listing_50")):
+        for size, figures in (await compare(calls, method, repeats[method], rounds, server)).items():
+            out[size][op] = figures
+    return out
 
 
 class Calls:
@@ -305,53 +364,70 @@ class Calls:
     async def listing_50(self, _: int) -> None:
         await self.repo.list_page(DEFAULT_TENANT, 50)
 
-    async def measure(self, repeats: dict[str, int]) -> dict[str, Any]:
-        return {
-            "engine_query_10_documents": await self.engine_query(),
-            "query_10_documents": await timed(self.query, repeats["query"]),
-            "upload": await timed(self.upload, repeats["upload"]),
-            "status_poll": await timed(self.poll, repeats["poll"]),
-            "listing_page": await timed(self.listing, repeats["listing"]),
-            "listing_page_of_50": await timed(self.listing_50, repeats["listing"]),
-        }
 
-
-async def run(args: argparse.Namespace, url: str, templates: list[IndexedDocument]) -> dict[str, Any]:
-    client = connect(url)
-    db_name = f"store_scale_{uuid.uuid4().hex[:8]}"
-    repo = MongoRepository(client, db_name, owns_client=False)
-    queries = MongoQueryRepository(client, db_name)
-    mongo_outbox = MongoOutbox(client[db_name])
+async def open_store(client: Any, name: str, blob_dir: Path) -> tuple[MongoRepository, MongoQueryRepository, MongoOutbox]:
+    repo = MongoRepository(client, name, owns_client=False, blobs=FolderBlobs(blob_dir))
+    queries = MongoQueryRepository(client, name)
+    mongo_outbox = MongoOutbox(client[name])
     for store in (repo, queries, mongo_outbox):
         await store.ensure_indexes()
+    return repo, queries, mongo_outbox
+
+
+async def run(args: argparse.Namespace, url: str, templates: list[IndexedDocument], server_pid: int | None,
+              blob_dir: Path) -> dict[str, Any]:
+    client = connect(url)
+    run_id = args.reuse or uuid.uuid4().hex[:8]
+    sizes = {"small": SMALL, "large": args.documents}
+    names = {size: f"store_scale_{size}_{run_id}" for size in sizes}
     pdf = (shared_data() / "pdfs" / "financebench").glob("*.pdf").__next__().read_bytes()
-    calls = Calls(repo, queries, OutboxPublisher(mongo_outbox, _NoBus()), templates, pdf, make_embedder())
-    repeats = {"query": args.repeats, "upload": args.repeats, "poll": 5 * args.repeats, "listing": 3 * args.repeats}
-    filler = Filler(repo, templates)
+    embedder = make_embedder()
+    server = ServerCpu(server_pid)
+    # Calls of under a few ms are repeated more: their server CPU is read in 10 ms clock ticks.
+    repeats = {"query": args.repeats, "upload": args.repeats, "poll": 20 * args.repeats,
+               "listing": 5 * args.repeats, "listing_50": 5 * args.repeats}
     try:
-        await filler.fill(0, SMALL)
-        calls.size = SMALL
-        await calls.measure({k: 2 for k in repeats})  # warm-up: connections, imports, caches
-        small = await calls.measure(repeats)
-        fill_s = await filler.fill(SMALL, args.documents)
-        calls.size = args.documents
-        large = await calls.measure(repeats)
-        stats = await client[db_name].command("dbStats")
+        calls: dict[str, Calls] = {}
+        fill_s = 0.0
+        for size, count in sizes.items():
+            repo, queries, mongo_outbox = await open_store(client, names[size], blob_dir / size)
+            if not args.reuse:
+                fill_s = await Filler(repo, templates).fill(0, count)
+            calls[size] = Calls(repo, queries, OutboxPublisher(mongo_outbox, _NoBus()), templates, pdf, embedder)
+            calls[size].size = count
+        await measure(calls, {k: 2 for k in repeats}, 2, server)  # warm-up: connections, imports, caches
+        measured = await measure(calls, repeats, args.rounds, server)
+        stats = await client[names["large"]].command("dbStats")
     finally:
-        if not args.keep:
-            await client.drop_database(db_name)
+        if not (args.keep or args.reuse):
+            for name in names.values():
+                await client.drop_database(name)
         await client.close()
-    measured = ("query_10_documents", "upload", "status_poll", "listing_page")
-    ratios = {op: round(large[op]["p50_ms"] / small[op]["p50_ms"], 2) for op in measured}
+    small, large = measured["small"], measured["large"]
+    ratios = {op: round(large[op]["p50_ms"] / small[op]["p50_ms"], 2) for op in MEASURED}
+    round_ratios = {op: [round(lg / sm, 2) for lg, sm in zip(large[op]["p50_ms_by_round"],
+                                                                small[op]["p50_ms_by_round"], strict=True)]
+                    for op in MEASURED}
+
+    def cpu(figures: dict[str, Any]) -> float | None:
+        if figures["server_cpu_ms_per_call"] is None:
+            return None
+        return figures["server_cpu_ms_per_call"] + figures["client_cpu_ms_per_call"]
+
+    cpu_ratios = {op: round(cpu(large[op]) / cpu(small[op]), 2) if cpu(small[op]) else None for op in MEASURED}
     return {
-        "documents": {"small": SMALL, "large": args.documents},
-        "fill_seconds": round(fill_s, 1),
+        "documents": sizes,
+        "databases": names if (args.keep or args.reuse) else None,
+        "fill_seconds": round(fill_s, 1) if not args.reuse else None,
         "store_bytes": stats.get("dataSize") or stats.get("storageSize"),
+        "rounds": args.rounds,
         "latency_small": small,
         "latency_large": large,
         "ratio_p50_large_over_small": ratios,
+        "ratio_p50_by_round": round_ratios,
+        "ratio_cpu_per_call_large_over_small": cpu_ratios,
         "target_ratio": TARGET_RATIO,
-        "within_target": {op: ratio <= TARGET_RATIO for op, ratio in ratios.items()},
+        "within_target": {op: ratios[op] <= TARGET_RATIO for op in IN_TARGET},
     }
 
 
@@ -359,11 +435,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--documents", type=int, default=10_000)
     parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--rounds", type=int, default=5, help="Alternations between the two stores per call.")
+    parser.add_argument("--server-pid", type=int, default=None, help="The given server's process (its CPU).")
     parser.add_argument("--sizes-from", type=Path, default=None, help="An indexed store folder (treerag index).")
     parser.add_argument("--mongo-url", default=None, help="A running FerretDB/MongoDB (default: start FerretDB).")
     parser.add_argument("--label", default=None, help="Names the server in the result (with --mongo-url).")
     parser.add_argument("--out", default="store_scale", help="Result name under bench/results/.")
-    parser.add_argument("--keep", action="store_true", help="Keep the filled database.")
+    parser.add_argument("--keep", action="store_true", help="Keep the filled databases (their run id is printed).")
+    parser.add_argument("--reuse", default=None, help="Measure the kept databases of this run id again (no fill).")
     args = parser.parse_args()
     configure_bench_logging()
     sizes_store, temporary = indexed_store(args.sizes_from)
@@ -373,14 +452,20 @@ def main() -> None:
         if temporary:
             shutil.rmtree(sizes_store, ignore_errors=True)
     load = os.getloadavg()[0]
-    with ferretdb(args.mongo_url) as (url, server):
-        if args.label:
-            server["label"] = args.label
-        result = asyncio.run(run(args, url, templates))
+    blob_dir = Path(tempfile.mkdtemp(prefix="treerag-store-scale-blobs-"))
+    try:
+        with ferretdb(args.mongo_url) as (url, server, pid):
+            if args.label:
+                server["label"] = args.label
+            result = asyncio.run(run(args, url, templates, pid or args.server_pid, blob_dir))
+    finally:
+        shutil.rmtree(blob_dir, ignore_errors=True)
     payload = {"server": server, "sizes": template_sizes(templates), "load_average_1m_at_start": round(load, 2),
                "load_average_1m_at_end": round(os.getloadavg()[0], 2), **result}
     write_result(args.out, payload)
-    print(json.dumps({"ratios": result["ratio_p50_large_over_small"], "small": result["latency_small"],
+    print(json.dumps({"databases": result["databases"], "ratios": result["ratio_p50_large_over_small"],
+                      "by_round": result["ratio_p50_by_round"],
+                      "cpu_ratios": result["ratio_cpu_per_call_large_over_small"], "small": result["latency_small"],
                       "large": result["latency_large"]}, indent=1))
 
 

@@ -8,7 +8,8 @@
 # Env: PYTHON (the venv's python), TREERAG_RUN (state; default $TREERAG_CACHE/run),
 #      TREERAG_KAFKA_PORT (9092), TREERAG_MONGO_PORT (27017), TREERAG_GATEWAY_PORT (8000),
 #      TREERAG_GATEWAY_HOST (127.0.0.1), TREERAG_SCALE_<STAGE> replicas per stage (1), e.g.
-#      TREERAG_SCALE_INDEXER=3; any other TREERAG_* setting is passed to the services;
+#      TREERAG_SCALE_INDEXER=3; TREERAG_BLOB_DIR (uploaded files' bytes; default
+#      $TREERAG_RUN/blobs-<mongo port>/<db>); any other TREERAG_* setting is passed to the services;
 #      TREERAG_PROMETHEUS_PORT (9090).
 # Replica i of a stage serves /metrics on the stage's default port + 10*i (indexer 9101, 9111...);
 # the gateway on its own (9100), without a key.
@@ -131,6 +132,9 @@ cmd_up() {
   clear_dead_pidfiles
   "$ROOT/scripts/infra/up.sh"
   export TREERAG_KAFKA_BOOTSTRAP="127.0.0.1:$KPORT" TREERAG_MONGO_URL="mongodb://127.0.0.1:$MPORT/"
+  # Uploaded files' bytes: a folder the gateway and the indexers share, beside the store's data
+  # (FerretDB on SQLite would keep them as base64 JSON; see docs/deploy.md "Uploaded files").
+  export TREERAG_BLOB_DIR="${TREERAG_BLOB_DIR:-$TREERAG_RUN/blobs-$MPORT/${TREERAG_MONGO_DB:-treerag}}"
   eval "$(cd "$ROOT" && "$PYTHON" -c 'from shared.adapters.metrics import STAGE_METRICS_PORTS as ports
 print(" ".join(f"METRICS_PORTS[{stage}]={port}" for stage, port in ports.items()))')"
   export PYTHONUNBUFFERED=1

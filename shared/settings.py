@@ -18,6 +18,12 @@ class Settings(BaseSettings):
     kafka_bootstrap: str = "127.0.0.1:9092"
     mongo_url: str = "mongodb://127.0.0.1:27017/"
     mongo_db: str = "treerag"
+    blob_dir: Path | None = Field(
+        default=None,
+        description="Folder for the bytes of uploaded files, shared by the gateway and the indexers (one machine, "
+        "or a volume every replica mounts read-write); unset: GridFS in the document store. FerretDB on SQLite "
+        "stores binary as base64 JSON, so on it a folder costs far less CPU.",
+    )
     tenant: str = Field(
         default="default", description="Whose documents a caller reaches when no key is asked for (TREERAG_AUTH=off)."
     )

@@ -60,6 +60,7 @@ from services.gateway.schemas import (
 )
 from services.gateway.security import install_security
 from services.gateway.web import mount_web
+from shared.adapters.blobs import make_blob_store
 from shared.adapters.kafka.broker import Bus, make_broker
 from shared.adapters.kafka.topics import ensure_topics
 from shared.adapters.logs import correlated, log_fields
@@ -167,7 +168,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         await ensure_topics(settings.kafka_bootstrap, settings.topic_partitions, prefix=settings.topic_prefix)
         # Fails a request over to 503 well within its budget when MongoDB is down.
         mongo = connect(settings.mongo_url, serverSelectionTimeoutMS=int(settings.request_timeout_s * 500))
-        repo = MongoRepository(mongo, settings.mongo_db, owns_client=False)
+        repo = MongoRepository(mongo, settings.mongo_db, owns_client=False,
+                               blobs=make_blob_store(settings, mongo[settings.mongo_db]))
         queries = MongoQueryRepository(mongo, settings.mongo_db)
         outbox = MongoOutbox(mongo[settings.mongo_db])
         await repo.ensure_indexes()
@@ -294,7 +296,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await live.repo.put_pdf(doc_id, data)
             event = DocumentUploaded(
                 doc_id=doc_id, tenant=caller.tenant, file_name=file_name, size_bytes=len(data),
-                pdf_ref=f"gridfs:{doc_id}", index_options={"builder": builder}, rebuild=decision.rebuild, format=fmt,
+                pdf_ref=f"{live.repo.blobs.scheme}:{doc_id}", index_options={"builder": builder}, rebuild=decision.rebuild, format=fmt,
             )
             # Owed before the record says "uploaded": whatever fails next, the event goes out.
             await live.outbox.stage(event)

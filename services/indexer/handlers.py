@@ -103,7 +103,10 @@ class IndexerHandlers:
             return
         data = await self.repo.get_pdf(event.doc_id)
         if data is None:
-            raise PermanentError(f"the PDF bytes of {event.doc_id} are not in GridFS ({event.pdf_ref}); upload it again")
+            raise PermanentError(
+                f"the file of {event.doc_id} ({event.pdf_ref}) is not where this indexer reads files: give the gateway "
+                "and every indexer the same TREERAG_BLOB_DIR (or none), or upload it again"
+            )
         await self._mark_indexing(event, previous)
         options = IndexOptions(**{"max_pages": self.max_pages, **self.ocr_options, **event.index_options})
         try:

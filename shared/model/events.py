@@ -78,7 +78,7 @@ class DocumentUploaded(DocumentEvent):
 
     file_name: str
     size_bytes: int
-    pdf_ref: str = Field(description="Where the bytes are: 'gridfs:<doc_id>'.")
+    pdf_ref: str = Field(description="Where the bytes are: '<blob store>:<doc_id>', 'file:' or 'gridfs:'.")
     index_options: dict[str, Any] = Field(
         default_factory=dict, description="Fields of the indexer's IndexOptions (builder...)."
     )

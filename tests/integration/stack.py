@@ -190,6 +190,8 @@ class Stack:
             "TREERAG_KAFKA_BOOTSTRAP": self.kafka_bootstrap,
             "TREERAG_MONGO_URL": self.mongo_url,
             "TREERAG_MONGO_DB": self.db_name,
+            # As `make up` runs them: file bytes in a folder the gateway and the indexers share.
+            "TREERAG_BLOB_DIR": str(self.workdir / "blobs"),
             "TREERAG_TOPIC_PREFIX": self.prefix,
             "TREERAG_LLM": "off",
             "TREERAG_LOG_LEVEL": "INFO",

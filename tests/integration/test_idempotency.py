@@ -103,7 +103,7 @@ async def test_missing_pdf_is_dead_lettered_and_the_document_marked_failed(
                              producer="test")
     await publish_event(stack.kafka_bootstrap, stack.prefix, event)
     document = wait_document(gateway, doc_id, statuses=("failed",), timeout_s=60)
-    assert "not in GridFS" in document["reason"]
+    assert "TREERAG_BLOB_DIR" in document["reason"]
     letters = await wait_for_key(stack.kafka_bootstrap, stack.topic("document.uploaded.dlq"), doc_id)
     assert len(letters) == 1
     assert json.loads(letters[0].value)["error_type"] == "PermanentError"

@@ -1,4 +1,5 @@
-"""The MongoDB repositories on the real FerretDB: pages in chunks, PDFs, trees, query results."""
+"""The MongoDB repositories on the real FerretDB: pages in chunks, trees, query results (PDF bytes:
+test_blob_stores.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from gridfs import AsyncGridFSBucket
 
 from shared.adapters.mongo import store as mongo_store
 from shared.adapters.mongo.api_keys import MongoKeyStore
@@ -67,37 +67,6 @@ def test_chunks_respect_the_byte_limit(monkeypatch: pytest.MonkeyPatch) -> None:
     assert mongo_store.page_chunks(["aaaa", "bbbb", "cccc", "dd"]) == [["aaaa", "bbbb"], ["cccc", "dd"]]
     assert mongo_store.page_chunks(["a" * 50, "b"]) == [["a" * 50], ["b"]]
     assert mongo_store.page_chunks([]) == []
-
-
-async def test_pdf_bytes_round_trip_in_several_chunks_and_are_stored_once(
-    repo: MongoRepository, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(mongo_store, "PDF_CHUNK_BYTES", 1000)
-    data = b"%PDF-1.7\n" + bytes(range(256)) * 20
-    await repo.put_pdf("pdf1", data)
-    await repo.put_pdf("pdf1", data)
-    assert await repo.get_pdf("pdf1") == data
-    bucket = mongo_store.pdf_bucket_name("pdf1")
-    assert await repo.db[f"{bucket}.chunks"].count_documents({"files_id": "pdf1"}) == 6
-    # GridFS's own reader finds the same bytes.
-    stream = await AsyncGridFSBucket(repo.db, bucket_name=bucket).open_download_stream("pdf1")
-    assert await stream.read() == data
-    assert await repo.get_pdf("missing") is None
-
-
-async def test_a_pdf_written_by_a_standard_gridfs_client_is_read(repo: MongoRepository) -> None:
-    data = b"%PDF-1.4 written elsewhere" * 100
-    own = AsyncGridFSBucket(repo.db, bucket_name=mongo_store.pdf_bucket_name("pdf2"))
-    await own.upload_from_stream_with_id("pdf2", "pdf2.pdf", data, chunk_size_bytes=512)
-    assert await repo.get_pdf("pdf2") == data
-    # and one stored in the single `pdfs` bucket of earlier releases
-    await repo.pdfs.upload_from_stream_with_id("pdf3", "pdf3.pdf", data[:999])
-    assert await repo.get_pdf("pdf3") == data[:999]
-
-
-def test_pdfs_spread_over_buckets() -> None:
-    names = {mongo_store.pdf_bucket_name(f"{n:016x}") for n in range(200)}
-    assert len(names) == mongo_store.PDF_BUCKETS and all(n.startswith("pdfs.") for n in names)
 
 
 def outcome(text: str) -> QueryOutcome:
@@ -225,10 +194,17 @@ async def test_documents_stored_before_listing_positions_are_listed_after_a_rest
     assert {r.doc_id for r in (await repo.list_page("default", 10)).records} == {"new", "old"}
 
 
-async def test_an_id_lookup_searches_the_index(repo: MongoRepository) -> None:
+async def test_the_status_poll_and_the_listing_read_through_indexes(repo: MongoRepository) -> None:
+    """A status poll reads `documents` by id; a listing page reads the tenant's counter, the order
+    rows and the records by id: each read searches an index, so its cost does not grow with what
+    the store holds."""
     await repo.put_document(DocumentRecord(doc_id="indexed", file_name="a.pdf"))
-    plan = await repo.db.command("explain", {"find": "documents", "filter": {"_id": "indexed"}})
-    assert "USING INDEX" in str(plan.get("queryPlanner")) or "IXSCAN" in str(plan.get("queryPlanner"))
+    assert [r.doc_id for r in (await repo.list_page("default", 10)).records] == ["indexed"]
+    reads = {"documents": "indexed", "counters": "order:default", "document_order": "default:000000000001"}
+    for collection, key in reads.items():
+        assert await repo.db[collection].find_one({"_id": key}) is not None
+        plan = await repo.db.command("explain", {"find": collection, "filter": {"_id": key}})
+        assert "USING INDEX" in str(plan.get("queryPlanner")) or "IXSCAN" in str(plan.get("queryPlanner")), collection
 
 
 async def test_api_keys_are_stored_hashed_looked_up_listed_and_revoked(client: Any) -> None:

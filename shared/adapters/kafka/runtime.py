@@ -25,6 +25,7 @@ from pymongo import AsyncMongoClient
 from shared.adapters.kafka.broker import Bus, make_broker
 from shared.adapters.kafka.delivery import GiveUp, Handler, RawMessage, ReliableConsumer
 from shared.adapters.kafka.topics import ensure_topics
+from shared.adapters.blobs import make_blob_store
 from shared.adapters.health import StageHealth, run_health_checks
 from shared.adapters.logs import log_fields
 from shared.adapters.metrics import (
@@ -218,7 +219,8 @@ class StageRuntime:
             self.settings.kafka_bootstrap, self.settings.topic_partitions, prefix=self.settings.topic_prefix
         )
         self._mongo = connect(self.settings.mongo_url)
-        self._repo = MongoRepository(self._mongo, self.settings.mongo_db, owns_client=False)
+        self._repo = MongoRepository(self._mongo, self.settings.mongo_db, owns_client=False,
+                                     blobs=make_blob_store(self.settings, self._mongo[self.settings.mongo_db]))
         self._queries = MongoQueryRepository(self._mongo, self.settings.mongo_db)
         self._ledger = DeliveryLedger(self._mongo[self.settings.mongo_db])
         try:

@@ -22,19 +22,17 @@ Collections (database `settings.mongo_db`):
 - `cache.<h>`  `_id` = "<namespace>:<sha256(key)>", `refs` = the doc ids the value was made
                from (so a deleted document's cached answers go with it), spread over CACHE_BUCKETS collections by the
                first hex digit <h> of the hash (see below)
-- GridFS buckets `pdfs.<h>` for the PDF bytes (16 buckets by the first hex digit <h> of
-               sha256(doc_id)), file id = doc_id, chunk ids "<doc_id>:<n>"
+- PDF bytes: in the blob store the repository is given (shared/ports/blobs.py); by default
+               GridFS buckets `pdfs.<h>` in this database (see blobs.py)
 
 Every hot read and write is an `_id` lookup or an insert. FerretDB 1.24 on SQLite pushes only
-`_id` equality down to SQLite, and even that is a scan: the query compares
-`_ferretdb_sjson->'$._id'` while the unique index is on `_ferretdb_sjson->"_id"`, so SQLite's
-plan is `SCAN` (`explain` shows it) and the cost of any read grows with the bytes stored in the
-collection (3,000 rows of 3 KB: `find_one` by `_id` 40-160 ms; 100 rows: 6 ms). Inserts stay
-~3 ms (the unique index is used for the duplicate check). So: rows are written once with
-inserts where possible and updated only on rare paths (rebuilds); collections read on every
-query are kept small (the answer cache is spread over 16 collections); what is read per
-document (pages, trees) is read once per tree version and kept in memory by the stages.
-MongoDB serves the same `_id` lookups from its index.
+`_id` equality down to SQLite; any other filter, range or sort reads the whole collection. Released
+FerretDB even scans for `_id` (it compares `_ferretdb_sjson->'$._id'` while the unique index is on
+`_ferretdb_sjson->"_id"`); the build of scripts/infra/ferretdb patches that, so a lookup searches
+the index and costs the same at 10 or 10,000 documents (bench/store_scale.py). So: rows are
+written once with inserts where possible and updated only on rare paths (rebuilds); what is read
+per document (pages, trees) is read once per tree version and kept in memory by the stages; the
+listing is read by position (listing.py). MongoDB serves the same lookups from its index.
 """
 
 from __future__ import annotations
@@ -44,7 +42,6 @@ import bisect
 import hashlib
 import itertools
 import logging
-import math
 import re
 import secrets
 from collections.abc import AsyncIterator, Sequence
@@ -52,12 +49,11 @@ from contextlib import asynccontextmanager
 from datetime import timedelta
 from typing import Any
 
-from gridfs import AsyncGridFSBucket
-from gridfs.errors import NoFile
 from pymongo import ASCENDING, AsyncMongoClient
 from pymongo.asynchronous.database import AsyncDatabase
 from pymongo.errors import BulkWriteError, DuplicateKeyError
 
+from shared.adapters.mongo.blobs import GridFsBlobs
 from shared.adapters.mongo.listing import POSITION_FIELD, DocumentOrder
 from shared.app.indexing import store_indexed
 from shared.model.clock import utc_now
@@ -70,25 +66,17 @@ from shared.model.documents import (
 )
 from shared.model.ids import DEFAULT_TENANT
 from shared.model.listing import DocumentPage
+from shared.ports.blobs import BlobStore
 
 logger = logging.getLogger(__name__)
 
 PAGES_PER_CHUNK = 200
 CHUNK_BYTES = 4 * 1024 * 1024
-PDF_CHUNK_BYTES = 4 * 1024 * 1024
 DUPLICATE_KEY = 11000
 # The navigator reads the answer cache on every query; on FerretDB a read scans its collection,
 # so the rows are spread over this many collections (a sixteenth of the scan each).
 CACHE_BUCKETS = 16
-# The same for PDF bytes: the indexer reads every PDF once, and on FerretDB that read scans all
-# the PDF bytes stored in its bucket.
-PDF_BUCKETS = 16
 STAMP_ID = "documents"
-
-
-def pdf_bucket_name(doc_id: str) -> str:
-    """The GridFS bucket holding a document's PDF (`<name>.files`, `<name>.chunks`)."""
-    return f"pdfs.{int(hashlib.sha256(doc_id.encode()).hexdigest()[0], 16) % PDF_BUCKETS:x}"
 
 
 def page_chunks(pages: list[str]) -> list[list[str]]:
@@ -137,7 +125,9 @@ class MongoRepository:
         db_name: str = "treerag",
         *,
         owns_client: bool = True,
+        blobs: BlobStore | None = None,
     ) -> None:
+        """`blobs`: where PDF bytes go (default: GridFS in this database)."""
         self.client = client
         self.db: AsyncDatabase[dict[str, Any]] = client[db_name]
         self.documents = self.db["documents"]
@@ -149,13 +139,13 @@ class MongoRepository:
         self.order = DocumentOrder(self.db["counters"], self.db["document_order"], self.documents)
         # The last full listing and the write stamp it was read under (see `list_documents`).
         self._listing: tuple[tuple[str, int, int], list[DocumentRecord]] | None = None
-        # Where PDFs were stored before they were spread over buckets: still read.
-        self.pdfs = AsyncGridFSBucket(self.db, bucket_name="pdfs")
+        self.gridfs = GridFsBlobs(self.db)
+        self.blobs: BlobStore = blobs if blobs is not None else self.gridfs
         self._owns_client = owns_client
 
     @classmethod
-    def from_url(cls, url: str, db_name: str = "treerag") -> MongoRepository:
-        return cls(connect(url), db_name)
+    def from_url(cls, url: str, db_name: str = "treerag", blobs: BlobStore | None = None) -> MongoRepository:
+        return cls(connect(url), db_name, blobs=blobs)
 
     async def ensure_indexes(self) -> None:
         """Idempotent; every service calls it at start."""
@@ -372,52 +362,16 @@ class MongoRepository:
     # ------------------------------------------------------------ PDF bytes
 
     async def put_pdf(self, doc_id: str, data: bytes) -> None:
-        """Stored once per doc_id (the id is a hash of the bytes, so a second copy is the same).
-
-        Written in the GridFS layout (bucket `pdf_bucket_name(doc_id)`), so GridFS tools read
-        it, but with chunk ids "<doc_id>:<n>": reading them back is a few `_id` lookups, where
-        GridFS's own reader filters on `files_id`. The files row is written last and marks the
-        upload complete.
-        """
-        bucket = pdf_bucket_name(doc_id)
-        files = self.db[f"{bucket}.files"]
-        if await files.find_one({"_id": doc_id}, {"_id": 1}):
-            return
-        chunks = [
-            {"_id": f"{doc_id}:{n}", "files_id": doc_id, "n": n, "data": data[start : start + PDF_CHUNK_BYTES]}
-            for n, start in enumerate(range(0, len(data), PDF_CHUNK_BYTES))
-        ]
-        for chunk in chunks:  # one at a time: a few MB per insert
-            await self._insert_or_replace(self.db[f"{bucket}.chunks"], [chunk])
-        try:
-            await files.insert_one(
-                {"_id": doc_id, "length": len(data), "chunkSize": PDF_CHUNK_BYTES, "uploadDate": utc_now(),
-                 "filename": f"{doc_id}.pdf", "metadata": {}}
-            )
-        except DuplicateKeyError:
-            logger.info("pdf already stored by a concurrent upload", extra={"fields": {"doc_id": doc_id}})
+        """In the blob store (GridFS unless another was given)."""
+        await self.blobs.put(doc_id, data)
 
     async def get_pdf(self, doc_id: str) -> bytes | None:
-        bucket = pdf_bucket_name(doc_id)
-        files = await self.db[f"{bucket}.files"].find_one({"_id": doc_id})
-        if files is None:
-            return await self._read_gridfs(self.pdfs, doc_id)
-        count = math.ceil(int(files["length"]) / int(files["chunkSize"]))
-        rows = await asyncio.gather(
-            *(self.db[f"{bucket}.chunks"].find_one({"_id": f"{doc_id}:{n}"}, {"data": 1}) for n in range(count))
-        )
-        if any(row is None for row in rows):
-            # Written by a standard GridFS client (chunk ids of its own): read it the GridFS way.
-            return await self._read_gridfs(AsyncGridFSBucket(self.db, bucket_name=bucket), doc_id)
-        return b"".join(bytes(row["data"]) for row in rows if row is not None)
-
-    @staticmethod
-    async def _read_gridfs(bucket: AsyncGridFSBucket, doc_id: str) -> bytes | None:
-        try:
-            stream = await bucket.open_download_stream(doc_id)
-        except NoFile:
-            return None
-        return await stream.read()
+        """From the blob store; a file stored before another blob store was configured is
+        still read from GridFS."""
+        data = await self.blobs.get(doc_id)
+        if data is None and self.blobs is not self.gridfs:
+            data = await self.gridfs.get(doc_id)
+        return data
 
     # ------------------------------------------------------------ vectors
 
@@ -524,11 +478,9 @@ class MongoRepository:
         await self.delete_embeddings(doc_id)
         # Parts a write that died midway left without a head listing them.
         await self.embedding_parts.delete_many({"_id": {"$regex": "^" + re.escape(doc_id) + ":"}})
-        bucket = pdf_bucket_name(doc_id)
-        await self.db[f"{bucket}.files"].delete_many({"_id": doc_id})
-        await self.db[f"{bucket}.chunks"].delete_many({"files_id": doc_id})
-        await self.db["pdfs.files"].delete_many({"_id": doc_id})
-        await self.db["pdfs.chunks"].delete_many({"files_id": doc_id})
+        await self.blobs.delete(doc_id)
+        if self.blobs is not self.gridfs:
+            await self.gridfs.delete(doc_id)
         # Rows written before `refs` existed are found by the citations of the answer they hold.
         cited = {"$or": [{"refs": doc_id}, {"value.answer.citations.doc_id": doc_id}]}
         for cache in self._cache_buckets():
