@@ -254,7 +254,7 @@ def _opening_match(indexes: list[DocumentIndex], qterms: list[str]) -> dict[int,
     few of the documents' opening pages hold it (a term on every cover tells none apart)."""
     openings = [_opening_terms(ix) for ix in indexes]
     n = len(openings)
-    weights = {t: bm25_idf(n, sum(t in o for o in openings)) for t in set(qterms)}
+    weights = {t: bm25_idf(n, sum(t in o for o in openings)) for t in dict.fromkeys(qterms)}
     return {id(ix): sum(w for t, w in weights.items() if t in o) for ix, o in zip(indexes, openings, strict=True)}
 
 

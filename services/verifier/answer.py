@@ -132,7 +132,7 @@ def _readable(c: _Candidate, sources: _Sources, weights: dict[str, float], keep_
     statements = statements or fragments or [c.text]
 
     def weight(fragment: str) -> float:
-        return sum(weights.get(t, 0.0) for t in set(terms(fragment)))
+        return math.fsum(weights.get(t, 0.0) for t in set(terms(fragment)))  # order-free: see shorten()
 
     best = max(statements, key=lambda f: (weight(f), -statements.index(f)))
     return shorten(best, weights, terms)

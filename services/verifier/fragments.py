@@ -8,6 +8,8 @@ The layout breaks themselves ("seams") are one rule shared with verification:
 
 from __future__ import annotations
 
+import math
+
 import re
 from collections.abc import Callable, Iterable
 
@@ -52,7 +54,9 @@ def shorten(sentence: str, weight_of: dict[str, float], terms_of: Callable[[str]
             if used > limit:
                 break
             covered = set().union(*term_sets[start : end + 1])
-            key = (-sum(weight_of.get(t, 0.0) for t in covered), start, -end)
+            # fsum: the same total whatever order the set yields its terms in (string hashing
+            # differs per process), so equal weights break ties the same way every run.
+            key = (-math.fsum(weight_of.get(t, 0.0) for t in covered), start, -end)
             if best is None or key < best:
                 best = key
     if best is None:  # one clause alone is over the limit
