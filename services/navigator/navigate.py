@@ -235,27 +235,26 @@ def _route(
     # Routing weighs two kinds of evidence equally, each relative to the best document: the best
     # page's BM25 (what the question asks about) and the question's terms on the opening pages
     # (whose document it asks about; similar documents share their topic words, not their subject).
-    best_page = max((strength(s) for s in all_scores), default=0.0) or 1.0
+    pages = [strength(s) for s in all_scores]
     opening = _opening_match([s.index for s in all_scores], qterms)
-    best_opening = max(opening.values(), default=0.0) or 1.0
-    routed = {id(s): strength(s) / best_page + opening[id(s.index)] / best_opening for s in all_scores}
-    ranked = sorted(all_scores, key=lambda s: (-routed[id(s)], s.index.doc_id))
-    best = routed[id(ranked[0])]
-    shortlist = [s for s in ranked if gated(s) and routed[id(s)] >= ROUTING_RELATIVE_FLOOR * best]
-    return (shortlist or ranked[:1])[: settings.max_documents], idf
+    best_page, best_opening = max(pages) or 1.0, max(opening) or 1.0
+    routed = [p / best_page + o / best_opening for p, o in zip(pages, opening, strict=True)]
+    order = sorted(range(len(all_scores)), key=lambda k: (-routed[k], all_scores[k].index.doc_id))
+    best = routed[order[0]]
+    shortlist = [all_scores[k] for k in order if gated(all_scores[k]) and routed[k] >= ROUTING_RELATIVE_FLOOR * best]
+    return (shortlist or [all_scores[order[0]]])[: settings.max_documents], idf
 
 
 def _opening_terms(index: DocumentIndex) -> frozenset[str]:
     return index.derive("opening_terms", lambda: frozenset(terms(" ".join(index.pages[:OPENING_PAGES]))))
 
 
-def _opening_match(indexes: list[DocumentIndex], qterms: list[str]) -> dict[int, float]:
-    """Per index (by identity): the question's terms on its opening pages, each weighted by how
-    few of the documents' opening pages hold it (a term on every cover tells none apart)."""
+def _opening_match(indexes: list[DocumentIndex], qterms: list[str]) -> list[float]:
+    """Per index: the question's terms on its opening pages, each weighted by how few of the
+    documents' opening pages hold it (a term on every cover tells none apart)."""
     openings = [_opening_terms(ix) for ix in indexes]
-    n = len(openings)
-    weights = {t: bm25_idf(n, sum(t in o for o in openings)) for t in dict.fromkeys(qterms)}
-    return {id(ix): sum(w for t, w in weights.items() if t in o) for ix, o in zip(indexes, openings, strict=True)}
+    weights = {t: bm25_idf(len(openings), sum(t in o for o in openings)) for t in dict.fromkeys(qterms)}
+    return [sum(w for t, w in weights.items() if t in o) for o in openings]
 
 
 def _normaliser(scores: list[DocumentScores]) -> Normaliser:

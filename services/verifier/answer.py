@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from services.verifier.detector import (
@@ -99,26 +99,25 @@ def _candidates(passages: list[Passage], sources: _Sources) -> list[_Candidate]:
     out: list[_Candidate] = []
     for passage in passages:
         for piece in passage.text.split("…"):
-            for sentence in _statements(piece, passage, sources):
+            for sentence, seq in _statements(piece, passage, sources):
                 if _DOT_LEADER.search(sentence):  # table-of-contents lines
                     continue
-                seq = terms(sentence)
                 if not MIN_SENTENCE_TERMS <= len(seq) <= MAX_SENTENCE_TERMS:
                     continue
                 out.append(_Candidate(sentence, passage, set(seq), _bigrams(seq), len(out)))
     return out
 
 
-def _statements(text: str, passage: Passage, sources: _Sources) -> list[str]:
-    """The text's sentences; one too long to be a sentence (a table, a list, a page without
-    punctuation) is cut where its page's lines break, so its rows can still answer."""
-    out: list[str] = []
+def _statements(text: str, passage: Passage, sources: _Sources) -> Iterator[tuple[str, list[str]]]:
+    """The text's sentences with their terms; one too long to be a sentence (a table, a list, a
+    page without punctuation) is cut where its page's lines break, so its rows can still answer."""
     for sentence in sentences_of(text):
-        if len(terms(sentence)) <= MAX_SENTENCE_TERMS:
-            out.append(sentence)
+        seq = terms(sentence)
+        if len(seq) <= MAX_SENTENCE_TERMS:
+            yield sentence, seq
         else:
-            out.extend(split_at_seams(sentence, sources.line_breaks(passage.doc_id, passage.pages)))
-    return out
+            for row in split_at_seams(sentence, sources.line_breaks(passage.doc_id, passage.pages)):
+                yield row, terms(row)
 
 
 def _readable(c: _Candidate, sources: _Sources, weights: dict[str, float], keep_symbols: bool) -> str:
@@ -195,26 +194,24 @@ class _Sources:
             for page in p.pages:
                 self.context.setdefault((p.doc_id, page), []).append(p.text)
         self._cache: dict[tuple[str, tuple[int, ...]], list[SourcePage]] = {}
-        self._seams: dict[tuple[str, int], frozenset[Seam]] = {}
+        self._seams: dict[tuple[str, str, int], frozenset[Seam]] = {}  # (rule, doc, page)
 
     def seams(self, doc_id: str, pages: list[int]) -> frozenset[Seam]:
         """Layout breaks of the pages (none when page text is unavailable)."""
-        out: frozenset[Seam] = frozenset()
-        for page in pages:
-            key = (doc_id, page)
-            if key not in self._seams:
-                text = self.page_text(doc_id, page) if self.page_text else None
-                self._seams[key] = page_seams(text) if text else frozenset()
-            out |= self._seams[key]
-        return out
+        return self._breaks(doc_id, pages, page_seams)
 
     def line_breaks(self, doc_id: str, pages: list[int]) -> frozenset[Seam]:
         """Every line break of the pages (none when page text is unavailable)."""
+        return self._breaks(doc_id, pages, line_breaks)
+
+    def _breaks(self, doc_id: str, pages: list[int], find: Callable[[str], frozenset[Seam]]) -> frozenset[Seam]:
         out: frozenset[Seam] = frozenset()
         for page in pages:
-            text = self.page_text(doc_id, page) if self.page_text else None
-            if text:
-                out |= line_breaks(text)
+            key = (find.__name__, doc_id, page)
+            if key not in self._seams:
+                text = self.page_text(doc_id, page) if self.page_text else None
+                self._seams[key] = find(text) if text else frozenset()
+            out |= self._seams[key]
         return out
 
     def in_context(self, doc_id: str, page: int) -> bool:
