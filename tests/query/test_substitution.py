@@ -22,12 +22,17 @@ class _TableEmbedder:
     def __init__(self, synonyms: tuple[str, str]) -> None:
         self.synonyms = synonyms
         self.calls = 0
+        self._axes: dict[str, int] = {}  # each other word its own axis, in order of first sight
 
     def embed(self, texts: list[str]) -> np.ndarray:
         self.calls += 1
-        out = np.zeros((len(texts), 64), dtype=np.float32)
+        for text in texts:
+            if text not in self.synonyms:
+                self._axes.setdefault(text, 1 + len(self._axes))
+        assert len(self._axes) < 256, "the table has room for 255 distinct words"
+        out = np.zeros((len(texts), 256), dtype=np.float32)
         for row, text in enumerate(texts):
-            out[row, 0 if text in self.synonyms else 1 + hash(text) % 63] = 1.0
+            out[row, 0 if text in self.synonyms else self._axes[text]] = 1.0
         return out
 
 
