@@ -83,10 +83,14 @@ def line_breaks(page_text: str) -> frozenset[Seam]:
 
 
 def _cut_points(words: list[str], seams: Iterable[Seam]) -> list[int]:
+    """Where the seams lie in `words`: only where a seam's first word after the break is."""
+    starts: dict[str, list[int]] = {}
+    for k in range(1, len(words)):
+        starts.setdefault(words[k], []).append(k)
     cuts: set[int] = set()
     for tail, head in seams:
         # A seam may be shorter than SEAM_WORDS near the start or end of a line.
-        for k in range(1, len(words)):
+        for k in starts.get(head[0], ()) if head else range(1, len(words)):
             if words[k : k + len(head)] == list(head) and words[max(0, k - len(tail)) : k] == list(tail)[-k:]:
                 cuts.add(k)
     return sorted(cuts)
