@@ -15,7 +15,7 @@ import numpy as np
 from services.compressor.tokens import count_tokens
 from shared.adapters.logs import log_fields
 from shared.model.query import CompressedContext, Passage, QuerySettings
-from shared.text.lexical import query_terms, sentences_of, terms, terms_among
+from shared.text.lexical import query_terms, sentences_of, terms
 
 logger = logging.getLogger(__name__)
 
@@ -40,12 +40,10 @@ def tfidf_matrix(texts: list[str], query: str) -> tuple[np.ndarray, np.ndarray]:
     columns = [np.fromiter(map(vocabulary.__getitem__, row), dtype=np.int64, count=len(row)) for row in rows]
     df = np.bincount(np.concatenate(columns), minlength=len(vocabulary)).astype(np.float64)
     idf = np.log((1 + n) / (1 + df)) + 1.0
-    sublinear: dict[int, float] = {}  # 1 + ln(count), for the few counts a text holds
 
     def vector(counts: Counter[str], found: np.ndarray) -> np.ndarray:
-        tf = [sublinear.get(c) or sublinear.setdefault(c, 1.0 + math.log(c)) for c in counts.values()]
         v = np.zeros(len(vocabulary))
-        v[found] = np.array(tf) * idf[found]
+        v[found] = np.array([1.0 + math.log(count) for count in counts.values()]) * idf[found]
         norm = np.linalg.norm(v)
         return v / norm if norm > 0 else v
 
@@ -87,7 +85,7 @@ def trim_passages(texts: list[str], qterms: list[str], neighbours: int = NEIGHBO
     becomes empty.
     """
     units = [_units(t) for t in texts]
-    unit_terms = [[terms_among(u, qterms) for u in us] for us in units]
+    unit_terms = [[set(terms(u)) for u in us] for us in units]
     n = sum(len(us) for us in units) or 1
     idf = {q: math.log((n + 1) / (sum(q in ts for uts in unit_terms for ts in uts) + 0.5)) for q in qterms}
     weights = [[sum(idf[q] for q in qterms if q in ts) for ts in uts] for uts in unit_terms]

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
 import numpy as np
 
-from shared.text.normalize import normalize, split_sentences, tokenize
+from shared.text.normalize import split_sentences, tokenize
 from shared.text.question import topic_text
 
 # Function words that carry no topic; kept short on purpose so that domain words survive.
@@ -67,16 +67,6 @@ def _term(token: str) -> str | None:
     if token in STOPWORDS or (len(token) == 1 and token.isascii()):
         return None
     return stem(token)
-
-
-def terms_among(text: str, wanted: Collection[str]) -> set[str]:
-    """`set(terms(text)) & set(wanted)`, without tokenising a text that cannot hold any of
-    them: every term is a prefix of a word of the normalised text (`stem` only cuts endings),
-    but for "ies" -> "y", whose term less its "y" is one."""
-    normal = normalize(text)
-    if not any((term[:-1] if term.endswith("y") else term) in normal for term in wanted):
-        return set()
-    return set(terms(text)).intersection(wanted)
 
 
 def query_terms(text: str) -> list[str]:

@@ -116,13 +116,20 @@ def summary_path_terms(index: DocumentIndex) -> list[frozenset[str]]:
     return index.derive("summary_path_terms", build)
 
 
-def _share(wanted: frozenset, found: frozenset) -> float:
-    return len(wanted & found) / len(wanted) if wanted else 0.0
+def _shares(wanted: frozenset, found: list[frozenset]) -> list[float]:
+    """The share of `wanted` in each set of `found`."""
+    if not wanted:
+        return [0.0] * len(found)
+    return [len(wanted & f) / len(wanted) for f in found]
 
 
-def _coverage(weights: dict[str, float], found: frozenset[str]) -> float:
+def _coverages(weights: dict[str, float], found: list[frozenset[str]]) -> list[float]:
+    """The weighted share of the question's terms in each set of `found`."""
     total = sum(weights.values())
-    return sum(w for t, w in weights.items() if t in found) / total if total > 0 else 0.0
+    if not total > 0:
+        return [0.0] * len(found)
+    weighted = list(weights.items())
+    return [sum([w for t, w in weighted if t in f]) / total for f in found]
 
 
 def _of_deepest(values: np.ndarray, deepest: np.ndarray) -> np.ndarray:
@@ -188,10 +195,10 @@ def build_candidates(
             "bm25_rank": 1.0 / (1.0 + _ranks(evidence.page_bm25)[rows]),
             "proximity": near[rows],
             "section_path": titled[rows],
-            "summary_path": [_coverage(weights, summaries[row]) for row in rows.tolist()],
-            "header": [_coverage(weights, profile.header_terms[row]) for row in rows.tolist()],
-            "header_pairs": [_share(pairs, profile.header_bigrams[row]) for row in rows.tolist()],
-            "page_pairs": [_share(pairs, profile.pairs[row]) for row in rows.tolist()],
+            "summary_path": _coverages(weights, [summaries[row] for row in rows.tolist()]),
+            "header": _coverages(weights, [profile.header_terms[row] for row in rows.tolist()]),
+            "header_pairs": _shares(pairs, [profile.header_bigrams[row] for row in rows.tolist()]),
+            "page_pairs": _shares(pairs, [profile.pairs[row] for row in rows.tolist()]),
             "node_probability": _of_deepest(evidence.node_probability, deepest),
             "tree_rank": [1.0 / (1.0 + tree_rank[page]) if page in tree_rank else 0.0 for page in pages],
             "tree_score": [evidence.tree_scores.get(page, 0.0) / tree_best for page in pages],

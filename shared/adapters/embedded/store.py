@@ -41,14 +41,18 @@ class EmbeddedRepository:
         # over, and a stat costs a tenth of opening and reading the file.
         self._record_bytes: dict[str, tuple[tuple[int, int, int], bytes]] = {}
 
+    def _file(self, kind: str, name: str, suffix: str = ".json") -> str:
+        # A string: a query stats every record it asks over, and making a Path costs more.
+        return os.path.join(self.root, kind, f"{name}{suffix}")
+
     def _path(self, kind: str, name: str, suffix: str = ".json") -> Path:
-        return self.root / kind / f"{name}{suffix}"
+        return Path(self._file(kind, name, suffix))
 
     async def put_document(self, record: DocumentRecord) -> None:
         _write_atomic(self._path("documents", record.doc_id), record.model_dump_json().encode())
 
     async def get_document(self, doc_id: str) -> DocumentRecord | None:
-        path = self._path("documents", doc_id)
+        path = self._file("documents", doc_id)
         try:
             stat = os.stat(path)
         except (FileNotFoundError, NotADirectoryError):
@@ -59,7 +63,8 @@ class EmbeddedRepository:
         identity = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
         cached = self._record_bytes.get(doc_id)
         if cached is None or cached[0] != identity:
-            cached = self._record_bytes[doc_id] = (identity, path.read_bytes())
+            with open(path, "rb") as file:
+                cached = self._record_bytes[doc_id] = (identity, file.read())
         return DocumentRecord.model_validate_json(cached[1])
 
     async def list_documents(self) -> list[DocumentRecord]:
