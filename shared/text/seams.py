@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 import statistics
-from collections.abc import Iterable
 from functools import lru_cache
 
 # A line of at most this many words without closing punctuation, clearly shorter than the
@@ -60,13 +59,20 @@ def page_seams(page_text: str) -> frozenset[Seam]:
     if len(lines) < 2:
         return frozenset()
     typical = statistics.median(len(" ".join(w)) for w in lines)
+    symbolic: dict[int, bool] = {}  # each line is read as the line before a break and after one
+
+    def is_symbolic_line(k: int) -> bool:
+        if k not in symbolic:
+            symbolic[k] = is_symbolic(" ".join(lines[k]))
+        return symbolic[k]
+
     seams: set[Seam] = set()
-    for before, after in zip(lines, lines[1:], strict=False):
+    for k, (before, after) in enumerate(zip(lines, lines[1:], strict=False)):
         hard = (
             _is_short_line(before, typical)
             or bool(_BULLET.match(" ".join(after)))
-            or is_symbolic(" ".join(before))
-            or is_symbolic(" ".join(after))
+            or is_symbolic_line(k)
+            or is_symbolic_line(k + 1)
             or before[-1].endswith(":")
         )
         if hard:
@@ -82,8 +88,10 @@ def line_breaks(page_text: str) -> frozenset[Seam]:
     return frozenset((tuple(a[-SEAM_WORDS:]), tuple(b[:SEAM_WORDS])) for a, b in zip(lines, lines[1:], strict=False))
 
 
-def _cut_points(words: list[str], seams: Iterable[Seam]) -> list[int]:
+def _cut_points(words: list[str], seams: list[Seam]) -> list[int]:
     """Where the seams lie in `words`: only where a seam's first word after the break is."""
+    if not seams:
+        return []
     starts: dict[str, list[int]] = {}
     for k in range(1, len(words)):
         starts.setdefault(words[k], []).append(k)
