@@ -45,3 +45,15 @@ def test_split_sentences_respects_abbreviations_and_cjk_stops() -> None:
 
 def test_split_sentences_keeps_closing_brackets() -> None:
     assert split_sentences("It failed (see Sec. 2.) Then it ran.") == ["It failed (see Sec. 2.)", "Then it ran."]
+
+
+def test_tokenize_accented_latin_keeps_whole_words() -> None:
+    text = "Ärger über die Straße: naïve café-owners\u2019 costs rose 3.5\u00a0% in Q4."
+    assert tokenize(text) == [
+        "ärger", "über", "die", "strasse", "naïve", "café", "owners", "costs", "rose", "3.5", "in", "q4",
+    ]
+
+
+def test_normalize_collapses_every_unicode_space_and_joins_marked_line_breaks() -> None:
+    assert normalize("Prix\u2003total\x0b:\u3000infor\x02\nmation, «\u00a0été\u00a0»") == "prix total : information, « été »"
+    assert normalize("infor- \n mation, and - \nthen") == "information, and - then"
