@@ -509,7 +509,7 @@ def explore(
         stats.scorer_fallbacks += walker.fallbacks
         path += _visited_sections(scores.index, reached, {*selected, *extra}, PATH_MAX_ENTRIES - len(path))
         passages.extend(doc_passages)
-    spelled = respelled(question, corrections, [s.index for s in shortlist])
+    spelled = respelled(question, corrections, indexes)
     candidates = build_candidates(spelled, evidence, wanted) if evidence else None
     names = named_words(question)
     absent = absent_share(evidence[0].weights, [s.index.vocabulary for s in shortlist]) if evidence else 0.0
