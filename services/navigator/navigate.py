@@ -32,6 +32,7 @@ from services.navigator.resolver import (
     resolve,
 )
 from services.navigator.scoring import DocumentScores, Normaliser
+from services.navigator.spelling import corrected_terms, respelled
 from shared.adapters.logs import log_fields
 from shared.adapters.metrics import SCORER_FALLBACKS
 from shared.model.query import (
@@ -46,7 +47,7 @@ from shared.model.query import (
 )
 from shared.ports.model_roles import NodeScorer
 from shared.text.lexical import bm25_idf, query_terms, shared_idf, terms
-from shared.text.names import closest_spelling, named_words, unmentioned_names
+from shared.text.names import named_words, unmentioned_names
 from shared.text.question import literals
 
 logger = logging.getLogger(__name__)
@@ -371,29 +372,6 @@ def _text_references(index: DocumentIndex, passage: Passage) -> list[Reference]:
     return find_text_references(passage.text)
 
 
-_SPELLING_CACHE_SIZE = 10_000
-
-
-def _spelling_corrected(qterms: list[str], indexes: list[DocumentIndex]) -> tuple[list[str], dict[str, str]]:
-    """Question terms no document contains, replaced by a document word they misspell."""
-    corrections: dict[str, str] = {}
-    for term in qterms:
-        if any(term in ix.vocabulary for ix in indexes):
-            continue
-        for ix in indexes:
-            cache = ix.memo.setdefault("spelling", {})
-            if len(cache) >= _SPELLING_CACHE_SIZE:
-                cache.clear()  # bounded: a long-running navigator sees unbounded new words
-            if term not in cache:
-                cache[term] = closest_spelling(term, ix.vocabulary, ix.vocabulary_by_initial)
-            if cache[term] is not None:
-                corrections[term] = cache[term]
-                break
-    if not corrections:
-        return qterms, corrections
-    return list(dict.fromkeys(corrections.get(t, t) for t in qterms)), corrections
-
-
 def _ranked_passages(ranking: FusedRanking, evidence: list[DocumentEvidence], settings: QuerySettings) -> list[Passage]:
     """The model's best pages as passages, each in the deepest section holding it."""
     passages = []
@@ -452,7 +430,7 @@ def explore(
     """Route, walk the trees (DFS or Beam), resolve references and collect candidate pages."""
     if not indexes:
         raise ValueError("navigate() needs at least one DocumentIndex; index a document first")
-    qterms, corrections = _spelling_corrected(query_terms(question), indexes)
+    qterms, corrections = corrected_terms(query_terms(question), indexes)
     wanted = literals(question)
     shortlist, idf = _route(indexes, qterms, settings)
     normaliser = _normaliser(shortlist)
@@ -531,7 +509,8 @@ def explore(
         stats.scorer_fallbacks += walker.fallbacks
         path += _visited_sections(scores.index, reached, {*selected, *extra}, PATH_MAX_ENTRIES - len(path))
         passages.extend(doc_passages)
-    candidates = build_candidates(question, evidence, wanted) if evidence else None
+    spelled = respelled(question, corrections, indexes)
+    candidates = build_candidates(spelled, evidence, wanted) if evidence else None
     names = named_words(question)
     absent = absent_share(evidence[0].weights, [s.index.vocabulary for s in shortlist]) if evidence else 0.0
     return Exploration(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from services.navigator.index import DocumentIndex
 from services.navigator.navigate import navigate
+from services.navigator.spelling import respelled
 from shared.model.query import QuerySettings
 from shared.text.lexical import query_terms
 from shared.text.question import literal_share, literals
@@ -79,6 +80,21 @@ def test_an_instruction_on_how_to_answer_is_not_part_of_the_topic() -> None:
         assert query_terms(kept) == query_terms(kept.replace("?", " ")), kept
 
 
+def test_a_request_verb_and_a_pointer_at_the_document_are_not_topic_terms() -> None:
+    for request, question in (
+        ("Write the filing id and case number in this document?", "What are the filing id and case number?"),
+        ("List the arguments of the plotting function.", "What are the arguments of the plotting function?"),
+        ("According to the report, what was the revenue in 2015?", "What was the revenue in 2015?"),
+        ("Name the model the clustering algorithm of this paper is based on.",
+         "Which model is the clustering algorithm based on?"),
+    ):
+        assert query_terms(request) == query_terms(question), request
+    # The same words elsewhere in a question are its topic.
+    assert "list" in query_terms("Which list holds the names?")
+    assert "report" in query_terms("When is the annual report filed?")
+    assert "document" in query_terms("Who signs the document of transfer?")
+
+
 def test_an_answer_instruction_changes_neither_the_pages_nor_the_answer_decision(plant: DocumentIndex) -> None:
     for question, instruction in (
         ("How often does the shift supervisor test a safety valve?", "Answer in days, as an integer."),
@@ -97,6 +113,22 @@ def test_a_misspelt_question_word_is_read_as_the_document_word() -> None:
     result = navigate("What were the depreciaton expenses?", [index], QuerySettings())
     assert result.passages and result.passages[0].pages == [2]
     assert any("depreciation" in w for w in result.warnings)
+
+
+def test_a_misspelt_question_is_ranked_and_judged_as_if_spelt_right() -> None:
+    pages = [f"Costs. {FILLER}", f"Marketing. Advertising expenses were 714 million dollars in 2015. {FILLER}",
+             f"Assets. Depreciation of equipment was 20 million dollars. {FILLER}"]
+    nodes = [node("0001", "Costs", 1, 1), node("0002", "Marketing", 2, 2), node("0003", "Assets", 3, 3)]
+    index = build(indexed("h" * 16, "annual.pdf", pages, nodes))
+    assert respelled("What were the advertsing expenses?", {"adverts": "advertis"}, [index]) == (
+        "What were the advertising expenses?"
+    )
+    slipped = navigate("What were the advertsing expenses?", [index], QuerySettings())
+    right = navigate("What were the advertising expenses?", [index], QuerySettings())
+    assert slipped.passages[0].pages == right.passages[0].pages == [2]
+    # The dense similarity and word pairs read the corrected word too, so the answer decision
+    # is the one the right spelling gets.
+    assert slipped.stats.answer_probability == right.stats.answer_probability
 
 
 def test_an_off_topic_question_abstains_without_any_proper_noun(plant: DocumentIndex) -> None:
