@@ -82,11 +82,10 @@ def test_an_instruction_on_how_to_answer_is_not_part_of_the_topic() -> None:
 
 def test_a_request_verb_and_a_pointer_at_the_document_are_not_topic_terms() -> None:
     for request, question in (
-        ("Write the filing id and case number in this document?", "What are the filing id and case number?"),
+        ("Write the invoice number and due date in this document?", "What are the invoice number and due date?"),
         ("List the arguments of the plotting function.", "What are the arguments of the plotting function?"),
-        ("According to the report, what was the revenue in 2015?", "What was the revenue in 2015?"),
-        ("Name the model the clustering algorithm of this paper is based on.",
-         "Which model is the clustering algorithm based on?"),
+        ("According to the report, what was the revenue in 2019?", "What was the revenue in 2019?"),
+        ("Name the dataset the experiments of this paper use.", "Which dataset do the experiments use?"),
     ):
         assert query_terms(request) == query_terms(question), request
     # The same words elsewhere in a question are its topic.
@@ -116,15 +115,15 @@ def test_a_misspelt_question_word_is_read_as_the_document_word() -> None:
 
 
 def test_a_misspelt_question_is_ranked_and_judged_as_if_spelt_right() -> None:
-    pages = [f"Costs. {FILLER}", f"Marketing. Advertising expenses were 714 million dollars in 2015. {FILLER}",
+    pages = [f"Costs. {FILLER}", f"Upkeep. Maintenance expenses were 38 million dollars in 2019. {FILLER}",
              f"Assets. Depreciation of equipment was 20 million dollars. {FILLER}"]
-    nodes = [node("0001", "Costs", 1, 1), node("0002", "Marketing", 2, 2), node("0003", "Assets", 3, 3)]
+    nodes = [node("0001", "Costs", 1, 1), node("0002", "Upkeep", 2, 2), node("0003", "Assets", 3, 3)]
     index = build(indexed("h" * 16, "annual.pdf", pages, nodes))
-    assert respelled("What were the advertsing expenses?", {"adverts": "advertis"}, [index]) == (
-        "What were the advertising expenses?"
+    assert respelled("What were the maintenence expenses?", {"maintenence": "maintenance"}, [index]) == (
+        "What were the maintenance expenses?"
     )
-    slipped = navigate("What were the advertsing expenses?", [index], QuerySettings())
-    right = navigate("What were the advertising expenses?", [index], QuerySettings())
+    slipped = navigate("What were the maintenence expenses?", [index], QuerySettings())
+    right = navigate("What were the maintenance expenses?", [index], QuerySettings())
     assert slipped.passages[0].pages == right.passages[0].pages == [2]
     # The dense similarity and word pairs read the corrected word too, so the answer decision
     # is the one the right spelling gets.
