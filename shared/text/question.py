@@ -7,10 +7,6 @@
   ("Answer in millions.", "Write the answer in integer format.", "Round to two decimals.")
   names no topic; its words are absent from the documents and would count as missing evidence
   (and pull the question's embedding away from its topic), so it is not part of the topic.
-- *Requests and pointers*: a question phrased as a request ("List the ...", "Write the ...")
-  opens with the act of answering, as "what" does, and "in this paper", "according to the
-  report" point at the asked document itself; neither names the topic, and a document rarely
-  writes them, so they too would count as missing evidence.
 - *Literals*: command-line options and dotted names ("-x", "--no-cache", ".config") lose their
   punctuation in tokenisation, which turns ".config" into the common word "config"; matched
   verbatim, they are the most specific evidence a technical question carries.
@@ -35,16 +31,6 @@ _ANSWER_INSTRUCTION = re.compile(
     r"thousands?|percent(?:age)?)\b)",
     re.IGNORECASE,
 )
-# A request verb opening the question (the act of answering, like "what").
-_REQUEST = re.compile(
-    r"^(?:please\s+)?(?:write|list|give|name|state|provide|identify|describe|explain|tell\s+me|show)\b", re.IGNORECASE
-)
-# A phrase pointing at the asked document itself.
-_DOCUMENT_POINTER = re.compile(
-    r"\b(?:in|of|from|according\s+to|within|throughout)\s+(?:this|the|these)\s+"
-    r"(?:document|report|paper|pdf|article|guide|manual|slides?|presentation)s?\b",
-    re.IGNORECASE,
-)
 # An option ("-x", "--no-cache") or a name starting with a dot (".config", ".env").
 _LITERAL = re.compile(r"(?<![\w.\-])(--?[A-Za-z][\w\-]*|\.[A-Za-z][\w.]*)")
 
@@ -59,10 +45,8 @@ def asked_text(question: str) -> str:
 
 @lru_cache(maxsize=4096)
 def topic_text(question: str) -> str:
-    """The question without its answer instructions, answer-type words ("how many" -> "how"),
-    opening request verb and pointers at the document itself."""
-    asked = _REQUEST.sub("", asked_text(question).lstrip(), count=1)
-    return _DOCUMENT_POINTER.sub(" ", _HOW_QUANTITY.sub("how", asked))
+    """The question without its answer instructions and answer-type words ("how many" -> "how")."""
+    return _HOW_QUANTITY.sub("how", asked_text(question))
 
 
 @lru_cache(maxsize=4096)
