@@ -122,6 +122,27 @@ def test_sentence_transformers_loads_a_saved_model_folder_without_network(tmp_pa
     _assert_contract(vectors, standin.DIMENSION, texts)
     for text, vector in zip(texts[:2], vectors[:2], strict=True):
         assert np.allclose(vector, standin.expected_vector(text, table), atol=1e-5)
+    assert embedder.name.startswith("sentence-transformers:st-model@")
+
+
+@pytest.mark.skipif(importlib.util.find_spec("sentence_transformers") is None,
+                    reason="sentence-transformers (and PyTorch) not installed: pip install 'treerag[sentence-transformers]'")
+def test_sentence_transformers_models_packaged_in_folders_named_alike_are_told_apart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Packages that ship a model keep it in a folder called `model`: stored vectors are matched
+    to the model by name, so two such models must not share one. Loading needs no network."""
+    from shared.adapters.embeddings.sentence_transformers_backend import (
+        SentenceTransformerEmbedder,
+    )
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    first = standin.sentence_transformers_folder(tmp_path / "a" / "model", standin.token_table(1))
+    second = standin.sentence_transformers_folder(tmp_path / "b" / "model", standin.token_table(2))
+    one, other = SentenceTransformerEmbedder(path=first), SentenceTransformerEmbedder(path=second)
+    assert one.name != other.name
+    assert SentenceTransformerEmbedder(path=first).name == one.name
+    assert not np.allclose(one.embed(["install package"]), other.embed(["install package"]))
 
 
 def test_loading_wordllama_leaves_the_process_log_settings_alone() -> None:

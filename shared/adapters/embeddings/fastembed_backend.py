@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from shared.adapters.embeddings.errors import EmbeddingsConfigError
+from shared.adapters.embeddings.folder_identity import folder_model_name
 from shared.adapters.embeddings.normalise import unit_rows
 
 DEFAULT_MODEL = "BAAI/bge-small-en-v1.5"
@@ -54,7 +55,7 @@ class FastEmbedEmbedder:
             if not folder.is_dir():
                 raise EmbeddingsConfigError(f"TREERAG_EMBEDDINGS_PATH={folder} is not a folder")
             resolved = folder.resolve()
-            model_name = f"local/{resolved.name}"
+            model_name = f"local/{folder_model_name(resolved)}"
             model_file, dimension = _model_file(folder), _hidden_size(folder)
             # fastembed's registry is process-wide: one entry per folder, whatever its name.
             registered = f"{model_name}-{hashlib.sha256(str(resolved).encode()).hexdigest()[:12]}"

