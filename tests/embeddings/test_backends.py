@@ -123,6 +123,10 @@ def test_sentence_transformers_loads_a_saved_model_folder_without_network(tmp_pa
     for text, vector in zip(texts[:2], vectors[:2], strict=True):
         assert np.allclose(vector, standin.expected_vector(text, table), atol=1e-5)
     assert embedder.name.startswith("sentence-transformers:st-model@")
+    # One PyTorch thread per process, as the fastembed backend: processes are what scale.
+    import torch
+
+    assert torch.get_num_threads() == 1
 
 
 @pytest.mark.skipif(importlib.util.find_spec("sentence_transformers") is None,
