@@ -3,6 +3,7 @@ paired bootstrap intervals."""
 
 from __future__ import annotations
 
+from services.navigator.ranking.dense import embedder_name
 from services.navigator.ranking.model import load_model
 from tests.query.synthetic import kitchen_collection, plant_collection
 from treerag.evaluation.baselines import chunk_index, page_index
@@ -57,6 +58,8 @@ def test_held_out_run_reports_every_metric_and_beats_bm25_on_contents_pages() ->
     assert auto.false_abstention == 0.0 and auto.abstention_off_topic is not None and auto.abstention_off_topic >= 0.8
     results = results_json(cv, ["plant", "kitchen"], corpus=False)
     assert results["fold_models"] == cv.model_hashes and results["shipped_model"] == load_model().digest()
+    # Which embedder's similarities the fold models were fitted on: results of two embedders differ.
+    assert results["embeddings"] == (embedder_name() or "off") and results["embeddings"] in markdown(results)
     assert "hit_at_1_minus_bm25-pages" in results["sets"]["pooled"]["treerag-auto"]
     report = markdown(results)
     assert "### pooled" in report

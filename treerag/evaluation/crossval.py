@@ -138,6 +138,8 @@ class CrossValidation(BaseModel):
     # What each fold's nested selection chose (ranker, false-abstention budget); empty when the
     # recipe offers no choice.
     fold_choices: list[dict[str, str | float]] = []
+    # The embedder whose similarities the fold models were fitted on ("off": none).
+    embeddings: str = "off"
     outcomes: list[Outcome]
 
 
@@ -169,11 +171,12 @@ def cross_validate(
     outcomes: list[Outcome] = []
     hashes: list[str] = []
     choices: list[dict[str, str | float]] = []
+    embeddings = embedder_name() or "off"
     for fold in range(k):
         train = [e for e in labelled if folds[e.group] != fold]
         train += [e for e, p in zip(negatives, pairs, strict=True)
                   if folds[p.doc] != fold and folds[p.question_doc] != fold]
-        model = fit_model(train, {"fold": fold, "folds": k, "embeddings": embedder_name() or "off"}, recipe)
+        model = fit_model(train, {"fold": fold, "folds": k, "embeddings": embeddings}, recipe)
         hashes.append(model.digest())
         if "ranker" in model.fitted_on:
             choices.append({key: model.fitted_on[key] for key in ("ranker", "false_abstention_budget")})
@@ -212,7 +215,7 @@ def cross_validate(
                     latency_ms=round((time.perf_counter() - started) * 1000, 3),
                 ))
     return CrossValidation(folds=k, fold_of_document=folds, model_hashes=hashes, fold_choices=choices,
-                           outcomes=outcomes)
+                           embeddings=embeddings, outcomes=outcomes)
 
 
 class Summary(BaseModel):

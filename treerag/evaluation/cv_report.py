@@ -63,6 +63,7 @@ def results_json(cv: CrossValidation, datasets: list[str], corpus: bool) -> dict
         "shipped_model": load_model(MODEL_PATH).digest() if MODEL_PATH.is_file() else None,
         "fold_models": cv.model_hashes,
         "fold_choices": cv.fold_choices,
+        "embeddings": cv.embeddings,
         "folds": cv.folds,
         "corpus": corpus,
         "datasets": datasets,
@@ -85,7 +86,8 @@ def markdown(results: dict[str, Any]) -> str:
     corpus = results["corpus"]
     lines = [
         f"Held-out ({results['folds']}-fold, split by document{', corpus-wide' if corpus else ''}); "
-        f"commit {results['commit'][:12]}, shipped model {results['shipped_model']}.",
+        f"commit {results['commit'][:12]}, shipped model {results['shipped_model']}"
+        f"{', folds fitted with embeddings ' + results['embeddings'] if 'embeddings' in results else ''}.",
         "",
     ]
     if results.get("fold_choices"):
