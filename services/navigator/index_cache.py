@@ -13,6 +13,7 @@ import numpy as np
 
 from services.navigator.index import DocumentIndex
 from services.navigator.ranking.features import prepare_ranking
+from services.navigator.warm_heap import freeze_warm_heap
 from shared.adapters.logs import log_fields
 from shared.model.documents import DocumentEmbeddings, DocumentRecord, DocumentStatus
 from shared.model.ids import DEFAULT_TENANT
@@ -71,6 +72,7 @@ class IndexCache:
         # version never replaces a newer one.
         if current is None or current.record.version <= record.version:
             self._indexes[record.doc_id] = index
+        freeze_warm_heap()  # the new index lives on: no collection walks it again
         return index
 
     async def warm(self, doc_id: str) -> None:
