@@ -1,9 +1,10 @@
 """Fit the shipped ranking and abstention model on every dev question set:
 
-    python -m bench.fit_ranker [--store DIR] [--out services/navigator/ranking/model.json]
+    python -m bench.fit_ranker [--data DIR] [--store DIR] [--out services/navigator/ranking/model.json]
 
-Explores every question of ../shared/data/qa/*.jsonl on its own document, and every question on
-one document of each other collection (off-topic negatives), fits the model
+Explores every question of DATA/qa/*.jsonl (by default ../shared/data) on its own document
+(PDFs from DATA/pdfs), and every question on one document of each other collection (off-topic
+negatives), fits the model
 (`treerag.evaluation.fitting`) and writes it as JSON, with the lexical-only variant beside it
 (`model-lexical.json`, used when embeddings are off). Deterministic: the same data and code
 write the same file. Held-out figures of this procedure: `treerag eval --folds 5`.
@@ -14,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 
 from bench.common import configure_bench_logging, shared_data
@@ -25,13 +27,15 @@ from treerag.evaluation.fitting import fit_collections
 logger = logging.getLogger("bench.fit_ranker")
 
 
-def main() -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=None,
+                        help="folder with qa/*.jsonl and pdfs/ (default: ../shared/data)")
     parser.add_argument("--store", type=Path, default=Path("/tmp/treerag-eval-store"))
     parser.add_argument("--out", type=Path, default=MODEL_PATH)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     configure_bench_logging()
-    data = shared_data()
+    data = args.data or shared_data()
     datasets = sorted((data / "qa").glob("*.jsonl"))
     collections, bundles = asyncio.run(load_collections(datasets, data / "pdfs", args.store))
     model, lexical = fit_collections(collections, {name: b.index for name, b in bundles.items()}, QuerySettings())

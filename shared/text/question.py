@@ -4,7 +4,7 @@
   answer (a quantity), not the topic; matching it against text ("a long vector", "many
   packages") rewards the wrong sentences, so they are removed from the topic terms.
 - *Answer instructions*: a sentence after the question that only says how to write the answer
-  ("Answer in millions.", "Write the answer in integer format.", "Round to two decimals.")
+  ("Answer in millions.", "Give the answer as a whole integer.", "Round to one decimal.")
   names no topic; its words are absent from the documents and would count as missing evidence
   (and pull the question's embedding away from its topic), so it is not part of the topic.
 - *Literals*: command-line options and dotted names ("-x", "--no-cache", ".config") lose their

@@ -74,7 +74,7 @@ def test_answer_type_words_are_not_topic_terms() -> None:
 
 
 def test_an_instruction_on_how_to_answer_is_not_part_of_the_topic() -> None:
-    asked = "How many steps replace the filter? Write the answer in integer format."
+    asked = "How many steps replace the filter? Give the answer as a whole integer."
     assert query_terms(asked) == query_terms("How many steps replace the filter?")
     for kept in ("What is X? Give the amount of Y.", "Is the limit 3.5 million? Please explain."):
         assert query_terms(kept) == query_terms(kept.replace("?", " ")), kept

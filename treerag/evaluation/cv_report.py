@@ -124,3 +124,27 @@ def markdown(results: dict[str, Any]) -> str:
         lines.append(f"| {kind} | {n} | " + " | ".join(_cell(table[s]["hit_at_1"]) for s in systems)
                      + (f" | {_ci(table[compared], 'bm25-pages')}" if compared else "") + " |")
     return "\n".join(lines) + "\n"
+
+
+# The README's "Questions" table: set labels as it prints them, and the systems in its order.
+README_SETS = (("r-manuals-dev", "R manuals"), ("mmlongbench-dev", "MMLongBench"),
+               ("financebench-dev", "FinanceBench"), (POOLED, "pooled"))
+README_SYSTEMS = (PRODUCT_SYSTEM, "treerag-tree", "bm25-pages", "bm25-chunks")
+
+
+def readme_rows(documents: dict[str, Any], corpus: dict[str, Any]) -> list[str]:
+    """The rows of the README's "Questions" table from the two results of `make eval` (questions
+    asked of their own document, and corpus-wide)."""
+    rows = []
+    for key, label in README_SETS:
+        for k, system in enumerate(README_SYSTEMS):
+            row, wide = documents["sets"][key][system], corpus["sets"][key][system]
+            first = f"{label} ({row['n']})" if k == 0 else ""
+            rows.append(
+                f"| {first} | {system} | {_cell(row['hit_at_1'])} "
+                f"| {_ci(row, 'bm25-pages')} | {_ci(row, 'bm25-chunks')} | {_cell(row['hit_at_3'])} "
+                f"| {_cell(row['context_recall'])} | {row['context_tokens']:,.0f} | {_cell(row['false_abstention'])} "
+                f"| {_cell(row['abstention_off_topic'])} | {_cell(wide['hit_at_1'])} "
+                f"| {_cell(wide['routing_accuracy'])} |"
+            )
+    return rows
