@@ -57,9 +57,11 @@ _DOTTED = re.compile(r"\d+(?:\.\d+){2,}")
 _GLUED = re.compile(r"[A-Za-z_]")
 # Every pattern above needs a digit: a text without one states no quantity.
 _DIGIT = re.compile(r"\d")
-# Every month name starts with one of these: a text without one names no month (most of them,
-# and this is found several times faster than the date patterns fail).
-_MONTH_START = re.compile(_MONTH_INITIAL + "(?:" + "|".join(sorted({name[:3] for name in _MONTHS})) + ")", re.I)
+# Every month name starts a word with one of these: a text without one names no month (most of
+# them, and this is found several times faster than the date patterns fail).
+_MONTH_START = re.compile(
+    _MONTH_INITIAL + r"\b(?:" + "|".join(sorted({name[:3] for name in _MONTHS})) + ")", re.I
+)
 
 
 @dataclass(frozen=True)
