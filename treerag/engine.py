@@ -130,15 +130,16 @@ class QueryEngine:
         generator = generator or self._generator
         if scorer is None and settings.llm_scoring:
             scorer = self._scorer
-        started = time.perf_counter()
+        started, loaded_before = time.perf_counter(), self.index_cache.load_seconds
         with correlated(query=question[:80]):
-            indexes = await self.index_cache.indexes(doc_ids)  # NoDocumentsError: nothing to ask over
-            load_ms = _ms(started)
             bus, _ = self._pipeline(scorer, generator, use_cache)
-            received = QueryReceived(query_id=uuid.uuid4().hex, question=question,
-                                     doc_ids=[ix.doc_id for ix in indexes], settings=settings)
+            # The navigator finds the documents (ids, id prefixes or file names), as it does for
+            # the gateway's queries; none found ends the query with NoDocumentsError.
+            received = QueryReceived(query_id=uuid.uuid4().hex, question=question, doc_ids=doc_ids or [],
+                                     settings=settings)
             await bus.publish(received)
             await bus.drain()
+            load_ms = round((self.index_cache.load_seconds - loaded_before) * 1000, 3)
             result = self._result(bus, received.query_id, load_ms, _ms(started))
             logger.info(
                 "answered",

@@ -35,6 +35,9 @@ logger = logging.getLogger(__name__)
 
 
 class StageTimings(BaseModel):
+    """Milliseconds of one query. `load_ms`: reading documents from the store and building
+    their indexes (0 when they were warm); the navigator does it, so it is part of `navigate_ms`."""
+
     load_ms: float = 0.0
     navigate_ms: float = 0.0
     compress_ms: float = 0.0

@@ -21,13 +21,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from weakref import WeakKeyDictionary
 
 import numpy as np
 
-from services.navigator.index import DocumentIndex
+from services.navigator.index import DocumentIndex, FlatNode
 from services.navigator.resolver import Reference, find_text_references
-from shared.text.lexical import sentences_of, terms
+from shared.text.lexical import BM25Index, sentences_of, terms
 from shared.text.question import literal_share
 
 # Weights of the proximity and section fields beside the scaled page BM25 (weight 1).
@@ -43,9 +42,17 @@ CANDIDATES_PER_NODE = 6
 
 @dataclass
 class PageFields:
-    """Cached per-page term sets of one document index."""
+    """Cached per-page term sets of one document index.
 
-    index: DocumentIndex
+    It holds the parts of the index it reads, never the index itself: the index keeps its
+    PageFields (`DocumentIndex.derive`), and a back-reference would make a cycle that only the
+    cyclic garbage collector frees, and a warm index is frozen out of its reach (`warm_heap`).
+    """
+
+    pages: list[str]
+    nodes: list[FlatNode]
+    page_to_deepest: np.ndarray
+    page_index: BM25Index
     _windows: dict[int, tuple[frozenset[str], ...]] = field(default_factory=dict)
     _sections: dict[int, frozenset[str]] = field(default_factory=dict)
     _pages: dict[int, frozenset[str]] = field(default_factory=dict)
@@ -66,14 +73,14 @@ class PageFields:
         """Every term of a 1-based page."""
         cached = self._pages.get(page)
         if cached is None:
-            cached = self._pages[page] = frozenset(terms(self.index.pages[page - 1]))
+            cached = self._pages[page] = frozenset(terms(self.pages[page - 1]))
         return cached
 
     def windows(self, page: int) -> tuple[frozenset[str], ...]:
         """Term sets of every window of WINDOW_SENTENCES consecutive sentences of a 1-based page."""
         cached = self._windows.get(page)
         if cached is None:
-            sentences = [frozenset(terms(s)) for s in sentences_of(self.index.pages[page - 1])]
+            sentences = [frozenset(terms(s)) for s in sentences_of(self.pages[page - 1])]
             if len(sentences) <= WINDOW_SENTENCES:
                 cached = (frozenset().union(*sentences),) if sentences else ()
             else:
@@ -89,10 +96,10 @@ class PageFields:
         cached = self._sections.get(page)
         if cached is None:
             found: set[str] = set()
-            node = int(self.index.page_to_deepest[page - 1]) if page <= len(self.index.page_to_deepest) else -1
+            node = int(self.page_to_deepest[page - 1]) if page <= len(self.page_to_deepest) else -1
             while node >= 0:
-                found.update(terms(self.index.nodes[node].node.title))
-                node = self.index.nodes[node].parent
+                found.update(terms(self.nodes[node].node.title))
+                node = self.nodes[node].parent
             cached = frozenset(found)
             self._sections[page] = cached
         return cached
@@ -102,12 +109,12 @@ class PageFields:
         """Cross-references ("see Section 4.2") made by the text of a 1-based page."""
         cached = self._references.get(page)
         if cached is None:
-            cached = self._references[page] = find_text_references(self.index.pages[page - 1])
+            cached = self._references[page] = find_text_references(self.pages[page - 1])
         return cached
 
     def warm(self) -> None:
         """Split and tokenise every page now (at index time), so no query pays for it."""
-        for page in range(1, len(self.index.pages) + 1):
+        for page in range(1, len(self.pages) + 1):
             self.windows(page)
             self.page_terms(page)
             self.text_references(page)
@@ -119,7 +126,7 @@ class PageFields:
         if self._window_offsets is None:
             postings: dict[str, list[int]] = {}
             offsets = [0]
-            for page in range(1, len(self.index.pages) + 1):
+            for page in range(1, len(self.pages) + 1):
                 first = offsets[-1]
                 windows = self.windows(page)
                 for k, window in enumerate(windows):
@@ -133,7 +140,7 @@ class PageFields:
     def _section_layout(self) -> dict[str, np.ndarray]:
         if self._section_postings is None:
             postings: dict[str, list[int]] = {}
-            for page in range(1, len(self.index.pages) + 1):
+            for page in range(1, len(self.pages) + 1):
                 for term in self.section(page):
                     postings.setdefault(term, []).append(page - 1)
             self._section_postings = {t: np.asarray(p, dtype=np.int64) for t, p in postings.items()}
@@ -162,9 +169,9 @@ class PageFields:
         """Coverage of the question by each page's terms together with its section titles
         (0-based pages): `coverage(weights, page_terms(page) | section(page))` for every page at once."""
         sections = self._section_layout()
-        postings = self.index.page_index.postings
+        postings = self.page_index.postings
         total = sum(weights.values())
-        sums = np.zeros(len(self.index.pages))
+        sums = np.zeros(len(self.pages))
         if total <= 0:
             return sums
         for term, weight in weights.items():
@@ -214,7 +221,7 @@ class PageFields:
         """Coverage of the question by each page's enclosing section titles (0-based pages)."""
         postings = self._section_layout()
         total = sum(weights.values())
-        sums = np.zeros(len(self.index.pages))
+        sums = np.zeros(len(self.pages))
         if total <= 0:
             return sums
         for term, weight in weights.items():
@@ -224,16 +231,11 @@ class PageFields:
         return sums / total
 
 
-# One PageFields per live index; it goes with its index.
-_PAGE_FIELDS: WeakKeyDictionary[DocumentIndex, PageFields] = WeakKeyDictionary()
-
-
 def page_fields(index: DocumentIndex) -> PageFields:
-    """The index's page fields, derived on first use and kept while the index lives."""
-    fields = _PAGE_FIELDS.get(index)
-    if fields is None:
-        fields = _PAGE_FIELDS[index] = PageFields(index)
-    return fields
+    """The index's page fields, derived on first use and kept with the index."""
+    return index.derive(
+        "page_fields", lambda: PageFields(index.pages, index.nodes, index.page_to_deepest, index.page_index)
+    )
 
 
 def prepare(index: DocumentIndex) -> DocumentIndex:

@@ -8,11 +8,13 @@ pays for an index that no event announced (a cold start, or a document indexed e
 from __future__ import annotations
 
 import logging
+import time
 
 import numpy as np
 
 from services.navigator.index import DocumentIndex
 from services.navigator.ranking.features import prepare_ranking
+from services.navigator.warm_heap import freeze_warm_heap
 from shared.adapters.logs import log_fields
 from shared.model.documents import DocumentEmbeddings, DocumentRecord, DocumentStatus
 from shared.model.ids import DEFAULT_TENANT
@@ -35,6 +37,8 @@ class IndexCache:
         self.repository = repository
         self.embedder = embedder
         self._indexes: dict[str, DocumentIndex] = {}
+        # Seconds spent reading documents from the store and building their indexes, in all.
+        self.load_seconds = 0.0
 
     def question_vector(self, question: str) -> np.ndarray | None:
         """The question's unit vector for `DocumentIndex.dense_*_scores`; None without an embedder."""
@@ -61,6 +65,7 @@ class IndexCache:
         cached = self._indexes.get(record.doc_id)
         if cached is not None and cached.record.version == record.version:
             return cached
+        started = time.perf_counter()
         tree = await self.repository.get_tree(record.doc_id)
         if tree is None:
             raise NoDocumentsError(f"document {record.doc_id} ({record.file_name}) has no tree; re-index it")
@@ -71,6 +76,8 @@ class IndexCache:
         # version never replaces a newer one.
         if current is None or current.record.version <= record.version:
             self._indexes[record.doc_id] = index
+        freeze_warm_heap()  # the new index lives on: no collection walks it again
+        self.load_seconds += time.perf_counter() - started
         return index
 
     async def warm(self, doc_id: str) -> None:

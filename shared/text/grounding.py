@@ -162,7 +162,8 @@ def _char_grams(text: str, n: int = 4) -> set[str]:
 
 def _grams_of(words: Sequence[str], n: int = 4) -> set[str]:
     flat = " ".join(words)
-    return {flat[i : i + n] for i in range(max(len(flat) - n + 1, 0))}
+    # Every run of n characters: the i-th characters of n shifted copies, joined (in C).
+    return set(map("".join, zip(*(flat[k:] for k in range(n)))))
 
 
 @dataclass(frozen=True)

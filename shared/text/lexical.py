@@ -55,9 +55,12 @@ def terms(text: str) -> list[str]:
     return list(_cached_terms(text))
 
 
-@lru_cache(maxsize=65536)
+# Pages and sentences recur across the queries of a session: each is tokenised once. The size
+# holds what the warm indexes of a one-process engine tokenise (about 100,000 pages, sentences,
+# titles and summaries for 50 documents), which its compressor and verifier ask for again; with
+# 65,536 entries, warming evicted most pages before a query asked for them.
+@lru_cache(maxsize=262_144)
 def _cached_terms(text: str) -> tuple[str, ...]:
-    # Pages and sentences recur across the queries of a session: tokenise each once.
     return tuple(filter(None, map(_term, tokenize(text))))
 
 

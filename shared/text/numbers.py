@@ -32,15 +32,20 @@ _MONTHS = {
     )
     for name in names.split()
 }
+# Each pattern below opens with a look-ahead at the characters a match can start with: the
+# same matches, found without trying the whole pattern at every other character of a text.
+_MONTH_INITIAL = "(?=[" + "".join(sorted({name[0] for name in _MONTHS})) + "])"
 _MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
 _DAY = r"(?P<day>3[01]|[12]\d|0?[1-9])"
-_DATE_MDY = re.compile(rf"\b{_MONTH}\s+{_DAY}(?:st|nd|rd|th)?,?\s+(?P<year>\d{{4}})\b", re.I)
-_DATE_DMY = re.compile(rf"\b{_DAY}(?:st|nd|rd|th)?\s+{_MONTH}\s*,?\s+(?P<year>\d{{4}})\b", re.I)
-_DATE_MY = re.compile(rf"\b{_MONTH}\s*,?\s+(?P<year>\d{{4}})\b", re.I)
-_DATE_MD = re.compile(rf"\b{_MONTH}\s+{_DAY}(?:st|nd|rd|th)?\b(?!,?\s*\d)", re.I)
+_DATE_MDY = re.compile(rf"{_MONTH_INITIAL}\b{_MONTH}\s+{_DAY}(?:st|nd|rd|th)?,?\s+(?P<year>\d{{4}})\b", re.I)
+_DATE_DMY = re.compile(rf"(?=\d)\b{_DAY}(?:st|nd|rd|th)?\s+{_MONTH}\s*,?\s+(?P<year>\d{{4}})\b", re.I)
+_DATE_MY = re.compile(rf"{_MONTH_INITIAL}\b{_MONTH}\s*,?\s+(?P<year>\d{{4}})\b", re.I)
+_DATE_MD = re.compile(rf"{_MONTH_INITIAL}\b{_MONTH}\s+{_DAY}(?:st|nd|rd|th)?\b(?!,?\s*\d)", re.I)
 _DATE_ISO = re.compile(r"\b(?P<year>\d{4})-(?P<month>\d{1,2})-(?P<day>\d{1,2})\b")
+_CURRENCY = "$€£¥"
 _NUMBER = re.compile(
-    r"(?P<sign>[-+])?(?P<currency>[$€£¥])?\s?(?P<sign2>[-+])?"
+    rf"(?=[-+{_CURRENCY}\s\d.])"  # a sign, a currency, a space, then the digits or their point
+    rf"(?P<sign>[-+])?(?P<currency>[{_CURRENCY}])?\s?(?P<sign2>[-+])?"
     r"(?P<digits>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
     r"(?:\s?(?P<percent>%|percent\b|per\s?cent\b|pct\b))?"
     r"(?:\s?(?P<scale>thousands?|millions?|billions?|trillions?|mn|bn|tn|mm|[kmb])\b)?",
@@ -52,9 +57,11 @@ _DOTTED = re.compile(r"\d+(?:\.\d+){2,}")
 _GLUED = re.compile(r"[A-Za-z_]")
 # Every pattern above needs a digit: a text without one states no quantity.
 _DIGIT = re.compile(r"\d")
-# Every month name starts with one of these: a text without one names no month (most of them,
-# and this is found several times faster than the date patterns fail).
-_MONTH_START = re.compile("|".join(sorted({name[:3] for name in _MONTHS})), re.I)
+# Every month name starts a word with one of these: a text without one names no month (most of
+# them, and this is found several times faster than the date patterns fail).
+_MONTH_START = re.compile(
+    _MONTH_INITIAL + r"\b(?:" + "|".join(sorted({name[:3] for name in _MONTHS})) + ")", re.I
+)
 
 
 @dataclass(frozen=True)

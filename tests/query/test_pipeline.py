@@ -10,7 +10,8 @@ import pytest
 from services.navigator.index_cache import NoDocumentsError
 from shared.adapters.embedded.store import EmbeddedRepository
 from shared.model.query import QuerySettings
-from tests.query.documents import software_guide_pdf
+from tests.fakes import FakeRepository
+from tests.query.documents import kitchen_guide, plant_manual, software_guide_pdf
 from treerag.cli import main
 from treerag.engine import QueryEngine
 
@@ -34,6 +35,23 @@ async def test_engine_is_deterministic_and_caches_indexes(guide_store: EmbeddedR
     assert first.mode == "beam"
     (record,) = await engine.records(["guide.pdf"])
     assert record.doc_id in engine.index_cache
+
+
+async def test_engine_reads_each_record_once_per_query_and_loads_an_index_once() -> None:
+    repository = FakeRepository()
+    for document in (plant_manual(), kitchen_guide()):
+        await repository.put_indexed(document)
+    engine = QueryEngine(repository)  # type: ignore[arg-type]
+    ids = sorted(repository.documents)
+
+    cold = await engine.ask("How often must the coolant pump be serviced?", ids, QuerySettings())
+    reads = repository.reads["find_document"]
+    warm = await engine.ask("Where is the valve logbook kept?", ids, QuerySettings())
+
+    assert repository.reads["find_document"] - reads == len(ids)
+    assert repository.reads["get_tree"] == len(ids)
+    assert cold.timings.load_ms > 0 and warm.timings.load_ms == 0
+    assert sorted(warm.documents) == ids
 
 
 async def test_engine_abstains_on_unanswerable(guide_store: EmbeddedRepository) -> None:

@@ -2,17 +2,26 @@
 
 from __future__ import annotations
 
+import asyncio
+import gc
+import weakref
+from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 
+from services.navigator.index import DocumentIndex
 from shared.model.events import (
     AnswerVerified,
     ContextCompressed,
+    DocumentDeleted,
     NodesSelected,
     QueryFailed,
     QueryReceived,
     TreeBuilt,
 )
 from shared.model.queries import QueryStatus
+from shared.model.query import QuerySettings
 from tests.query.documents import indexed, kitchen_guide, plant_manual
 from tests.unit.stages import GATEWAY_TIMING, TENANT, QueryStages, delivery, failure, question
 
@@ -378,3 +387,82 @@ async def test_the_answer_key_names_the_embedder(monkeypatch: pytest.MonkeyPatch
 
     keys = {stages.bus.of_type(NodesSelected)[-1].answer_key for stages in (with_vectors, lexical)}
     assert len(keys) == 2
+
+
+# ---------------------------------------------------------------- memory of the warm indexes
+
+
+@pytest.fixture
+async def no_cyclic_collector() -> AsyncIterator[None]:
+    """Only reference counting frees memory, as for a frozen warm heap (`warm_heap`); the
+    navigator's worker thread is a single one, so that `released` knows when it let go."""
+    loop = asyncio.get_running_loop()
+    worker = ThreadPoolExecutor(max_workers=1)
+    loop.set_default_executor(worker)
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+        loop.set_default_executor(ThreadPoolExecutor())
+        worker.shutdown(wait=True)
+
+
+async def asked_in_every_mode(stages: QueryStages) -> None:
+    """Questions through the three stages in each navigation mode and ranking, so that every
+    per-index derivation (page fields, ranking data, spelling, references) exists."""
+    settings = [QuerySettings(), QuerySettings(ranking="tree"), QuerySettings(mode="beam"),
+                QuerySettings(mode="dfs", ranking="tree")]
+    for k, setting in enumerate(settings):
+        for text in (PUMP, "Where is the valve logbok kept? See section 2."):
+            event = question(text, query_id=f"q{k}-{len(text)}").model_copy(update={"settings": setting})
+            await ask(stages, event)
+
+
+async def released(index: weakref.ref[DocumentIndex]) -> bool:
+    """Whether the index is gone once the worker thread has let go of its last navigation (it
+    drops a task just after handing its result back, before taking the next one)."""
+    await asyncio.to_thread(lambda: None)
+    return index() is None
+
+
+async def warm_index(stages: QueryStages, doc_id: str) -> DocumentIndex:
+    [index] = await stages.indexes.indexes([doc_id], TENANT)
+    return index
+
+
+async def test_the_index_of_a_rebuilt_document_is_freed_without_the_cyclic_collector(no_cyclic_collector: None) -> None:
+    stages = await stages_with()
+    doc_id = PLANT.record.doc_id
+    await stages.navigator.on_tree_built(tree_built(doc_id, 1), delivery("navigator", "tree.built"))
+    await asked_in_every_mode(stages)
+    old = weakref.ref(await warm_index(stages, doc_id))
+    rebuilt = indexed(doc_id, "plant.pdf", PLANT.pages, PLANT.tree.nodes, TENANT)
+    rebuilt.record.version = 2
+    await stages.repository.put_indexed(rebuilt)
+
+    await stages.navigator.on_tree_built(tree_built(doc_id, 2), delivery("navigator", "tree.built", 1))
+
+    assert await released(old)
+    assert (await warm_index(stages, doc_id)).record.version == 2
+
+
+async def test_the_index_of_a_deleted_document_is_freed_without_the_cyclic_collector(no_cyclic_collector: None) -> None:
+    stages = await stages_with(PLANT, kitchen_guide(tenant=TENANT))
+    await asked_in_every_mode(stages)
+    doc_id = PLANT.record.doc_id
+    old = weakref.ref(await warm_index(stages, doc_id))
+
+    await stages.navigator.on_document_deleted(DocumentDeleted(doc_id=doc_id), delivery("navigator", "document.deleted"))
+
+    assert await released(old)
+
+
+async def test_a_warmed_index_is_out_of_the_cyclic_collectors_walk() -> None:
+    stages = await stages_with()
+    await stages.navigator.on_tree_built(tree_built(PLANT.record.doc_id, 1), delivery("navigator", "tree.built"))
+
+    index = await warm_index(stages, PLANT.record.doc_id)
+
+    assert gc.is_tracked(index)
+    assert not any(tracked is index for tracked in gc.get_objects())  # frozen: no generation holds it

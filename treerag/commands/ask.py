@@ -65,7 +65,7 @@ def render(result: AskResult) -> str:
     t = result.timings
     lines.append(
         f"Context: {result.tokens_before} -> {result.tokens_after} tokens; total {t.total_ms:.1f} ms "
-        f"(load {t.load_ms:.1f}, navigate {t.navigate_ms:.1f}, compress {t.compress_ms:.1f}, verify {t.verify_ms:.1f})"
+        f"(navigate {t.navigate_ms:.1f} of which loading {t.load_ms:.1f}, compress {t.compress_ms:.1f}, verify {t.verify_ms:.1f})"
     )
     return "\n".join(lines)
 
