@@ -161,7 +161,10 @@ def _char_grams(text: str, n: int = 4) -> set[str]:
 
 
 def _grams_of(words: Sequence[str], n: int = 4) -> set[str]:
-    flat = " ".join(words)
+    return _grams_in(" ".join(words), n)
+
+
+def _grams_in(flat: str, n: int = 4) -> set[str]:
     # Every run of n characters: the i-th characters of n shifted copies, joined (in C).
     return set(map("".join, zip(*(flat[k:] for k in range(n)))))
 
@@ -206,11 +209,6 @@ class Window:
     @cached_property
     def polarity(self) -> PolarityReading:
         return polarity_reading(self.text)
-
-    @cached_property
-    def grams(self) -> frozenset[str]:
-        """The character 4-grams of the window's words (as `tokenize` reads them)."""
-        return frozenset(_char_grams(self.text))
 
 
 @dataclass(frozen=True)
@@ -267,6 +265,8 @@ class PageWindows(Sequence[Window]):
         self.starts = np.array(self.unit_starts, dtype=np.int64)[self.firsts]
         self.ends = np.array(self.unit_ends, dtype=np.int64)[lasts]
         self._built: dict[int, Window] = {}
+        self._statement_words: dict[int, tuple[str, frozenset[str]]] = {}
+        self._grams: dict[int, frozenset[str]] = {}  # by window
 
     def __len__(self) -> int:
         return len(self.firsts)
@@ -286,6 +286,32 @@ class PageWindows(Sequence[Window]):
                             pieces, self.tokens[first:last], self.numbers[first:last])
             self._built[index] = window
         return window
+
+    def grams(self, index: int) -> frozenset[str]:
+        """The character 4-grams of window `index`'s words (as `_char_grams` reads its text),
+        from its statements': the window's words are its statements' words in turn (no token
+        spans the space joining two statements), so each 4-gram lies within one statement's
+        words or within three characters either side of a join."""
+        grams = self._grams.get(index)
+        if grams is None:
+            first = int(self.firsts[index])
+            said = [self._words(k) for k in range(first, first + int(self.widths[index]))]
+            flats = [flat for flat, _ in said if flat]
+            found = set().union(*(statement_grams for _, statement_grams in said))
+            joined, join = " ".join(flats), -1
+            for flat in flats[:-1]:
+                join += len(flat) + 1
+                found |= _grams_in(joined[max(join - 3, 0) : join + 4])
+            grams = self._grams[index] = frozenset(found)
+        return grams
+
+    def _words(self, statement: int) -> tuple[str, frozenset[str]]:
+        """A statement's words, space-delimited, and their character 4-grams."""
+        words = self._statement_words.get(statement)
+        if words is None:
+            flat = " ".join(tokenize(self.texts[statement]))
+            words = self._statement_words[statement] = (flat, frozenset(_grams_in(flat)))
+        return words
 
 
 def page_windows(page: str) -> tuple[Window, ...]:
@@ -468,7 +494,7 @@ class _Sentence:
 
 
 def _overlap(
-    sentence: _Sentence, matches: Matches, index: int, window: Window, missing: int
+    sentence: _Sentence, matches: Matches, index: int, grams: frozenset[str], missing: int
 ) -> tuple[float, float, float]:
     """Shares of the sentence's (weighted) tokens, bigrams and character 4-grams that window
     `index` holds; each quantity counts as one token, held when the window states it (all but
@@ -477,7 +503,7 @@ def _overlap(
     coverage = held / sentence.total
     pairs = sentence.pairs
     bigram = int(matches.pairs[index]) / len(pairs) if pairs else coverage
-    chars = len(sentence.grams & window.grams) / len(sentence.grams) if sentence.grams else 0.0
+    chars = len(sentence.grams & grams) / len(sentence.grams) if sentence.grams else 0.0
     return coverage, bigram, chars
 
 
@@ -613,7 +639,7 @@ def ground(sentence: str, page: str, fit: GroundingFit | None = None, words: Wor
 
     def overlap(index: int) -> tuple[float, float, float]:
         if index not in overlap_at:
-            overlap_at[index] = _overlap(said, matches, index, windows[index], len(missing(index)))
+            overlap_at[index] = _overlap(said, matches, index, prepared.windows.grams(index), len(missing(index)))
         return overlap_at[index]
 
     def conflict_with(index: int) -> PolarityConflict | None:
