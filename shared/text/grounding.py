@@ -252,18 +252,18 @@ class PageWindows(Sequence[Window]):
     def __init__(self, page: str) -> None:
         units = statements(page)
         split = [_split_numbers(u.text) for u in units]
-        self.texts = tuple(u.text for u in units)
+        self.texts = tuple(u.text for u in units)  # each statement's text
         self.tokens = tuple(tokens for tokens, _ in split)  # each statement's word tokens
         self.numbers = tuple(found for _, found in split)  # each statement's quantities
-        self.unit_starts = [u.start for u in units]
-        self.unit_ends = [u.end for u in units]
+        self._statement_starts = [u.start for u in units]
+        self._statement_ends = [u.end for u in units]
         count = len(units)
         per_first = np.minimum(MAX_WINDOW, count - np.arange(count))
         self.firsts = np.repeat(np.arange(count), per_first)
         self.widths = np.arange(len(self.firsts)) - np.repeat(np.cumsum(per_first) - per_first, per_first) + 1
         lasts = self.firsts + self.widths - 1
-        self.starts = np.array(self.unit_starts, dtype=np.int64)[self.firsts]
-        self.ends = np.array(self.unit_ends, dtype=np.int64)[lasts]
+        self.starts = np.array(self._statement_starts, dtype=np.int64)[self.firsts]
+        self.ends = np.array(self._statement_ends, dtype=np.int64)[lasts]
         self._built: dict[int, Window] = {}
         self._statement_words: dict[int, tuple[str, frozenset[str]]] = {}
         self._grams: dict[int, frozenset[str]] = {}  # by window
@@ -282,8 +282,8 @@ class PageWindows(Sequence[Window]):
             first = int(self.firsts[index])
             last = first + int(self.widths[index])
             pieces = self.texts[first:last]
-            window = Window(" ".join(pieces), self.unit_starts[first], self.unit_ends[last - 1], last - first,
-                            pieces, self.tokens[first:last], self.numbers[first:last])
+            window = Window(" ".join(pieces), self._statement_starts[first], self._statement_ends[last - 1],
+                            last - first, pieces, self.tokens[first:last], self.numbers[first:last])
             self._built[index] = window
         return window
 
