@@ -62,18 +62,29 @@ def _tfidf(question: str, passages: list[Passage]) -> tuple[np.ndarray, np.ndarr
     return matrix @ query, matrix @ matrix.T
 
 
-def _units(text: str) -> list[str]:
+def _units(text: str) -> list[tuple[str, str]]:
     """Sentences, with over-long ones (code, tables, text without punctuation) cut into
-    pieces of about LONG_SENTENCE_WORDS words so trimming can still choose."""
-    units: list[str] = []
+    pieces of about LONG_SENTENCE_WORDS words so trimming can still choose; each unit with the
+    sentence it was cut from (itself when not cut)."""
+    units: list[tuple[str, str]] = []
     for sentence in sentences_of(text):
         words = sentence.split()
         if len(words) <= LONG_SENTENCE_WORDS:
-            units.append(sentence)
+            units.append((sentence, sentence))
             continue
         for start in range(0, len(words), LONG_SENTENCE_WORDS):
-            units.append(" ".join(words[start : start + LONG_SENTENCE_WORDS]))
+            units.append((" ".join(words[start : start + LONG_SENTENCE_WORDS]), sentence))
     return units
+
+
+def _wanted_in(unit: str, sentence: str, wanted: frozenset[str]) -> frozenset[str]:
+    """The wanted terms `unit` holds. A piece of an ASCII sentence without line breaks holds
+    only terms its sentence holds (such a sentence is tokenised as its words joined by single
+    spaces, and no ASCII token spans a space): when the sentence, whose terms are usually known
+    already, holds none, its pieces are not tokenised."""
+    if sentence.isascii() and "\n" not in sentence and wanted.isdisjoint(terms(sentence)):
+        return frozenset()
+    return wanted.intersection(terms(unit))
 
 
 def trim_passages(texts: list[str], qterms: list[str], neighbours: int = NEIGHBOURS) -> list[str]:
@@ -84,11 +95,14 @@ def trim_passages(texts: list[str], qterms: list[str], neighbours: int = NEIGHBO
     A text without one keeps only its best sentence; a text with no question term at all
     becomes empty.
     """
+    wanted = frozenset(qterms)
     units = [_units(t) for t in texts]
-    unit_terms = [[set(terms(u)) for u in us] for us in units]
+    # Only the question's terms count below: each unit's share of them is all it needs.
+    unit_terms = [[_wanted_in(unit, sentence, wanted) for unit, sentence in us] for us in units]
     n = sum(len(us) for us in units) or 1
-    idf = {q: math.log((n + 1) / (sum(q in ts for uts in unit_terms for ts in uts) + 0.5)) for q in qterms}
-    weights = [[sum(idf[q] for q in qterms if q in ts) for ts in uts] for uts in unit_terms]
+    holding = Counter(q for uts in unit_terms for ts in uts for q in ts)  # units holding each term
+    idf = {q: math.log((n + 1) / (holding[q] + 0.5)) for q in qterms}
+    weights = [[sum(idf[q] for q in qterms if q in ts) if ts else 0 for ts in uts] for uts in unit_terms]
     best = max((w for ws in weights for w in ws), default=0.0)
     out: list[str] = []
     for text, sentences, ws in zip(texts, units, weights, strict=True):
@@ -104,7 +118,7 @@ def trim_passages(texts: list[str], qterms: list[str], neighbours: int = NEIGHBO
         for j in keep:
             if j != last + 1:
                 pieces.append("…")
-            pieces.append(sentences[j])
+            pieces.append(sentences[j][0])
             last = j
         if keep[-1] < len(sentences) - 1:
             pieces.append("…")
@@ -117,7 +131,7 @@ def _fit(text: str, budget: int) -> str:
     tokens: a table or a run of text without punctuation still yields its first rows."""
     out: list[str] = []
     used = 0
-    for sentence in _units(text):
+    for sentence, _ in _units(text):
         cost = count_tokens(sentence)
         if used + cost > budget:
             break

@@ -30,7 +30,7 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import Path
@@ -161,7 +161,10 @@ def _char_grams(text: str, n: int = 4) -> set[str]:
 
 
 def _grams_of(words: Sequence[str], n: int = 4) -> set[str]:
-    flat = " ".join(words)
+    return _grams_in(" ".join(words), n)
+
+
+def _grams_in(flat: str, n: int = 4) -> set[str]:
     # Every run of n characters: the i-th characters of n shifted copies, joined (in C).
     return set(map("".join, zip(*(flat[k:] for k in range(n)))))
 
@@ -207,11 +210,6 @@ class Window:
     def polarity(self) -> PolarityReading:
         return polarity_reading(self.text)
 
-    @cached_property
-    def grams(self) -> frozenset[str]:
-        """The character 4-grams of the window's words (as `tokenize` reads them)."""
-        return frozenset(_char_grams(self.text))
-
 
 @dataclass(frozen=True)
 class Statement:
@@ -246,21 +244,80 @@ def statements(page: str) -> tuple[Statement, ...]:
     return tuple(_locate(page, pieces or [page]))
 
 
+class PageWindows(Sequence[Window]):
+    """The windows of one to three consecutive statements of a page, by first statement, then
+    width. A window is built when first read: a check measures a few windows of a page in full,
+    and finds the windows holding a token from the statements' tokens (`WindowHolders`)."""
+
+    def __init__(self, page: str) -> None:
+        units = statements(page)
+        split = [_split_numbers(u.text) for u in units]
+        self.texts = tuple(u.text for u in units)  # each statement's text
+        self.tokens = tuple(tokens for tokens, _ in split)  # each statement's word tokens
+        self.numbers = tuple(found for _, found in split)  # each statement's quantities
+        self._statement_starts = [u.start for u in units]
+        self._statement_ends = [u.end for u in units]
+        count = len(units)
+        per_first = np.minimum(MAX_WINDOW, count - np.arange(count))
+        self.firsts = np.repeat(np.arange(count), per_first)
+        self.widths = np.arange(len(self.firsts)) - np.repeat(np.cumsum(per_first) - per_first, per_first) + 1
+        lasts = self.firsts + self.widths - 1
+        self.starts = np.array(self._statement_starts, dtype=np.int64)[self.firsts]
+        self.ends = np.array(self._statement_ends, dtype=np.int64)[lasts]
+        self._built: dict[int, Window] = {}
+        self._statement_words: dict[int, tuple[str, frozenset[str]]] = {}
+        self._grams: dict[int, frozenset[str]] = {}  # by window
+
+    def __len__(self) -> int:
+        return len(self.firsts)
+
+    def __iter__(self) -> Iterator[Window]:
+        return map(self.__getitem__, range(len(self)))
+
+    def __getitem__(self, index: int) -> Window:  # integer indices only
+        window = self._built.get(index)
+        if window is None:
+            if not 0 <= index < len(self):
+                raise IndexError(index)
+            first = int(self.firsts[index])
+            last = first + int(self.widths[index])
+            pieces = self.texts[first:last]
+            window = Window(" ".join(pieces), self._statement_starts[first], self._statement_ends[last - 1],
+                            last - first, pieces, self.tokens[first:last], self.numbers[first:last])
+            self._built[index] = window
+        return window
+
+    def grams(self, index: int) -> frozenset[str]:
+        """The character 4-grams of window `index`'s words (as `_char_grams` reads its text),
+        from its statements': the window's words are its statements' words in turn (no token
+        spans the space joining two statements), so each 4-gram lies within one statement's
+        words or within three characters either side of a join."""
+        grams = self._grams.get(index)
+        if grams is None:
+            first = int(self.firsts[index])
+            said = [self._words(k) for k in range(first, first + int(self.widths[index]))]
+            flats = [flat for flat, _ in said if flat]
+            found = set().union(*(statement_grams for _, statement_grams in said))
+            joined, join = " ".join(flats), -1
+            for flat in flats[:-1]:
+                join += len(flat) + 1
+                found |= _grams_in(joined[max(join - 3, 0) : join + 4])
+            grams = self._grams[index] = frozenset(found)
+        return grams
+
+    def _words(self, statement: int) -> tuple[str, frozenset[str]]:
+        """A statement's words, space-delimited, and their character 4-grams."""
+        words = self._statement_words.get(statement)
+        if words is None:
+            flat = " ".join(tokenize(self.texts[statement]))
+            words = self._statement_words[statement] = (flat, frozenset(_grams_in(flat)))
+        return words
+
+
 def page_windows(page: str) -> tuple[Window, ...]:
-    """Windows of one to three consecutive statements of the page (memoised in `prepared_page`)."""
-    units = statements(page)
-    split = [_split_numbers(u.text) for u in units]
-    windows: list[Window] = []
-    for first in range(len(units)):
-        for width in range(1, MAX_WINDOW + 1):
-            last = first + width - 1
-            if last >= len(units):
-                break
-            pieces = tuple(u.text for u in units[first : last + 1])
-            windows.append(Window(" ".join(pieces), units[first].start, units[last].end, width, pieces,
-                                  tuple(tokens for tokens, _ in split[first : last + 1]),
-                                  tuple(found for _, found in split[first : last + 1])))
-    return tuple(windows)
+    """Windows of one to three consecutive statements of the page (read lazily through
+    `prepared_page`)."""
+    return tuple(PageWindows(page))
 
 
 @dataclass(frozen=True)
@@ -270,6 +327,13 @@ class Matches:
     shared: np.ndarray  # distinct tokens in common
     held: np.ndarray  # the sentence's tokens held, weighted as in coverage (quantities aside)
     pairs: np.ndarray  # the sentence's word pairs held
+
+
+def _distinct(keys: np.ndarray) -> np.ndarray:
+    """The distinct keys, sorted: `np.unique` without counts hashes first, several times slower
+    on a page's few thousand keys than one sort."""
+    ordered = np.sort(keys)
+    return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))] if len(ordered) else ordered
 
 
 @dataclass(frozen=True)
@@ -285,17 +349,14 @@ class WindowHolders:
     pair_keys: np.ndarray
 
     @classmethod
-    def of(cls, windows: tuple[Window, ...]) -> WindowHolders:
+    def of(cls, windows: PageWindows) -> WindowHolders:
         """From the statements' tokens: a window's tokens are those of its consecutive
         statements, one run of the page's tokens laid statement after statement."""
         numbers: dict[str, int] = {}
-        statements = [w.piece_tokens[0] for w in windows if w.width == 1]
+        statements = windows.tokens
         laid = np.array([numbers.setdefault(t, len(numbers)) for tokens in statements for t in tokens], dtype=np.int64)
         offsets = np.cumsum([0, *map(len, statements)])
-        # Windows come by first statement, then width: each first statement opens with a width of one.
-        firsts = np.cumsum(np.array([w.width == 1 for w in windows], dtype=bool)) - 1
-        widths = np.array([w.width for w in windows], dtype=np.int64)
-        starts, stops = offsets[firsts], offsets[firsts + widths]
+        starts, stops = offsets[windows.firsts], offsets[windows.firsts + windows.widths]
         lengths = stops - starts
         size = len(windows)
         owner = np.repeat(np.arange(size, dtype=np.int64), lengths)
@@ -303,7 +364,7 @@ class WindowHolders:
         token_keys, token_counts = np.unique(sequence * size + owner, return_counts=True)
         same = owner[1:] == owner[:-1]  # consecutive tokens of one window form a word pair
         pairs = (sequence[:-1][same] * len(numbers) + sequence[1:][same]) * size + owner[1:][same]
-        return cls(numbers, size, token_keys, token_counts, np.unique(pairs))
+        return cls(numbers, size, token_keys, token_counts, _distinct(pairs))
 
     def _slice(self, keys: np.ndarray, key: int) -> slice:
         return slice(int(np.searchsorted(keys, key * self.windows)), int(np.searchsorted(keys, (key + 1) * self.windows)))
@@ -335,7 +396,7 @@ class PreparedPage:
     What only the few windows measured in full need (polarity, character 4-grams) each window
     reads when first asked."""
 
-    windows: tuple[Window, ...]
+    windows: PageWindows
     holders: WindowHolders = field(repr=False)
     spans: np.ndarray = field(repr=False)  # each window's length in characters
     units: np.ndarray = field(repr=False)  # indices of the one-statement windows
@@ -351,13 +412,10 @@ class PreparedPage:
 
     @classmethod
     def of(cls, page: str) -> PreparedPage:
-        windows = page_windows(page)
-        units = [i for i, w in enumerate(windows) if w.width == 1]
-        return cls(windows, WindowHolders.of(windows),
-                   np.array([w.end - w.start for w in windows], dtype=np.int64), np.array(units, dtype=np.int64),
-                   np.array([windows[i].start for i in units], dtype=np.int64),
-                   np.array([windows[i].end for i in units], dtype=np.int64),
-                   _page_key(page), page)
+        windows = PageWindows(page)
+        units = np.flatnonzero(windows.widths == 1)
+        return cls(windows, WindowHolders.of(windows), windows.ends - windows.starts, units,
+                   windows.starts[units], windows.ends[units], _page_key(page), page)
 
     def matches(self, sentence: _Sentence) -> Matches:
         """What every window holds of the sentence. A token said once is held with its weight
@@ -409,7 +467,7 @@ def prepared_page(page: str) -> PreparedPage:
     return PreparedPage.of(page)
 
 
-def prepared_windows(page: str) -> tuple[Window, ...]:
+def prepared_windows(page: str) -> Sequence[Window]:
     """The windows of a prepared page."""
     return prepared_page(page).windows
 
@@ -436,7 +494,7 @@ class _Sentence:
 
 
 def _overlap(
-    sentence: _Sentence, matches: Matches, index: int, window: Window, missing: int
+    sentence: _Sentence, matches: Matches, index: int, grams: frozenset[str], missing: int
 ) -> tuple[float, float, float]:
     """Shares of the sentence's (weighted) tokens, bigrams and character 4-grams that window
     `index` holds; each quantity counts as one token, held when the window states it (all but
@@ -445,7 +503,7 @@ def _overlap(
     coverage = held / sentence.total
     pairs = sentence.pairs
     bigram = int(matches.pairs[index]) / len(pairs) if pairs else coverage
-    chars = len(sentence.grams & window.grams) / len(sentence.grams) if sentence.grams else 0.0
+    chars = len(sentence.grams & grams) / len(sentence.grams) if sentence.grams else 0.0
     return coverage, bigram, chars
 
 
@@ -581,7 +639,7 @@ def ground(sentence: str, page: str, fit: GroundingFit | None = None, words: Wor
 
     def overlap(index: int) -> tuple[float, float, float]:
         if index not in overlap_at:
-            overlap_at[index] = _overlap(said, matches, index, windows[index], len(missing(index)))
+            overlap_at[index] = _overlap(said, matches, index, prepared.windows.grams(index), len(missing(index)))
         return overlap_at[index]
 
     def conflict_with(index: int) -> PolarityConflict | None:

@@ -93,3 +93,15 @@ def test_a_table_that_does_not_fit_whole_still_gives_its_first_rows() -> None:
     assert [p.pages for p in context.passages] == [[4], [5]]
     assert context.passages[1].text.startswith("valve V0 pressure 10 bar")
     assert context.tokens_after <= budget
+
+
+def test_a_run_without_sentence_ends_keeps_the_piece_that_names_the_question() -> None:
+    # Over-long sentences are cut into pieces of about 40 words; only the piece holding the
+    # question's terms (and its neighbours) survives, whatever the script of the words around it.
+    for filler_word in ("canteen", "cantine-née"):
+        filler = " ".join(f"{filler_word} menu item {n}" for n in range(60))
+        run = f"{filler} safety valve pressure twelve bar {filler}"  # no sentence end anywhere
+        text = compress(Q, [passage(run, 4, 0.9)], QuerySettings()).passages[0].text
+        assert "safety valve pressure twelve bar" in text
+        assert text.startswith("…") and text.endswith("…"), filler_word
+        assert len(text.split()) < len(run.split()) / 2, filler_word

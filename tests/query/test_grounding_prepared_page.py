@@ -19,6 +19,7 @@ from shared.text.grounding import (
     FEATURES,
     FUNCTION_WEIGHT,
     NEAR_BEST,
+    PageWindows,
     SHORTLIST,
     Window,
     _char_grams,
@@ -128,3 +129,20 @@ def test_the_indexes_give_the_plain_definitions_verdicts_on_the_dev_documents(sh
     assert len({i.kind for i in items}) >= 6 and len({i.page_text for i in items}) >= 10
     for item in items:
         _assert_same(item.sentence, item.page_text)
+
+
+# Statements whose words are a character or two long, or none at all, in several scripts: the
+# 4-grams across a join reach into the statements on either side.
+SHORT_STATEMENTS = """Go. A b. — . x. 日本語のテキストです。 Über die ﬁne Café-Straße. é. ok.
+Schritt 1: ab. 3. 2,5 %. Mañana ­sí. Ω. I/O. e.g. x y z."""
+
+
+def test_a_windows_4_grams_from_its_statements_are_those_of_its_text(shared_data: Path, tmp_path: Path) -> None:
+    for name in SAMPLE_PDFS:
+        (tmp_path / Path(name).name).symlink_to(shared_data / "pdfs" / name)
+    pages = [PAGE, SHORT_STATEMENTS, *dict.fromkeys(item.page_text for item in generate(tmp_path))]
+    for page in pages:
+        windows = PageWindows(page)
+        assert len(windows) > 3
+        for index, window in enumerate(windows):
+            assert windows.grams(index) == _char_grams(window.text), window.text
