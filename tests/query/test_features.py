@@ -79,12 +79,19 @@ def test_summary_path_reads_the_summaries_of_the_enclosing_sections() -> None:
     assert rows.get(2, {"summary_path": 0.0})["summary_path"] == 0.0
 
 
-def test_page_pairs_reward_the_question_words_in_the_order_asked() -> None:
-    in_order = f"The safety valve opens at twelve bar. {OTHER} {FILLER}"
-    scattered = f"The valve opens at twelve bar. {OTHER} Safety comes first. {FILLER}"
-    rows = _rows("When does the safety valve open?", _document([in_order, scattered]))
+@pytest.mark.parametrize(("question", "first", "second", "feature", "expected"), [
     # Pairs asked: (safety, valve) and (valve, open); the second page holds only the latter.
-    assert rows[1]["page_pairs"] == 1.0 and rows[2]["page_pairs"] == 0.5
+    ("When does the safety valve open?", f"The safety valve opens at twelve bar. {OTHER} {FILLER}",
+     f"The valve opens at twelve bar. {OTHER} Safety comes first. {FILLER}", "page_pairs", (1.0, 0.5)),
+    # An option is matched as written, not as the bare word its letters spell.
+    ("What does the --verbose option print?", f"Start the tool with --verbose to print every step. {FILLER}",
+     f"Verbose output prints every step of the tool. {FILLER}", "literal", (1.0, 0.0)),
+])
+def test_word_pairs_and_literals_match_as_the_question_writes_them(
+    question: str, first: str, second: str, feature: str, expected: tuple[float, float]
+) -> None:
+    rows = _rows(question, _document([first, second]))
+    assert (rows[1][feature], rows[2][feature]) == expected
 
 
 def test_node_probability_and_tree_features_follow_the_walk() -> None:
@@ -116,13 +123,6 @@ def test_listing_numeric_and_position_describe_the_page() -> None:
     assert rows[1]["listing"] > 0.5 and rows[2]["listing"] == 0.0
     assert rows[3]["numeric"] > 0.5 and rows[2]["numeric"] < 0.1
     assert rows[1]["position"] == 0.0 and rows[2]["position"] == 0.5 and rows[3]["position"] == 1.0
-
-
-def test_literal_counts_options_quoted_verbatim_not_the_bare_word() -> None:
-    quoted = f"Start the tool with --verbose to print every step. {FILLER}"
-    bare = f"Verbose output prints every step of the tool. {FILLER}"
-    rows = _rows("What does the --verbose option print?", _document([quoted, bare]))
-    assert rows[1]["literal"] == 1.0 and rows[2]["literal"] == 0.0
 
 
 def test_abstention_features_describe_the_best_page_and_what_no_document_has() -> None:
