@@ -24,13 +24,14 @@ from services.navigator.ranking.features import (
     build_candidates,
 )
 from services.navigator.ranking.fused import FusedRanking, absent_share, rank
-from services.navigator.ranking.model import RankingModel, shipped_model
+from services.navigator.ranking.model import RankingModel, RouterModel, shipped_model
 from services.navigator.resolver import (
     Reference,
     find_references,
     find_text_references,
     resolve,
 )
+from services.navigator.routing import UNFITTED_ROUTER, log_probabilities, routing_matrix
 from services.navigator.scoring import DocumentScores, Normaliser
 from services.navigator.spelling import corrected_terms, respelled
 from shared.adapters.logs import log_fields
@@ -46,7 +47,7 @@ from shared.model.query import (
     VisitedSection,
 )
 from shared.ports.model_roles import NodeScorer
-from shared.text.lexical import bm25_idf, query_terms, shared_idf, terms
+from shared.text.lexical import query_terms, shared_idf
 from shared.text.names import named_words, unmentioned_names
 from shared.text.question import literals
 
@@ -56,8 +57,6 @@ logger = logging.getLogger(__name__)
 BM25_GATE = 1.0
 # A shortlisted document must score at least this share of the best document.
 ROUTING_RELATIVE_FLOOR = 0.3
-# A document names its subject (the company, the product, the parties) on its opening pages.
-OPENING_PAGES = 2
 # Questions that ask to compare, enumerate or combine spread their evidence: Beam Search.
 _BROAD_CUES = re.compile(
     r"\b(compare|compared|comparison|difference|differences|differ|versus|vs\.?|both|between|"
@@ -213,49 +212,51 @@ def _choose_mode(question: str, settings: QuerySettings, scores: list[DocumentSc
     return "dfs", "one top-level section dominates"
 
 
-def _route(
-    indexes: list[DocumentIndex], qterms: list[str], settings: QuerySettings
+def _document_scores(
+    indexes: list[DocumentIndex], qterms: list[str]
 ) -> tuple[list[DocumentScores], dict[str, float] | None]:
-    """Score every document with a shared IDF; keep those passing the lexical gates."""
+    """Every document's lexical scores, with one IDF over all of them when there are several."""
     idf = None
     if len(indexes) > 1:
         evidence = [ix.page_index for ix in indexes if ix.has_pages] or [ix.node_text_index for ix in indexes]
         idf = shared_idf(evidence, qterms)
-    all_scores = [DocumentScores.compute(ix, qterms, idf) for ix in indexes]
-    if len(all_scores) == 1:
-        return all_scores, idf
+    return [DocumentScores.compute(ix, qterms, idf) for ix in indexes], idf
 
-    def strength(s: DocumentScores) -> float:
-        evidence = s.page_raw if s.index.has_pages else s.node_text_raw
-        return float(evidence.max()) if evidence.size else 0.0
+
+def _strength(s: DocumentScores) -> float:
+    """The document's best page BM25 (best node text without pages)."""
+    evidence = s.page_raw if s.index.has_pages else s.node_text_raw
+    return float(evidence.max()) if evidence.size else 0.0
+
+
+def document_features(question: str, indexes: list[DocumentIndex], router: RouterModel) -> np.ndarray:
+    """The routing features (`router`'s columns) of every document for `question`, as routing
+    computes them: what a router is fitted on."""
+    qterms, _ = corrected_terms(query_terms(question), indexes)
+    all_scores, _ = _document_scores(indexes, qterms)
+    return routing_matrix(question, indexes, qterms, [_strength(s) for s in all_scores], router)
+
+
+def _route(
+    question: str, indexes: list[DocumentIndex], qterms: list[str], settings: QuerySettings, router: RouterModel
+) -> tuple[list[DocumentScores], dict[str, float] | None, list[float]]:
+    """Score every document with a shared IDF; keep those passing the lexical gates, best
+    routed first, with log P(document | question) of each kept one."""
+    all_scores, idf = _document_scores(indexes, qterms)
+    if len(all_scores) == 1:
+        return all_scores, idf, [0.0]
 
     def gated(s: DocumentScores) -> bool:
         section_gate = float(s.title_raw.max()) if s.title_raw.size else 0.0
-        return strength(s) >= BM25_GATE or section_gate >= BM25_GATE
+        return _strength(s) >= BM25_GATE or section_gate >= BM25_GATE
 
-    # Routing weighs two kinds of evidence equally, each relative to the best document: the best
-    # page's BM25 (what the question asks about) and the question's terms on the opening pages
-    # (whose document it asks about; similar documents share their topic words, not their subject).
-    pages = [strength(s) for s in all_scores]
-    opening = _opening_match([s.index for s in all_scores], qterms)
-    best_page, best_opening = max(pages) or 1.0, max(opening) or 1.0
-    routed = [p / best_page + o / best_opening for p, o in zip(pages, opening, strict=True)]
+    routed = router.scores(routing_matrix(question, indexes, qterms, [_strength(s) for s in all_scores], router))
+    log_p = log_probabilities(routed)
     order = sorted(range(len(all_scores)), key=lambda k: (-routed[k], all_scores[k].index.doc_id))
     best = routed[order[0]]
-    shortlist = [all_scores[k] for k in order if gated(all_scores[k]) and routed[k] >= ROUTING_RELATIVE_FLOOR * best]
-    return (shortlist or [all_scores[order[0]]])[: settings.max_documents], idf
-
-
-def _opening_terms(index: DocumentIndex) -> frozenset[str]:
-    return index.derive("opening_terms", lambda: frozenset(terms(" ".join(index.pages[:OPENING_PAGES]))))
-
-
-def _opening_match(indexes: list[DocumentIndex], qterms: list[str]) -> list[float]:
-    """Per index: the question's terms on its opening pages, each weighted by how few of the
-    documents' opening pages hold it (a term on every cover tells none apart)."""
-    openings = [_opening_terms(ix) for ix in indexes]
-    weights = {t: bm25_idf(len(openings), sum(t in o for o in openings)) for t in dict.fromkeys(qterms)}
-    return [sum(w for t, w in weights.items() if t in o) for o in openings]
+    kept = [k for k in order if gated(all_scores[k]) and routed[k] >= ROUTING_RELATIVE_FLOOR * best]
+    kept = (kept or order[:1])[: settings.max_documents]
+    return [all_scores[k] for k in kept], idf, [float(log_p[k]) for k in kept]
 
 
 def _normaliser(scores: list[DocumentScores]) -> Normaliser:
@@ -426,13 +427,15 @@ def explore(
     indexes: list[DocumentIndex],
     settings: QuerySettings,
     scorer: NodeScorer | None = None,
+    router: RouterModel | None = None,
 ) -> Exploration:
-    """Route, walk the trees (DFS or Beam), resolve references and collect candidate pages."""
+    """Route (with `router`, the fitted model's; the unfitted rule without one), walk the trees
+    (DFS or Beam), resolve references and collect candidate pages."""
     if not indexes:
         raise ValueError("navigate() needs at least one DocumentIndex; index a document first")
     qterms, corrections = corrected_terms(query_terms(question), indexes)
     wanted = literals(question)
-    shortlist, idf = _route(indexes, qterms, settings)
+    shortlist, idf, log_prior = _route(question, indexes, qterms, settings, router or UNFITTED_ROUTER)
     normaliser = _normaliser(shortlist)
     for s in shortlist:
         s.normalise(normaliser)
@@ -448,7 +451,7 @@ def explore(
         warnings.append(f"the documents never mention {', '.join(unmentioned)}")
     evidence: list[DocumentEvidence] = []
     path: list[VisitedSection] = []
-    for scores in shortlist:
+    for scores, prior in zip(shortlist, log_prior, strict=True):
         weights = term_weights(scores.index, qterms, idf)
         walker = _Walker(question, scores, settings, scorer)
         strategy = _dfs if mode == "dfs" else _beam
@@ -502,7 +505,7 @@ def explore(
                 tree_scores.setdefault(p.pages[0], p.score)
             evidence.append(DocumentEvidence(
                 index=scores.index, page_bm25=scores.page_raw, node_probability=np.asarray(probabilities),
-                weights=weights, tree_pages=list(tree_scores), tree_scores=tree_scores,
+                weights=weights, tree_pages=list(tree_scores), tree_scores=tree_scores, log_prior=prior,
             ))
         stats.nodes_visited += walker.visited
         stats.nodes_selected += len(selected) + len(extra)
@@ -536,10 +539,11 @@ def navigate(
     decides whether the documents answer at all. Deterministic for a given input.
     """
     started = time.perf_counter()
-    found = explore(question, indexes, settings, scorer)
+    model = model or shipped_model()
+    found = explore(question, indexes, settings, scorer, model.router)
     stats, warnings, passages = found.stats, found.warnings, found.passages
     if found.candidates is not None:
-        ranking = rank(found.candidates, model or shipped_model(), found.absent_terms, found.unmentioned_names)
+        ranking = rank(found.candidates, model, found.absent_terms, found.unmentioned_names)
         stats.answer_probability = round(ranking.answer_probability, 4)
         if not ranking.answerable:
             warnings.append(

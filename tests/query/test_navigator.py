@@ -62,13 +62,12 @@ def _annual_report(company: str, rival: str, doc_id: str, dense_page: str) -> Do
 
 
 def test_routing_prefers_the_document_whose_opening_pages_name_what_the_question_names() -> None:
-    # The other filing discusses inventory turnover at length and mentions the asked company as a
-    # rival; the asked company's own filing says less about inventory, but its cover names it.
+    # Both filings report inventory turnover alike and each names the other company as a rival;
+    # only the asked company's cover names it.
     asked = _annual_report("Stridewell", "Pacer", "a" * 16,
                            "Inventory turnover was 4.1 times in the year.")
     other = _annual_report("Pacer", "Stridewell", "b" * 16,
-                           "Inventory turnover, inventory turnover ratio and inventory days: inventory turnover "
-                           "improved as inventory fell; the inventory turnover ratio is cost of sales over inventory.")
+                           "Inventory turnover improved to 5.2 times in the year as inventory fell.")
     question = "What was the inventory turnover ratio of Stridewell?"
     result = navigate(question, [other, asked], QuerySettings(max_documents=1))
     assert {p.doc_id for p in result.passages} == {asked.doc_id}

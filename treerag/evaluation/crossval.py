@@ -41,7 +41,7 @@ from services.verifier.answer import answer_question
 from shared.model.query import CompressedContext, Passage, QuerySettings, VerifiedAnswer
 from treerag.evaluation.baselines import TOP_K, FlatIndex, PooledIndex
 from treerag.evaluation.dataset import QAItem
-from treerag.evaluation.fitting import SHIPPED_RECIPE, Recipe, explore_examples, fit_model
+from treerag.evaluation.fitting import SHIPPED_RECIPE, Recipe, corpus_questions, explore_examples, fit_model
 from treerag.evaluation.folds import assign_folds, off_topic_pairs
 
 logger = logging.getLogger(__name__)
@@ -176,7 +176,8 @@ def cross_validate(
         train = [e for e in labelled if folds[e.group] != fold]
         train += [e for e, p in zip(negatives, pairs, strict=True)
                   if folds[p.doc] != fold and folds[p.question_doc] != fold]
-        model = fit_model(train, {"fold": fold, "folds": k, "embeddings": embeddings}, recipe)
+        corpus_train = corpus_questions(collections, indexes, lambda doc, fold=fold: folds[doc] != fold)
+        model = fit_model(train, {"fold": fold, "folds": k, "embeddings": embeddings}, recipe, corpus_train)
         hashes.append(model.digest())
         if "ranker" in model.fitted_on:
             choices.append({key: model.fitted_on[key] for key in ("ranker", "false_abstention_budget")})

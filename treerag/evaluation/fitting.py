@@ -31,7 +31,7 @@ early stopping and one thread, so no parallel sum changes a split).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -49,6 +49,7 @@ from services.navigator.ranking.model import LinearModel, RankingModel, Tree, Tr
 from shared.model.query import QuerySettings
 from treerag.evaluation.dataset import QAItem
 from treerag.evaluation.folds import OffTopicPair, off_topic_pairs
+from treerag.evaluation.routing_fit import CorpusQuestion, fit_router
 
 # Shares of answerable training questions the fitted threshold may abstain on, tried in order.
 BUDGET_GRID = (0.02, 0.03, 0.04, 0.05)
@@ -368,11 +369,12 @@ def select_budget(
 
 def fit_model(
     examples: Sequence[Example], note: dict[str, str | int | float] | None = None,
-    recipe: Recipe = SHIPPED_RECIPE,
+    recipe: Recipe = SHIPPED_RECIPE, corpus: Sequence[CorpusQuestion] = (), lexical: bool = False,
 ) -> RankingModel:
     """The recipe's ranker kind and size, then its false-abstention budget, each chosen by
     nested cross-validation on `examples` (when it offers a choice), then every part fitted on
-    all of them."""
+    all of them; then, given `corpus` questions (asked of several documents), the router
+    (`routing_fit`). `lexical`: the examples' dense features are zero (embeddings off)."""
     spec, ranker_scores = select_ranker(examples, recipe.rankers)
     budget, budget_rates = select_budget(examples, spec, recipe.budgets)
     parts = fit_parts(examples, spec)
@@ -382,7 +384,11 @@ def fit_model(
     fitted_on.update({f"inner_hit1_{label}": score for label, score in ranker_scores.items()})
     fitted_on.update({f"inner_false_abstention_{label}": rate for label, rate in budget_rates.items()})
     fitted_on.update(note or {})
-    return parts.model(budget, fitted_on)
+    model = parts.model(budget, fitted_on)
+    if corpus:
+        zeroed = [FEATURES.index(name) for name in DENSE_FEATURES] if lexical else []
+        model = model.model_copy(update={"router": fit_router(corpus, model, QuerySettings(), zeroed)})
+    return model
 
 
 def explore_examples(
@@ -426,4 +432,23 @@ def fit_collections(
     labelled, negatives = explore_examples(items, off_topic_pairs(collections), indexes, settings)
     note = {"datasets": ",".join(sorted(collections)), "embeddings": embedder_name() or "off"}
     examples = labelled + negatives
-    return fit_model(examples, note), fit_model(without_dense(examples), note | {"embeddings": "off"})
+    corpus = corpus_questions(collections, indexes, lambda doc: True)
+    return (fit_model(examples, note, corpus=corpus),
+            fit_model(without_dense(examples), note | {"embeddings": "off"}, corpus=corpus, lexical=True))
+
+
+def corpus_questions(
+    collections: Mapping[str, Sequence[QAItem]], indexes: Mapping[str, DocumentIndex], keep: Callable[[str], bool]
+) -> list[CorpusQuestion]:
+    """Every answerable question whose document `keep`s, asked of every kept document of its
+    collection (collections with one kept document ask nothing)."""
+    questions = []
+    for name in sorted(collections):
+        docs = sorted({item.doc for item in collections[name] if keep(item.doc)})
+        if len(docs) < 2:
+            continue
+        shelf = tuple(indexes[doc] for doc in docs)
+        questions += [CorpusQuestion(item.id, item.question, item.doc,
+                                     frozenset((item.doc, p) for p in item.evidence_pages), shelf)
+                      for item in collections[name] if item.answerable and keep(item.doc)]
+    return questions

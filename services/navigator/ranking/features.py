@@ -69,6 +69,7 @@ class DocumentEvidence:
     weights: dict[str, float]  # IDF of each question term
     tree_pages: list[int]  # 1-based pages of the walk's passages, best first
     tree_scores: dict[int, float] = field(default_factory=dict)  # the walk's score of each of them
+    log_prior: float = 0.0  # log P(this document | question) from routing; 0 for a lone document
 
 
 @dataclass

@@ -80,15 +80,27 @@ def abstention_row(
 def rank(
     candidates: CandidateSet, model: RankingModel, absent_terms: float, unmentioned_names: float
 ) -> FusedRanking:
-    """Candidates best first (ties in document and page order) and the answer decision."""
-    decision = model.ranker.decision(candidates.matrix)
-    order = np.array(
-        sorted(range(len(candidates.keys)), key=lambda k: (-decision[k], candidates.keys[k])), dtype=np.int64
-    )
-    row = abstention_row(candidates, decision, order, absent_terms, unmentioned_names)
+    """Candidates best first (ties in document and page order) and the answer decision. Over
+    several documents, each page's score adds its document's log P(document | question),
+    weighted as the router was fitted; whether the documents answer is judged on the pages'
+    own scores, as the abstention model was fitted."""
+    own = model.ranker.decision(candidates.matrix)
+    own_order = _best_first(candidates, own)
+    row = abstention_row(candidates, own, own_order, absent_terms, unmentioned_names)
     probability = float(model.abstention.probability(row[None, :])[0])
-    best = float(decision[order[0]]) if len(order) else 0.0
+    weight = model.router.prior_weight if model.router is not None else 0.0
+    if weight and len(candidates.documents) > 1:
+        priors = np.array([candidates.documents[document].log_prior for document, _ in candidates.keys])
+        score = own + weight * priors
+        order = _best_first(candidates, score)
+    else:
+        score, order = own, own_order
+    best = float(score[order[0]]) if len(order) else 0.0
     pages = [
-        RankedPage(candidates.keys[k][0], candidates.keys[k][1], math.exp(float(decision[k]) - best)) for k in order
+        RankedPage(candidates.keys[k][0], candidates.keys[k][1], math.exp(float(score[k]) - best)) for k in order
     ]
     return FusedRanking(pages, probability, probability >= model.answer_threshold, row)
+
+
+def _best_first(candidates: CandidateSet, score: np.ndarray) -> np.ndarray:
+    return np.array(sorted(range(len(candidates.keys)), key=lambda k: (-score[k], candidates.keys[k])), dtype=np.int64)

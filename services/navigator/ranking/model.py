@@ -150,10 +150,32 @@ Ranker = Annotated[
 ]
 
 
+class RouterModel(BaseModel):
+    """How several documents are told apart (`services/navigator/routing.py`): a linear routing
+    score over the routing features (no intercept: only differences between documents count),
+    and the weight of log P(document | question) in every page's score."""
+
+    features: list[str]
+    coef: list[float]
+    prior_weight: float = Field(ge=0.0)
+
+    @model_validator(mode="after")
+    def _same_lengths(self) -> RouterModel:
+        if len(self.coef) != len(self.features):
+            raise ValueError(f"router has {len(self.features)} features but {len(self.coef)} weights; refit it")
+        return self
+
+    def scores(self, matrix: np.ndarray) -> np.ndarray:
+        return matrix @ np.asarray(self.coef) if matrix.size else np.zeros(matrix.shape[0])
+
+
+
 class RankingModel(BaseModel):
     version: int = 1
     ranker: Ranker
     abstention: LinearModel
+    # None in files fitted before routing was: `routing.UNFITTED_ROUTER` then.
+    router: RouterModel | None = None
     # The documents are taken to answer when the abstention model's probability reaches this.
     answer_threshold: float
     # How the model was fitted (data, folds, settings), for the record.

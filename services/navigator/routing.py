@@ -1,0 +1,99 @@
+"""Which documents a question asks about, when it is asked of several at once.
+
+Every document gets four features, each relative to the best document for the question (so one
+set of weights serves any number of documents):
+
+| feature | what it measures |
+|---|---|
+| page | BM25 of the document's best page (what the question asks about) |
+| opening | the question's terms on the opening pages, each weighted by how few openings hold it (whose document: the company, the product, the parties) |
+| opening_numbers | the same for the numbers inside the question's mixed terms ("FY2017" → "2017"): covers print the year, questions name it in their own notation |
+| dense | best cosine of the question's embedding with one of the document's pages |
+
+The routing score is a linear score over them (`RouterModel`), fitted on training questions
+asked of every training document of their collection (gold document against the others). Its
+softmax over the documents is P(document | question); the page ranking adds its logarithm,
+times a fitted weight, to every page's score, so a page of the document the question names
+outranks a look-alike page of another one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+from services.navigator.index import DocumentIndex
+from services.navigator.ranking.dense import page_vectors, question_vector
+from services.navigator.ranking.model import RouterModel
+from shared.text.lexical import bm25_idf, terms
+
+ROUTING_FEATURES = ("page", "opening", "opening_numbers", "dense")
+# A document names its subject (the company, the product, the parties) on its opening pages.
+OPENING_PAGES = 2
+# Digit runs of at least two digits inside a term that also holds letters ("fy2017", "q3fy23").
+_NUMBER_IN_TERM = re.compile(r"\d{2,}")
+# Without a fitted router (models fitted before routing was): the best page and the opening pages
+# weigh the same, and the routing probability does not enter the page scores.
+UNFITTED_ROUTER = RouterModel(features=list(ROUTING_FEATURES), coef=[1.0, 1.0, 0.0, 0.0], prior_weight=0.0)
+
+
+def number_terms(qterms: Sequence[str]) -> list[str]:
+    """The numbers written inside the question's mixed letter-and-digit terms, once each."""
+    found = [n for t in qterms if not t.isdigit() for n in _NUMBER_IN_TERM.findall(t)]
+    return [n for n in dict.fromkeys(found) if n not in qterms]
+
+
+def opening_terms(index: DocumentIndex) -> frozenset[str]:
+    return index.derive("opening_terms", lambda: frozenset(terms(" ".join(index.pages[:OPENING_PAGES]))))
+
+
+def opening_match(indexes: Sequence[DocumentIndex], qterms: Sequence[str]) -> np.ndarray:
+    """Per index: the terms on its opening pages, each weighted by how few of the documents'
+    opening pages hold it (a term on every cover tells none apart)."""
+    openings = [opening_terms(ix) for ix in indexes]
+    weights = {t: bm25_idf(len(openings), sum(t in o for o in openings)) for t in dict.fromkeys(qterms)}
+    return np.array([sum(w for t, w in weights.items() if t in o) for o in openings], dtype=np.float64)
+
+
+def _relative(values: np.ndarray) -> np.ndarray:
+    best = float(values.max()) if values.size else 0.0
+    return values / best if best > 0 else np.zeros_like(values)
+
+
+def routing_matrix(
+    question: str, indexes: Sequence[DocumentIndex], qterms: Sequence[str], page_strength: Sequence[float],
+    router: RouterModel,
+) -> np.ndarray:
+    """One row per document, one column per feature of `router` (`page_strength`: each
+    document's best page BM25). A feature the router does not weigh is left at zero."""
+    unknown = set(router.features) - set(ROUTING_FEATURES)
+    if unknown:
+        raise ValueError(f"the router weighs unknown features {sorted(unknown)}; refit it with `python -m bench.fit_ranker`")
+    weighed = {name for name, c in zip(router.features, router.coef, strict=True) if c != 0.0}
+
+    def column(name: str) -> np.ndarray:
+        if name not in weighed:
+            return np.zeros(len(indexes))
+        if name == "page":
+            return np.asarray(page_strength, dtype=np.float64)
+        if name == "opening":
+            return opening_match(indexes, qterms)
+        if name == "opening_numbers":
+            return opening_match(indexes, number_terms(qterms))
+        asked = question_vector(question)
+        if not asked.any():
+            return np.zeros(len(indexes))
+        return np.array([max(0.0, float((page_vectors(ix) @ asked).max())) if ix.has_pages else 0.0
+                         for ix in indexes])
+
+    return np.column_stack([_relative(column(name)) for name in router.features])
+
+
+def log_probabilities(scores: np.ndarray) -> np.ndarray:
+    """log softmax of the routing scores: log P(document | question)."""
+    if not scores.size:
+        return scores
+    shifted = scores - scores.max()
+    return shifted - np.log(np.exp(shifted).sum())

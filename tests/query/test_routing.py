@@ -1,0 +1,146 @@
+"""Routing over several documents: the features that tell documents apart, the fitted router,
+and the weight its P(document | question) has in the page ranking."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from services.navigator.index import DocumentIndex
+from services.navigator.navigate import document_features, explore, navigate
+from services.navigator.ranking.fused import rank
+from services.navigator.ranking.model import RankingModel, RouterModel, shipped_model
+from services.navigator.routing import ROUTING_FEATURES, UNFITTED_ROUTER, log_probabilities, number_terms
+from shared.model.query import QuerySettings
+from tests.query.conftest import build
+from tests.query.documents import FILLER, indexed, node
+from treerag.evaluation.routing_fit import PRIOR_GRID, CorpusQuestion, fit_router, routing_weights
+
+COMPANIES = ("Stridewell", "Pacer", "Lumora")
+YEARS = (2016, 2017)
+
+
+def _filing(company: str, year: int, turnover: str) -> DocumentIndex:
+    """An annual report: its cover names the company and the fiscal year; the inner pages of
+    every filing use the same words."""
+    pages = [
+        f"{company} Holdings. Annual report. For the fiscal year ended December 31, {year}. Form 10-K.",
+        f"Table of contents. Business. Risk factors. Financial statements. {FILLER}",
+        f"The company designs and sells footwear through retailers. {FILLER}",
+        f"Inventory turnover was {turnover} times in the year. Inventories are stated at cost.",
+        f"Revenue grew as retailers restocked. {FILLER}",
+    ]
+    nodes = [node("0001", "Cover", 1, 2), node("0002", "Business", 3, 3), node("0003", "Statements", 4, 5)]
+    doc_id = f"{company.lower()}{year}".ljust(16, "0")[:16]
+    return build(indexed(doc_id, f"{company.lower()}_{year}.pdf", pages, nodes))
+
+
+@pytest.fixture(scope="module")
+def filings() -> dict[tuple[str, int], DocumentIndex]:
+    return {(c, y): _filing(c, y, f"{3 + k}.{y % 10}") for k, c in enumerate(COMPANIES) for y in YEARS}
+
+
+def _question(company: str, year: int) -> str:
+    return f"What was {company}'s FY{year} inventory turnover?"
+
+
+def _asked(filings: dict[tuple[str, int], DocumentIndex], company: str, year: int) -> CorpusQuestion:
+    own = filings[(company, year)]
+    return CorpusQuestion(f"{company}{year}", _question(company, year), own.label, frozenset({(own.label, 4)}),
+                          tuple(filings.values()))
+
+
+def test_numbers_inside_mixed_terms_are_asked_for_as_written_on_covers() -> None:
+    assert number_terms(["fy2017", "revenue", "2018", "q3fy23", "10k"]) == ["2017", "23", "10"]
+    assert number_terms(["fy2018", "2018"]) == []  # already asked for on its own
+
+
+def test_features_are_relative_to_the_best_document(filings: dict[tuple[str, int], DocumentIndex]) -> None:
+    shelf = list(filings.values())
+    matrix = document_features(_question("Pacer", 2017), shelf, RouterModel(
+        features=list(ROUTING_FEATURES), coef=[1.0] * len(ROUTING_FEATURES), prior_weight=0.0))
+    assert matrix.shape == (len(shelf), len(ROUTING_FEATURES))
+    assert matrix.max(axis=0).tolist() == pytest.approx([1.0] * len(ROUTING_FEATURES))
+    opening, numbers = ROUTING_FEATURES.index("opening"), ROUTING_FEATURES.index("opening_numbers")
+    pacer_2017 = shelf.index(filings[("Pacer", 2017)])
+    pacer_2016 = shelf.index(filings[("Pacer", 2016)])
+    # The company is named on both Pacer covers; the year only on one.
+    assert matrix[pacer_2017, opening] == matrix[pacer_2016, opening] == 1.0
+    assert matrix[pacer_2017, numbers] == 1.0 and matrix[pacer_2016, numbers] == 0.0
+    unweighed = document_features(_question("Pacer", 2017), shelf, UNFITTED_ROUTER)
+    assert not unweighed[:, numbers].any()  # a feature the router does not weigh is not computed
+
+
+def test_fitted_router_sends_each_question_to_its_own_filing(filings: dict[tuple[str, int], DocumentIndex]) -> None:
+    training = [_asked(filings, c, y) for c in COMPANIES[:2] for y in YEARS]
+    model = shipped_model()
+    router = fit_router(training, model, QuerySettings())
+    assert router == fit_router(training, model, QuerySettings())  # deterministic
+    assert all(c >= 0 for c in router.coef) and router.prior_weight in PRIOR_GRID
+    assert router.coef[ROUTING_FEATURES.index("opening_numbers")] > 0
+    fitted = model.model_copy(update={"router": router})
+    shelf = list(filings.values())
+    for year in YEARS:  # a company no training question asked about
+        result = navigate(_question("Lumora", year), shelf, QuerySettings(), model=fitted)
+        assert result.passages[0].doc_id == filings[("Lumora", year)].doc_id
+        assert result.passages[0].pages == [4]
+
+
+def test_router_needs_questions_asked_of_several_documents(filings: dict[tuple[str, int], DocumentIndex]) -> None:
+    lone = CorpusQuestion("q", _question("Pacer", 2016), filings[("Pacer", 2016)].label,
+                          frozenset(), (filings[("Pacer", 2016)],))
+    with pytest.raises(ValueError, match="several documents"):
+        routing_weights([lone])
+
+
+def test_prior_weight_reorders_pages_across_documents_and_leaves_abstention_alone(
+    filings: dict[tuple[str, int], DocumentIndex],
+) -> None:
+    shelf = [filings[("Pacer", 2016)], filings[("Pacer", 2017)]]
+    # Both filings stay on the shortlist (within the relative floor); the year names one of them.
+    router = RouterModel(features=list(ROUTING_FEATURES), coef=[1.0, 0.0, 0.5, 0.0], prior_weight=0.0)
+    found = explore(_question("Pacer", 2017), shelf, QuerySettings(), router=router)
+    priors = {e.index.label: e.log_prior for e in found.evidence}
+    assert priors[shelf[1].label] > priors[shelf[0].label]
+    model = shipped_model()
+    labels = [d.index.label for d in found.candidates.documents]
+    without = rank(found.candidates, model.model_copy(update={"router": router}), found.absent_terms,
+                   found.unmentioned_names)
+    weighted = rank(found.candidates, model.model_copy(update={"router": router.model_copy(
+        update={"prior_weight": 2.0})}), found.absent_terms, found.unmentioned_names)
+    assert labels[weighted.pages[0].document] == shelf[1].label
+    assert weighted.answer_probability == without.answer_probability
+    assert np.array_equal(weighted.abstention_row, without.abstention_row)
+
+
+def test_a_lone_document_is_ranked_the_same_whatever_the_router(plant: DocumentIndex) -> None:
+    question = "How often does the shift supervisor test a safety valve?"
+    heavy = RouterModel(features=list(ROUTING_FEATURES), coef=[1.0, 5.0, 5.0, 1.0], prior_weight=2.0)
+    found = explore(question, [plant], QuerySettings(), router=heavy)
+    assert [e.log_prior for e in found.evidence] == [0.0]
+    model = shipped_model()
+    plain = rank(found.candidates, model.model_copy(update={"router": None}), found.absent_terms,
+                 found.unmentioned_names)
+    routed = rank(found.candidates, model.model_copy(update={"router": heavy}), found.absent_terms,
+                  found.unmentioned_names)
+    assert [(p.document, p.page) for p in plain.pages] == [(p.document, p.page) for p in routed.pages]
+
+
+def test_model_files_without_a_router_still_load_and_route(plant: DocumentIndex, kitchen: DocumentIndex) -> None:
+    text = shipped_model().model_copy(update={"router": None}).to_json()
+    old = RankingModel.model_validate_json(text)
+    assert old.router is None
+    result = navigate("How long is bread baked and at what temperature?", [plant, kitchen], QuerySettings(), model=old)
+    assert result.passages[0].doc_id == kitchen.doc_id
+
+
+def test_a_router_naming_an_unknown_feature_is_refused(plant: DocumentIndex, kitchen: DocumentIndex) -> None:
+    broken = RouterModel(features=["page", "colour"], coef=[1.0, 1.0], prior_weight=0.0)
+    with pytest.raises(ValueError, match="unknown features"):
+        explore("bread", [plant, kitchen], QuerySettings(), router=broken)
+
+
+def test_log_probabilities_sum_to_one() -> None:
+    log_p = log_probabilities(np.array([3.0, 1.0, -2.0]))
+    assert np.exp(log_p).sum() == pytest.approx(1.0)
+    assert log_p.argmax() == 0
