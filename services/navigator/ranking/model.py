@@ -169,7 +169,6 @@ class RouterModel(BaseModel):
         return matrix @ np.asarray(self.coef) if matrix.size else np.zeros(matrix.shape[0])
 
 
-
 class RankingModel(BaseModel):
     version: int = 1
     ranker: Ranker
