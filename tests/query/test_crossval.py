@@ -3,13 +3,16 @@ paired bootstrap intervals."""
 
 from __future__ import annotations
 
+import pytest
+
 from services.navigator.ranking.dense import embedder_name
 from services.navigator.ranking.model import load_model
-from tests.query.synthetic import kitchen_collection, plant_collection
+from tests.query.synthetic import filings_collection, kitchen_collection, plant_collection
 from treerag.evaluation.baselines import chunk_index, page_index
+from treerag.evaluation import fitting
 from treerag.evaluation.crossval import Outcome, cross_validate, paired_ci, summarise
 from treerag.evaluation.cv_report import markdown, results_json
-from treerag.evaluation.fitting import BUDGET_GRID, RANKER_GRID, RECIPES
+from treerag.evaluation.fitting import BUDGET_GRID, RANKER_GRID, RECIPES, corpus_questions
 from treerag.evaluation.folds import assign_folds, off_topic_pairs
 
 
@@ -81,6 +84,40 @@ def test_a_nested_run_records_what_each_fold_chose_and_still_ranks_held_out_docu
     assert all(c["ranker"] in labels and c["false_abstention_budget"] in BUDGET_GRID for c in cv.fold_choices)
     assert summarise(cv.outcomes).hit_at_1 >= 0.9
     assert "Fitted with nested selection (fold 0: " in markdown(results_json(cv, ["plant", "kitchen"], corpus=False))
+
+
+def test_corpus_questions_ask_only_the_kept_documents() -> None:
+    collections, indexes = _collections()
+    held_out = {"plant-0.pdf", "kitchen-1.pdf", "kitchen-2.pdf", "kitchen-3.pdf"}
+    questions = corpus_questions(collections, indexes, lambda doc: doc not in held_out)
+    assert {q.doc for q in questions} == {"plant-1.pdf", "plant-2.pdf", "plant-3.pdf"}  # one kitchen left: none
+    for q in questions:
+        assert {ix.label for ix in q.indexes} == {"plant-1.pdf", "plant-2.pdf", "plant-3.pdf"}
+        assert q.gold and all(doc == q.doc for doc, _ in q.gold)
+
+
+def test_each_fold_fits_its_router_on_training_documents_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    plant_items, plant = plant_collection(4)
+    filing_items, filings = filings_collection(("Stridewell", "Pacer", "Lumora", "Korvan"), (2016, 2017, 2018))
+    collections, indexes = {"plant": plant_items, "filings": filing_items}, plant | filings
+    records = {name: index.record for name, index in indexes.items()}
+    pages = {n: page_index(records[n], indexes[n].pages) for n in indexes}
+    chunks = {n: chunk_index(records[n], indexes[n].pages) for n in indexes}
+    seen: list[set[str]] = []
+    real_fit = fitting.fit_router
+
+    def recording(questions, model, settings, zeroed=()):  # noqa: ANN001, ANN202
+        seen.append({q.doc for q in questions} | {ix.label for q in questions for ix in q.indexes})
+        return real_fit(questions, model, settings, zeroed)
+
+    monkeypatch.setattr(fitting, "fit_router", recording)
+    cv = cross_validate(collections, indexes, pages, chunks, k=2, systems=("treerag-auto",), corpus=True)
+    assert len(seen) == 2
+    for fold, documents in enumerate(seen):
+        held_out = {doc for doc, f in cv.fold_of_document.items() if f == fold}
+        assert documents and not documents & held_out
+    asked = [o for o in cv.outcomes if o.collection == "filings"]
+    assert len(asked) == 12 and all(o.gold for o in asked)
 
 
 def _outcome(system: str, item: str, hit: bool) -> Outcome:

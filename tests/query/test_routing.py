@@ -12,41 +12,21 @@ from services.navigator.ranking.fused import rank
 from services.navigator.ranking.model import RankingModel, RouterModel, shipped_model
 from services.navigator.routing import ROUTING_FEATURES, UNFITTED_ROUTER, log_probabilities, number_terms
 from shared.model.query import QuerySettings
-from tests.query.conftest import build
-from tests.query.documents import FILLER, indexed, node
+from tests.query.synthetic import filing, turnover_question
 from treerag.evaluation.routing_fit import PRIOR_GRID, CorpusQuestion, fit_router, routing_weights
 
 COMPANIES = ("Stridewell", "Pacer", "Lumora")
 YEARS = (2016, 2017)
 
 
-def _filing(company: str, year: int, turnover: str) -> DocumentIndex:
-    """An annual report: its cover names the company and the fiscal year; the inner pages of
-    every filing use the same words."""
-    pages = [
-        f"{company} Holdings. Annual report. For the fiscal year ended December 31, {year}. Form 10-K.",
-        f"Table of contents. Business. Risk factors. Financial statements. {FILLER}",
-        f"The company designs and sells footwear through retailers. {FILLER}",
-        f"Inventory turnover was {turnover} times in the year. Inventories are stated at cost.",
-        f"Revenue grew as retailers restocked. {FILLER}",
-    ]
-    nodes = [node("0001", "Cover", 1, 2), node("0002", "Business", 3, 3), node("0003", "Statements", 4, 5)]
-    doc_id = f"{company.lower()}{year}".ljust(16, "0")[:16]
-    return build(indexed(doc_id, f"{company.lower()}_{year}.pdf", pages, nodes))
-
-
 @pytest.fixture(scope="module")
 def filings() -> dict[tuple[str, int], DocumentIndex]:
-    return {(c, y): _filing(c, y, f"{3 + k}.{y % 10}") for k, c in enumerate(COMPANIES) for y in YEARS}
-
-
-def _question(company: str, year: int) -> str:
-    return f"What was {company}'s FY{year} inventory turnover?"
+    return {(c, y): filing(c, y, f"{3 + k}.{y % 10}") for k, c in enumerate(COMPANIES) for y in YEARS}
 
 
 def _asked(filings: dict[tuple[str, int], DocumentIndex], company: str, year: int) -> CorpusQuestion:
     own = filings[(company, year)]
-    return CorpusQuestion(f"{company}{year}", _question(company, year), own.label, frozenset({(own.label, 4)}),
+    return CorpusQuestion(f"{company}{year}", turnover_question(company, year), own.label, frozenset({(own.label, 4)}),
                           tuple(filings.values()))
 
 
@@ -57,7 +37,7 @@ def test_numbers_inside_mixed_terms_are_asked_for_as_written_on_covers() -> None
 
 def test_features_are_relative_to_the_best_document(filings: dict[tuple[str, int], DocumentIndex]) -> None:
     shelf = list(filings.values())
-    matrix = document_features(_question("Pacer", 2017), shelf, RouterModel(
+    matrix = document_features(turnover_question("Pacer", 2017), shelf, RouterModel(
         features=list(ROUTING_FEATURES), coef=[1.0] * len(ROUTING_FEATURES), prior_weight=0.0))
     assert matrix.shape == (len(shelf), len(ROUTING_FEATURES))
     assert matrix.max(axis=0).tolist() == pytest.approx([1.0] * len(ROUTING_FEATURES))
@@ -67,7 +47,7 @@ def test_features_are_relative_to_the_best_document(filings: dict[tuple[str, int
     # The company is named on both Pacer covers; the year only on one.
     assert matrix[pacer_2017, opening] == matrix[pacer_2016, opening] == 1.0
     assert matrix[pacer_2017, numbers] == 1.0 and matrix[pacer_2016, numbers] == 0.0
-    unweighed = document_features(_question("Pacer", 2017), shelf, UNFITTED_ROUTER)
+    unweighed = document_features(turnover_question("Pacer", 2017), shelf, UNFITTED_ROUTER)
     assert not unweighed[:, numbers].any()  # a feature the router does not weigh is not computed
 
 
@@ -81,13 +61,13 @@ def test_fitted_router_sends_each_question_to_its_own_filing(filings: dict[tuple
     fitted = model.model_copy(update={"router": router})
     shelf = list(filings.values())
     for year in YEARS:  # a company no training question asked about
-        result = navigate(_question("Lumora", year), shelf, QuerySettings(), model=fitted)
+        result = navigate(turnover_question("Lumora", year), shelf, QuerySettings(), model=fitted)
         assert result.passages[0].doc_id == filings[("Lumora", year)].doc_id
         assert result.passages[0].pages == [4]
 
 
 def test_router_needs_questions_asked_of_several_documents(filings: dict[tuple[str, int], DocumentIndex]) -> None:
-    lone = CorpusQuestion("q", _question("Pacer", 2016), filings[("Pacer", 2016)].label,
+    lone = CorpusQuestion("q", turnover_question("Pacer", 2016), filings[("Pacer", 2016)].label,
                           frozenset(), (filings[("Pacer", 2016)],))
     with pytest.raises(ValueError, match="several documents"):
         routing_weights([lone])
@@ -99,7 +79,7 @@ def test_prior_weight_reorders_pages_across_documents_and_leaves_abstention_alon
     shelf = [filings[("Pacer", 2016)], filings[("Pacer", 2017)]]
     # Both filings stay on the shortlist (within the relative floor); the year names one of them.
     router = RouterModel(features=list(ROUTING_FEATURES), coef=[1.0, 0.0, 0.5, 0.0], prior_weight=0.0)
-    found = explore(_question("Pacer", 2017), shelf, QuerySettings(), router=router)
+    found = explore(turnover_question("Pacer", 2017), shelf, QuerySettings(), router=router)
     priors = {e.index.label: e.log_prior for e in found.evidence}
     assert priors[shelf[1].label] > priors[shelf[0].label]
     model = shipped_model()
