@@ -8,7 +8,7 @@ import pytest
 
 from services.navigator.index import DocumentIndex
 from services.navigator.navigate import document_features, explore, navigate
-from services.navigator.ranking.fused import rank
+from services.navigator.ranking.fused import ABSTENTION_FEATURES, rank
 from services.navigator.ranking.model import RankingModel, RouterModel, shipped_model
 from services.navigator.routing import ROUTING_FEATURES, UNFITTED_ROUTER, log_probabilities, number_terms
 from shared.model.query import QuerySettings
@@ -124,3 +124,19 @@ def test_log_probabilities_sum_to_one() -> None:
     log_p = log_probabilities(np.array([3.0, 1.0, -2.0]))
     assert np.exp(log_p).sum() == pytest.approx(1.0)
     assert log_p.argmax() == 0
+
+
+def test_near_copies_in_other_filings_do_not_make_a_clear_answer_look_doubtful() -> None:
+    # One company's filings of three years hold the same page; the year on the cover picks one.
+    shelf = [filing("Pacer", year, "4.2") for year in (2016, 2017, 2018)]
+    model = shipped_model()
+    question = turnover_question("Pacer", 2017)
+    alone = explore(question, shelf[1:2], QuerySettings(), router=model.router)
+    together = explore(question, shelf, QuerySettings(), router=model.router)
+    one = rank(alone.candidates, model, alone.absent_terms, alone.unmentioned_names)
+    three = rank(together.candidates, model, together.absent_terms, together.unmentioned_names)
+    assert together.candidates.documents[three.pages[0].document].index.label == shelf[1].label
+    margin = ABSTENTION_FEATURES.index("margin")
+    # Judged on the chosen filing, the best page leads its runner-up as it does alone (against
+    # the near-copy in another filing the lead would be nil).
+    assert three.abstention_row[margin] == pytest.approx(one.abstention_row[margin], rel=0.1)

@@ -62,6 +62,7 @@ def abstention_row(
     top = int(order[0])
     margin = float(decision[top] - decision[int(order[1])]) if len(order) > 1 else float(decision[top])
     document, page = candidates.keys[top]
+    rows = order  # the candidates judged: `order` may hold one document's only
     evidence = candidates.documents[document]
     support = float(page_fields(evidence.index).question_support(evidence.weights)[page - 1])
     raw_bm25 = float(candidates.column("bm25")[top]) * candidates.best_bm25
@@ -69,11 +70,11 @@ def abstention_row(
         float(decision[top]),
         margin,
         support,
-        float(candidates.column("proximity").max()),
+        float(candidates.column("proximity")[rows].max()),
         absent_terms,
         unmentioned_names,
         math.log1p(raw_bm25),
-        float(candidates.column("dense_page").max()),
+        float(candidates.column("dense_page")[rows].max()),
     ])
 
 
@@ -82,19 +83,23 @@ def rank(
 ) -> FusedRanking:
     """Candidates best first (ties in document and page order) and the answer decision. Over
     several documents, each page's score adds its document's log P(document | question),
-    weighted as the router was fitted; whether the documents answer is judged on the pages'
-    own scores, as the abstention model was fitted."""
+    weighted as the router was fitted."""
     own = model.ranker.decision(candidates.matrix)
-    own_order = _best_first(candidates, own)
-    row = abstention_row(candidates, own, own_order, absent_terms, unmentioned_names)
-    probability = float(model.abstention.probability(row[None, :])[0])
     weight = model.router.prior_weight if model.router is not None else 0.0
     if weight and len(candidates.documents) > 1:
         priors = np.array([candidates.documents[document].log_prior for document, _ in candidates.keys])
         score = own + weight * priors
-        order = _best_first(candidates, score)
     else:
-        score, order = own, own_order
+        score = own
+    order = _best_first(candidates, score)
+    # Whether the documents answer is judged on the best page's own document, by the pages' own
+    # scores: the abstention model was fitted on questions asked of one document, and two
+    # documents holding near-copies of a page (one company's filings of two years) must not
+    # make a clear answer look doubtful.
+    chosen = candidates.keys[int(order[0])][0] if len(order) else 0
+    own_order = np.array([k for k in _best_first(candidates, own) if candidates.keys[k][0] == chosen], dtype=np.int64)
+    row = abstention_row(candidates, own, own_order, absent_terms, unmentioned_names)
+    probability = float(model.abstention.probability(row[None, :])[0])
     best = float(score[order[0]]) if len(order) else 0.0
     pages = [
         RankedPage(candidates.keys[k][0], candidates.keys[k][1], math.exp(float(score[k]) - best)) for k in order
