@@ -116,8 +116,13 @@ def test_each_fold_fits_its_router_on_training_documents_only(monkeypatch: pytes
     for fold, documents in enumerate(seen):
         held_out = {doc for doc, f in cv.fold_of_document.items() if f == fold}
         assert documents and not documents & held_out
-    asked = [o for o in cv.outcomes if o.collection == "filings"]
+    asked = [o for o in cv.outcomes if o.collection == "filings" and not o.off_topic]
     assert len(asked) == 12 and all(o.gold for o in asked)
+    # Corpus-wide off-topic: every question asked of all the other collection's documents at once.
+    off_topic = [o for o in cv.outcomes if o.off_topic]
+    assert len(off_topic) == len(plant_items) + len(filing_items)
+    assert {o.item_id.split("@")[1] for o in off_topic if o.collection == "plant"} == {"filings"}
+    assert summarise(off_topic).abstention_off_topic >= 0.8
 
 
 def _outcome(system: str, item: str, hit: bool) -> Outcome:

@@ -12,7 +12,7 @@ Metrics, per system (over answerable questions unless said otherwise):
 - cited hit@1: the answer's first citation is a gold page;
 - abstention (unanswerable): share of unanswerable items the answer abstains on;
 - abstention (off-topic): share of off-topic pairs (a question asked of another collection's
-  document) the answer abstains on;
+  document; `--corpus`: of all of another collection's documents at once) the answer abstains on;
 - false abstention: share of answerable questions the answer abstains on;
 - routing accuracy (`--corpus`): the first page is in the question's document;
 - CI: paired bootstrap 95 % interval (2,000 resamples of the questions, seed 0) of the
@@ -155,7 +155,8 @@ def cross_validate(
     recipe: Recipe = SHIPPED_RECIPE,
 ) -> CrossValidation:
     """Fit on K-1 folds (with `recipe`), answer the held-out fold, for each fold. With `corpus`,
-    every held-out question is asked of all the documents of its collection at once."""
+    every held-out question is asked of all the documents of its collection at once, and, as an
+    off-topic question, of all the documents of each other collection at once."""
     settings = settings or QuerySettings()
     items = [item for name in sorted(collections) for item in collections[name]]
     collection_of = {item.id: name for name in sorted(collections) for item in collections[name]}
@@ -163,11 +164,22 @@ def cross_validate(
     pairs = off_topic_pairs(collections)
     labelled, negatives = explore_examples(items, pairs, indexes, settings)
     pooled: dict[str, Documents] = {}
+    # Corpus-wide off-topic: (question's collection, other collection) -> the other collection's
+    # documents, less any the question's collection also asks about.
+    shelves: dict[tuple[str, str], Documents] = {}
     if corpus:
+        documents_of = {name: sorted({i.doc for i in collections[name]}) for name in collections}
+
+        def shelf(docs: list[str]) -> Documents:
+            return Documents([indexes[d] for d in docs], PooledIndex.of([flat_pages[d] for d in docs]),
+                             PooledIndex.of([flat_chunks[d] for d in docs]))
+
         for name in sorted(collections):
-            docs = sorted({i.doc for i in collections[name]})
-            pooled[name] = Documents([indexes[d] for d in docs], PooledIndex.of([flat_pages[d] for d in docs]),
-                                     PooledIndex.of([flat_chunks[d] for d in docs]))
+            pooled[name] = shelf(documents_of[name])
+            for other in sorted(collections):
+                foreign = [d for d in documents_of[other] if d not in set(documents_of[name])]
+                if other != name and foreign:
+                    shelves[(name, other)] = shelf(foreign)
     outcomes: list[Outcome] = []
     hashes: list[str] = []
     choices: list[dict[str, str | float]] = []
@@ -200,6 +212,22 @@ def cross_validate(
                     latency_ms=round((time.perf_counter() - started) * 1000, 3),
                 ))
         if corpus:
+            for item in items:
+                if folds[item.doc] != fold:
+                    continue
+                for (source, target), documents in shelves.items():
+                    if source != collection_of[item.id]:
+                        continue
+                    for system in systems:
+                        started = time.perf_counter()
+                        run = run_system(system, item.question, documents, settings, model)
+                        outcomes.append(Outcome(
+                            system=system, item_id=f"{item.id}@{target}", collection=source, type="off-topic",
+                            fold=fold, answerable=False, off_topic=True, abstained=run.answer.abstained,
+                            ranked=run.ranked[:RANKED_PAGES], context=run.context, cited=[], gold=[],
+                            context_tokens=run.context_tokens,
+                            latency_ms=round((time.perf_counter() - started) * 1000, 3),
+                        ))
             continue
         for pair in pairs:
             if folds[pair.doc] != fold:
