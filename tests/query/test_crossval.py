@@ -106,9 +106,9 @@ def test_each_fold_fits_its_router_on_training_documents_only(monkeypatch: pytes
     seen: list[set[str]] = []
     real_fit = fitting.fit_router
 
-    def recording(questions, model, settings, zeroed=()):  # noqa: ANN001, ANN202
+    def recording(questions, model, settings, lexical=False):  # noqa: ANN001, ANN202
         seen.append({q.doc for q in questions} | {ix.label for q in questions for ix in q.indexes})
-        return real_fit(questions, model, settings, zeroed)
+        return real_fit(questions, model, settings, lexical)
 
     monkeypatch.setattr(fitting, "fit_router", recording)
     cv = cross_validate(collections, indexes, pages, chunks, k=2, systems=("treerag-auto",), corpus=True)

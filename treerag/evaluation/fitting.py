@@ -386,8 +386,7 @@ def fit_model(
     fitted_on.update(note or {})
     model = parts.model(budget, fitted_on)
     if corpus:
-        zeroed = [FEATURES.index(name) for name in DENSE_FEATURES] if lexical else []
-        model = model.model_copy(update={"router": fit_router(corpus, model, QuerySettings(), zeroed)})
+        model = model.model_copy(update={"router": fit_router(corpus, model, QuerySettings(), lexical)})
     return model
 
 
@@ -406,19 +405,13 @@ def explore_examples(
     return labelled, negatives
 
 
-DENSE_FEATURES = ("dense_page", "dense_section", "dense_rank")
-
-
 def without_dense(examples: Sequence[Example]) -> list[Example]:
     """Copies of the examples with the dense features at zero (as when embeddings are off)."""
-    columns = [FEATURES.index(name) for name in DENSE_FEATURES]
     out = []
     for example in examples:
         found = example.exploration
         if found.candidates is not None:
-            matrix = found.candidates.matrix.copy()
-            matrix[:, columns] = 0.0
-            found = replace(found, candidates=replace(found.candidates, matrix=matrix))
+            found = replace(found, candidates=found.candidates.without_dense())
         out.append(replace(example, exploration=found))
     return out
 

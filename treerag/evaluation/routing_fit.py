@@ -79,22 +79,18 @@ def _top_is_gold(question: CorpusQuestion, found: Exploration, model: RankingMod
 
 
 def fit_router(
-    questions: Sequence[CorpusQuestion], model: RankingModel, settings: QuerySettings,
-    zeroed_columns: Sequence[int] = (),
+    questions: Sequence[CorpusQuestion], model: RankingModel, settings: QuerySettings, lexical: bool = False,
 ) -> RouterModel:
-    """Routing weights, then the prior weight, for `model`'s ranker. `zeroed_columns`: page
-    feature columns the model sees as zero (the dense ones, for the lexical model); the dense
-    routing feature is then left out too."""
-    dense = not zeroed_columns
-    router = RouterModel(features=list(ROUTING_FEATURES), coef=routing_weights(questions, dense), prior_weight=0.0)
+    """Routing weights, then the prior weight, for `model`'s ranker. `lexical`: the model sees
+    the dense page features at zero (embeddings off), and the dense routing feature is left out."""
+    router = RouterModel(features=list(ROUTING_FEATURES), coef=routing_weights(questions, not lexical),
+                         prior_weight=0.0)
     auto = settings.model_copy(update={"mode": "auto"})
     explored = []
     for q in questions:
         found = explore(q.question, list(q.indexes), auto, router=router)
-        if zeroed_columns and found.candidates is not None:
-            matrix = found.candidates.matrix.copy()
-            matrix[:, list(zeroed_columns)] = 0.0
-            found = replace(found, candidates=replace(found.candidates, matrix=matrix))
+        if lexical and found.candidates is not None:
+            found = replace(found, candidates=found.candidates.without_dense())
         explored.append((q, found))
     hits = {}
     for weight in PRIOR_GRID:

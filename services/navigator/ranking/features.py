@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -51,6 +51,8 @@ FEATURES = (
     "page_pairs", "node_probability", "tree_rank", "tree_score", "listing", "numeric", "position",
     "page_reference", "literal", "dense_page", "dense_section", "dense_rank",
 )
+# The features that read embeddings (zero when embeddings are off).
+DENSE_FEATURES = ("dense_page", "dense_section", "dense_rank")
 # Best pages by BM25 each document contributes to the candidates, beside the tree's pages.
 BM25_CANDIDATES = 20
 # Best pages by dense similarity each document contributes (a page that words the question
@@ -82,6 +84,12 @@ class CandidateSet:
 
     def column(self, name: str) -> np.ndarray:
         return self.matrix[:, FEATURES.index(name)]
+
+    def without_dense(self) -> CandidateSet:
+        """A copy with the dense features at zero, as the candidates look with embeddings off."""
+        matrix = self.matrix.copy()
+        matrix[:, [FEATURES.index(name) for name in DENSE_FEATURES]] = 0.0
+        return replace(self, matrix=matrix)
 
 
 def prepare_ranking(index: DocumentIndex) -> DocumentIndex:

@@ -96,8 +96,10 @@ def rank(
     # scores: the abstention model was fitted on questions asked of one document, and two
     # documents holding near-copies of a page (one company's filings of two years) must not
     # make a clear answer look doubtful.
-    chosen = candidates.keys[int(order[0])][0] if len(order) else 0
-    own_order = np.array([k for k in _best_first(candidates, own) if candidates.keys[k][0] == chosen], dtype=np.int64)
+    own_order = order if score is own else _best_first(candidates, own)  # sorted once without a prior
+    if len(candidates.documents) > 1 and len(order):
+        chosen = candidates.keys[int(order[0])][0]
+        own_order = np.array([k for k in own_order if candidates.keys[k][0] == chosen], dtype=np.int64)
     row = abstention_row(candidates, own, own_order, absent_terms, unmentioned_names)
     probability = float(model.abstention.probability(row[None, :])[0])
     best = float(score[order[0]]) if len(order) else 0.0
