@@ -1,13 +1,15 @@
 """Fit the shipped ranking and abstention model on every dev question set:
 
     python -m bench.fit_ranker [--data DIR] [--store DIR] [--out services/navigator/ranking/model.json]
+                               [--dense-only]
 
 Explores every question of DATA/qa/*.jsonl (by default ../shared/data) on its own document
 (PDFs from DATA/pdfs), and every question on one document of each other collection (off-topic
 negatives), fits the model
 (`treerag.evaluation.fitting`) and writes it as JSON, with the lexical-only variant beside it
-(`model-lexical.json`, used when embeddings are off). Deterministic: the same data and code
-write the same file. Held-out figures of this procedure: `treerag eval --folds 5`.
+(`model-lexical.json`, used when embeddings are off; not with `--dense-only`, which fits the
+model of another embedder: set `TREERAG_EMBEDDINGS*` to it and give its `--out`, e.g.
+`model-bge-small.json`). Deterministic: the same data and code write the same file. Held-out figures of this procedure: `treerag eval --folds 5`.
 """
 
 from __future__ import annotations
@@ -33,14 +35,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="folder with qa/*.jsonl and pdfs/ (default: ../shared/data)")
     parser.add_argument("--store", type=Path, default=Path("/tmp/treerag-eval-store"))
     parser.add_argument("--out", type=Path, default=MODEL_PATH)
+    parser.add_argument("--dense-only", action="store_true",
+                        help="write the configured embedder's model only, not the lexical one beside it")
     args = parser.parse_args(argv)
     configure_bench_logging()
     data = args.data or shared_data()
     datasets = sorted((data / "qa").glob("*.jsonl"))
     collections, bundles = asyncio.run(load_collections(datasets, data / "pdfs", args.store))
-    model, lexical = fit_collections(collections, {name: b.index for name, b in bundles.items()}, QuerySettings())
-    lexical_out = args.out.with_name(args.out.stem + "-lexical.json")
-    for path, fitted in ((args.out, model), (lexical_out, lexical)):
+    indexes = {name: b.index for name, b in bundles.items()}
+    model, lexical = fit_collections(collections, indexes, QuerySettings(), lexical=not args.dense_only)
+    written = [(args.out, model)]
+    if lexical is not None:
+        written.append((args.out.with_name(args.out.stem + "-lexical.json"), lexical))
+    for path, fitted in written:
         path.write_text(fitted.to_json(), encoding="utf-8")
         logger.info("wrote %s (model %s)", path, fitted.digest())
         print(f"wrote {path} (model {fitted.digest()})")

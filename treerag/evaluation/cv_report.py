@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from services.navigator.ranking.model import MODEL_PATH, load_model
+from services.navigator.ranking.model import shipped_model
 from treerag.evaluation.crossval import (
     BASELINES,
     CrossValidation,
@@ -60,7 +60,7 @@ def results_json(cv: CrossValidation, datasets: list[str], corpus: bool) -> dict
     questions = [o for o in cv.outcomes if not o.off_topic]
     return {
         "commit": git_commit(),
-        "shipped_model": load_model(MODEL_PATH).digest() if MODEL_PATH.is_file() else None,
+        "shipped_model": shipped_model().digest(),
         "fold_models": cv.model_hashes,
         "fold_choices": cv.fold_choices,
         "embeddings": cv.embeddings,

