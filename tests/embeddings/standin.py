@@ -36,6 +36,19 @@ def expected_vector(text: str, table: np.ndarray) -> np.ndarray:
     return vector / np.linalg.norm(vector)
 
 
+def first_token_vector(text: str, table: np.ndarray) -> np.ndarray:
+    """The first token's row, unit length: what a CLS-pooled model of `table` returns."""
+    first = text.split()[0]
+    vector = table[WORDS.index(first) if first in WORDS else 1]
+    return vector / np.linalg.norm(vector)
+
+
+def pooling_file(folder: Path, **modes: bool) -> None:
+    """The sentence-transformers pooling configuration, e.g. `pooling_mode_cls_token=True`."""
+    (folder / "1_Pooling").mkdir(exist_ok=True)
+    (folder / "1_Pooling" / "config.json").write_text(json.dumps({"word_embedding_dimension": DIMENSION, **modes}))
+
+
 def onnx_model_folder(folder: Path, table: np.ndarray) -> Path:
     """A transformer-shaped ONNX model (input_ids, attention_mask -> last_hidden_state) whose
     hidden state is the token's row of `table`, with the files fastembed reads beside it."""

@@ -91,6 +91,32 @@ def test_fastembed_loads_a_local_model_folder_without_network(tmp_path: Path) ->
     assert np.array_equal(embedder.embed(texts), vectors)
 
 
+def test_fastembed_pools_a_folder_as_its_pooling_file_says(tmp_path: Path) -> None:
+    table = standin.token_table()
+    texts = ["install package", "weather sunny rain", "plot graph graph"]
+    first = standin.onnx_model_folder(tmp_path / "first-token", table)
+    standin.pooling_file(first, pooling_mode_cls_token=True, pooling_mode_mean_tokens=False)
+    mean = standin.onnx_model_folder(tmp_path / "mean", table)
+    standin.pooling_file(mean, pooling_mode_cls_token=False, pooling_mode_mean_tokens=True)
+    for folder, expected in ((first, standin.first_token_vector), (mean, standin.expected_vector)):
+        vectors = FastEmbedEmbedder(path=folder).embed(texts)
+        _assert_contract(vectors, standin.DIMENSION, texts)
+        for text, vector in zip(texts, vectors, strict=True):
+            assert np.allclose(vector, expected(text, table), atol=1e-5)
+    # Same weights, another pooling: another model, whose vectors are never mixed with these.
+    assert FastEmbedEmbedder(path=first).name != FastEmbedEmbedder(path=mean).name
+
+
+def test_fastembed_refuses_a_pooling_it_does_not_run(tmp_path: Path) -> None:
+    folder = standin.onnx_model_folder(tmp_path / "max", standin.token_table())
+    standin.pooling_file(folder, pooling_mode_max_tokens=True)
+    with pytest.raises(EmbeddingsConfigError, match="first token or mean of tokens"):
+        FastEmbedEmbedder(path=folder)
+    (folder / "1_Pooling" / "config.json").write_text("{not json")
+    with pytest.raises(EmbeddingsConfigError, match="not readable JSON"):
+        FastEmbedEmbedder(path=folder)
+
+
 def test_fastembed_says_what_is_wrong_with_a_bad_folder(tmp_path: Path) -> None:
     with pytest.raises(EmbeddingsConfigError, match="not a folder"):
         FastEmbedEmbedder(path=tmp_path / "missing")

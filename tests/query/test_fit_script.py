@@ -62,6 +62,11 @@ def test_the_fitting_script_writes_deterministic_models_that_rank_an_unseen_manu
     assert first.read_bytes() == second.read_bytes()
     lexical = first.with_name("model-lexical.json")
     assert lexical.read_bytes() == second.with_name("model-lexical.json").read_bytes()
+    # Another embedder's model: the same dense model, and no lexical file written beside it.
+    other = tmp_path / "c" / "model-other.json"
+    other.parent.mkdir()
+    assert main(["--data", str(data), "--store", str(tmp_path / "store"), "--out", str(other), "--dense-only"]) == 0
+    assert other.read_bytes() == first.read_bytes() and sorted(p.name for p in other.parent.iterdir()) == [other.name]
 
     model = load_model(first)
     assert model.ranker.features == list(FEATURES) and model.abstention.features == list(ABSTENTION_FEATURES)

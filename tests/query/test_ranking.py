@@ -3,6 +3,8 @@ pages and refuses off-topic questions, and fitting is deterministic."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -16,8 +18,11 @@ from services.navigator.ranking.features import (
 from services.navigator.ranking.dense import page_vectors, question_vector
 from services.navigator.ranking.fused import ABSTENTION_FEATURES
 from services.navigator.ranking.model import (
+    DENSE_MODEL_PATHS,
     LEXICAL_MODEL_PATH,
+    MODEL_PATH,
     load_model,
+    model_for,
     shipped_model,
 )
 from services.navigator.ranking.profile import build_profile
@@ -99,8 +104,20 @@ def test_a_whats_question_names_nothing() -> None:
     assert [w for _, w in named_words("What's the interval of the Kestrel pump?")] == ["Kestrel"]
 
 
+def test_each_embedder_gets_the_model_fitted_with_it_else_the_lexical_one(tmp_path: Path) -> None:
+    default = load_model()
+    other = default.model_copy(update={"fitted_on": {**default.fitted_on, "embeddings": "fastembed:local/other@0"}})
+    other_path = tmp_path / "model-other.json"
+    other_path.write_text(other.to_json(), encoding="utf-8")
+    paths = (MODEL_PATH, tmp_path / "model-not-fitted-yet.json", other_path)
+    assert model_for(str(default.fitted_on["embeddings"]), paths) == default
+    assert model_for("fastembed:local/other@0", paths) == load_model(other_path)
+    assert model_for("fastembed:local/unknown@1", paths) == load_model(LEXICAL_MODEL_PATH)
+    assert model_for(None, paths) == load_model(LEXICAL_MODEL_PATH)
+
+
 def test_the_shipped_models_match_the_features_the_code_computes() -> None:
-    for model in (load_model(), load_model(LEXICAL_MODEL_PATH)):
+    for model in (*(load_model(p) for p in DENSE_MODEL_PATHS), load_model(LEXICAL_MODEL_PATH)):
         assert model.ranker.features == list(FEATURES)
         assert model.abstention.features == list(ABSTENTION_FEATURES)
         assert 0.0 < model.answer_threshold < 1.0
