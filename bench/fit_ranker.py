@@ -9,7 +9,8 @@ negatives), fits the model
 (`treerag.evaluation.fitting`) and writes it as JSON, with the lexical-only variant beside it
 (`model-lexical.json`, used when embeddings are off; not with `--dense-only`, which fits the
 model of another embedder: set `TREERAG_EMBEDDINGS*` to it and give its `--out`, e.g.
-`model-bge-small.json`). Deterministic: the same data and code write the same file. Held-out figures of this procedure: `treerag eval --folds 5`.
+`model-bge-small.json`). Deterministic: the same data and code write the same file.
+Held-out figures of this procedure: `treerag eval --folds 5`.
 """
 
 from __future__ import annotations
