@@ -209,9 +209,11 @@ def shipped_model() -> RankingModel:
     return model_for(embedder_name())
 
 
+@lru_cache(maxsize=8)
 def model_for(embedder: str | None, paths: tuple[Path, ...] = DENSE_MODEL_PATHS) -> RankingModel:
     """The model of `paths` fitted with `embedder` (a model name, None when embeddings are
-    off), else the lexical model. A path with no file is passed over (a model not fitted yet)."""
+    off), else the lexical model. A path with no file is passed over (a model not fitted yet).
+    Cached: every query asks, and the model files do not change while a process runs."""
     if embedder is not None:
         for path in paths:
             if not path.is_file():
