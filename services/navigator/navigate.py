@@ -25,6 +25,7 @@ from services.navigator.ranking.features import (
 )
 from services.navigator.ranking.fused import FusedRanking, absent_share, rank
 from services.navigator.ranking.model import RankingModel, RouterModel, shipped_model
+from services.navigator.ranking.rerank import Reranking, configured_reranking, rerank
 from services.navigator.resolver import (
     Reference,
     find_references,
@@ -530,13 +531,15 @@ def navigate(
     settings: QuerySettings,
     scorer: NodeScorer | None = None,
     model: RankingModel | None = None,
+    reranking: Reranking | None = None,
 ) -> NavigationResult:
     """Passages answering `question` from the given documents' trees.
 
     With several indexes, documents are routed first (lexical gates, at most
     `settings.max_documents`). The tree walk and BM25 propose pages; the fitted `model` (the
     shipped `ranking/model.json` by default) orders them (`settings.ranking == "fused"`) and
-    decides whether the documents answer at all. Deterministic for a given input.
+    decides whether the documents answer at all; `reranking` (by default the configured
+    `TREERAG_RERANKER`, if any) then reorders its best pages. Deterministic for a given input.
     """
     started = time.perf_counter()
     model = model or shipped_model()
@@ -552,6 +555,9 @@ def navigate(
             )
             passages = []
         elif settings.ranking == "fused":
+            reranking = reranking or configured_reranking()
+            if reranking is not None:
+                ranking = rerank(ranking, found.candidates, reranking)
             passages = _ranked_passages(ranking, found.evidence, settings)
     # A term matched to a shorter form of itself (a stem) is no misspelling worth reporting.
     misspelt = {a: b for a, b in found.corrections.items() if not a.startswith(b)}

@@ -2,11 +2,12 @@
 
 Offline, none is given and the stages use their lexical implementations. The LLM adapters in
 `shared.adapters.llm` provide real implementations; the embedding adapters in `shared.adapters.embeddings`
-provide `Embedder`s.
+provide `Embedder`s; `shared.adapters.reranker` a `PassageScorer`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol
 
 import numpy as np
@@ -39,6 +40,15 @@ class EntailmentJudge(Protocol):
     def judge(self, premise: str, hypothesis: str) -> dict[str, float]:
         """Probabilities of "entailment", "neutral" and "contradiction" (summing to 1)."""
         ...
+
+
+class PassageScorer(Protocol):
+    """A cross-encoder: reads the question and each passage together and scores how well the
+    passage answers it (a logit: higher is more relevant, comparable across passages)."""
+
+    name: str  # model identity; a fitted reranking weight belongs to one name
+
+    def score(self, question: str, passages: Sequence[str]) -> list[float]: ...
 
 
 class Embedder(Protocol):

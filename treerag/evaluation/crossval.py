@@ -37,12 +37,16 @@ from services.navigator.index import DocumentIndex
 from services.navigator.navigate import navigate
 from services.navigator.ranking.dense import embedder_name
 from services.navigator.ranking.model import RankingModel
+from services.navigator.ranking.rerank import Reranking
 from services.verifier.answer import answer_question
+from shared.adapters.reranker import configured_scorer
 from shared.model.query import CompressedContext, Passage, QuerySettings, VerifiedAnswer
+from shared.settings import get_settings
 from treerag.evaluation.baselines import TOP_K, FlatIndex, PooledIndex
 from treerag.evaluation.dataset import QAItem
 from treerag.evaluation.fitting import SHIPPED_RECIPE, Recipe, corpus_questions, explore_examples, fit_model
 from treerag.evaluation.folds import assign_folds, off_topic_pairs
+from treerag.evaluation.rerank_fit import fit_rerank
 
 logger = logging.getLogger(__name__)
 
@@ -101,7 +105,8 @@ class SystemRun:
 
 
 def run_system(
-    system: str, question: str, documents: Documents, settings: QuerySettings, model: RankingModel
+    system: str, question: str, documents: Documents, settings: QuerySettings, model: RankingModel,
+    reranking: Reranking | None = None,
 ) -> SystemRun:
     """One system's retrieval, context and answer for one question."""
     by_id = {ix.doc_id: ix for ix in documents.indexes}
@@ -117,7 +122,7 @@ def run_system(
     if system in TREE_SYSTEMS:
         mode = "auto" if system in ("treerag-auto", "treerag-tree") else system.removeprefix("treerag-")
         local = settings.model_copy(update={"mode": mode, "ranking": "tree" if system == "treerag-tree" else "fused"})
-        navigation = navigate(question, documents.indexes, local, model=model)
+        navigation = navigate(question, documents.indexes, local, model=model, reranking=reranking)
         context = compress(question, navigation.passages, local)
         answer = answer_question(context, local, navigation.mode, None, page_text)
         return SystemRun(answer, _pages_of(navigation.passages, label), _pages_of(context.passages, label),
@@ -140,6 +145,10 @@ class CrossValidation(BaseModel):
     fold_choices: list[dict[str, str | float]] = []
     # The embedder whose similarities the fold models were fitted on ("off": none).
     embeddings: str = "off"
+    # The cross-encoder that reordered the fused ranking's best pages ("off": none), and each
+    # fold's fitted weight for it.
+    reranker: str = "off"
+    rerank_weights: list[float] = []
     outcomes: list[Outcome]
 
 
@@ -184,6 +193,8 @@ def cross_validate(
     hashes: list[str] = []
     choices: list[dict[str, str | float]] = []
     embeddings = embedder_name() or "off"
+    scorer = configured_scorer(get_settings().reranker)
+    rerank_weights: list[float] = []
     for fold in range(k):
         train = [e for e in labelled if folds[e.group] != fold]
         train += [e for e, p in zip(negatives, pairs, strict=True)
@@ -194,6 +205,10 @@ def cross_validate(
         if "ranker" in model.fitted_on:
             choices.append({key: model.fitted_on[key] for key in ("ranker", "false_abstention_budget")})
         logger.info("fold %d: trained on %d examples, model %s", fold, len(train), hashes[-1])
+        reranking = None
+        if scorer is not None:
+            reranking = Reranking(scorer, fit_rerank(train, model, scorer, {"fold": fold}))
+            rerank_weights.append(reranking.model.weight)
         for item in items:
             if folds[item.doc] != fold:
                 continue
@@ -204,7 +219,7 @@ def cross_validate(
             gold = [(item.doc, p) for p in item.evidence_pages] if item.answerable else []
             for system in systems:
                 started = time.perf_counter()
-                run = run_system(system, item.question, documents, settings, model)
+                run = run_system(system, item.question, documents, settings, model, reranking)
                 outcomes.append(Outcome(
                     system=system, item_id=item.id, collection=collection_of[item.id], type=item.type, fold=fold,
                     answerable=item.answerable, abstained=run.answer.abstained, ranked=run.ranked[:RANKED_PAGES],
@@ -220,7 +235,7 @@ def cross_validate(
                         continue
                     for system in systems:
                         started = time.perf_counter()
-                        run = run_system(system, item.question, documents, settings, model)
+                        run = run_system(system, item.question, documents, settings, model, reranking)
                         outcomes.append(Outcome(
                             system=system, item_id=f"{item.id}@{target}", collection=source, type="off-topic",
                             fold=fold, answerable=False, off_topic=True, abstained=run.answer.abstained,
@@ -235,7 +250,7 @@ def cross_validate(
             documents = Documents([indexes[pair.doc]], flat_pages[pair.doc], flat_chunks[pair.doc])
             for system in systems:
                 started = time.perf_counter()
-                run = run_system(system, pair.question, documents, settings, model)
+                run = run_system(system, pair.question, documents, settings, model, reranking)
                 outcomes.append(Outcome(
                     system=system, item_id=f"{pair.item_id}@{pair.doc}", collection=pair.collection,
                     type="off-topic", fold=fold, answerable=False, off_topic=True, abstained=run.answer.abstained,
@@ -244,7 +259,8 @@ def cross_validate(
                     latency_ms=round((time.perf_counter() - started) * 1000, 3),
                 ))
     return CrossValidation(folds=k, fold_of_document=folds, model_hashes=hashes, fold_choices=choices,
-                           embeddings=embeddings, outcomes=outcomes)
+                           embeddings=embeddings, reranker=scorer.name if scorer else "off",
+                           rerank_weights=rerank_weights, outcomes=outcomes)
 
 
 class Summary(BaseModel):

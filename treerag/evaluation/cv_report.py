@@ -58,6 +58,7 @@ def results_json(cv: CrossValidation, datasets: list[str], corpus: bool) -> dict
     systems = list(dict.fromkeys(o.system for o in cv.outcomes))
     by_set = _groups(cv.outcomes, "collection")
     questions = [o for o in cv.outcomes if not o.off_topic]
+    reranked = {"reranker": cv.reranker, "rerank_weights": cv.rerank_weights} if cv.reranker != "off" else {}
     return {
         "commit": git_commit(),
         "shipped_model": shipped_model().digest(),
@@ -70,7 +71,7 @@ def results_json(cv: CrossValidation, datasets: list[str], corpus: bool) -> dict
         "fold_of_document": cv.fold_of_document,
         "sets": {name: _table(by_set[name], systems) for name in sorted(by_set)} | {POOLED: _table(cv.outcomes, systems)},
         "types": {kind: _table(group, systems) for kind, group in sorted(_groups(questions, "type").items())},
-    }
+    } | reranked
 
 
 def _cell(value: float | None, digits: int = 3) -> str:
@@ -90,6 +91,9 @@ def markdown(results: dict[str, Any]) -> str:
         f"{', folds fitted with embeddings ' + results['embeddings'] if 'embeddings' in results else ''}.",
         "",
     ]
+    if results.get("reranker"):
+        lines += [f"Best pages reordered by {results['reranker']}; fitted weight per fold: "
+                  f"{', '.join(f'{w:g}' for w in results['rerank_weights'])}.", ""]
     if results.get("fold_choices"):
         chosen = "; ".join(f"fold {k}: {c['ranker']}, budget {c['false_abstention_budget']}"
                            for k, c in enumerate(results["fold_choices"]))

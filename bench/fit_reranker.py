@@ -1,0 +1,59 @@
+"""Fit the shipped reranking weight (`services/navigator/ranking/rerank.json`) on every dev set:
+
+    TREERAG_RERANKER=DIR python -m bench.fit_reranker [--data DIR] [--store DIR] [--out PATH]
+
+Explores every question of DATA/qa/*.jsonl on its own document, as `bench.fit_ranker` does,
+orders its candidates with the shipped ranking model, and fits the weight of the
+cross-encoder in DIR (`treerag.evaluation.rerank_fit`). Deterministic for the same data, code
+and model. Held-out figures of this procedure: `make eval-rerank`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+
+from bench.common import configure_bench_logging, shared_data
+from services.navigator.ranking.model import shipped_model
+from services.navigator.ranking.rerank import RERANK_MODEL_PATH
+from shared.adapters.reranker import configured_scorer
+from shared.model.query import QuerySettings
+from shared.settings import get_settings
+from treerag.commands.eval import load_collections
+from treerag.evaluation.fitting import explore_examples
+from treerag.evaluation.folds import off_topic_pairs
+from treerag.evaluation.rerank_fit import fit_rerank
+
+logger = logging.getLogger("bench.fit_reranker")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=None,
+                        help="folder with qa/*.jsonl and pdfs/ (default: ../shared/data)")
+    parser.add_argument("--store", type=Path, default=Path("/tmp/treerag-eval-store"))
+    parser.add_argument("--out", type=Path, default=RERANK_MODEL_PATH)
+    args = parser.parse_args(argv)
+    configure_bench_logging()
+    scorer = configured_scorer(get_settings().reranker)
+    if scorer is None:
+        parser.error("set TREERAG_RERANKER to the reranker's folder (scripts/models/reranker.sh path)")
+    data = args.data or shared_data()
+    datasets = sorted((data / "qa").glob("*.jsonl"))
+    collections, bundles = asyncio.run(load_collections(datasets, data / "pdfs", args.store))
+    indexes = {name: b.index for name, b in bundles.items()}
+    items = [item for name in sorted(collections) for item in collections[name]]
+    labelled, _ = explore_examples(items, off_topic_pairs(collections), indexes, QuerySettings())
+    model = shipped_model()
+    fitted = fit_rerank(labelled, model, scorer, {"datasets": ",".join(sorted(collections))})
+    args.out.write_text(fitted.to_json(), encoding="utf-8")
+    logger.info("wrote %s (weight %s for %s)", args.out, fitted.weight, fitted.scorer)
+    print(f"wrote {args.out} (weight {fitted.weight:g} for {fitted.scorer})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

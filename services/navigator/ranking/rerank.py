@@ -1,0 +1,168 @@
+"""Reorder the fused ranking's best pages with a cross-encoder (`TREERAG_RERANKER`).
+
+A cross-encoder reads the question and a passage together, so it tells the page that answers
+from its neighbour that only shares the words, where page-level features cannot. It is slow
+(a transformer run per pair), so it reads one window of each of the `depth` best pages: the
+`window_words`-word window holding the largest IDF-weighted share of the question's terms.
+Each of those pages then scores
+
+    log(fused score relative to the best) + weight * sigmoid(cross-encoder logit)
+
+and the pages below keep their order under them. `weight` is fitted
+(`treerag.evaluation.rerank_fit`) on the same labelled questions as the ranking model, for one
+reranker by name; `rerank.json` holds the shipped one (`make fit-reranker`).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections import OrderedDict
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from services.navigator.ranking.features import CandidateSet
+from services.navigator.ranking.fused import FusedRanking
+from shared.adapters.logs import log_fields
+from shared.adapters.reranker import configured_scorer
+from shared.ports.model_roles import PassageScorer
+from shared.settings import get_settings
+from shared.text.lexical import terms
+
+logger = logging.getLogger(__name__)
+
+RERANK_MODEL_PATH = Path(__file__).with_name("rerank.json")
+# Pages read by the cross-encoder per question, and the words of each page's window: fixed in
+# advance as a cost bound (five pairs of a question and 120 words, about 0.1-0.4 s of CPU); 8
+# or 10 pages measured no better.
+DEPTH = 5
+WINDOW_WORDS = 120
+# Logits kept per process: a question asked again costs no model run.
+_MEMO_SIZE = 4096
+
+
+class RerankModel(BaseModel):
+    scorer: str  # the `PassageScorer.name` the weight was fitted with
+    weight: float = Field(ge=0.0)
+    depth: int = Field(default=DEPTH, ge=1)
+    window_words: int = Field(default=WINDOW_WORDS, ge=8)
+    fitted_on: dict[str, str | int | float] = {}
+
+    def to_json(self) -> str:
+        return self.model_dump_json(indent=1) + "\n"
+
+
+@dataclass(frozen=True)
+class Reranking:
+    scorer: PassageScorer
+    model: RerankModel
+
+
+class RerankModelError(RuntimeError):
+    pass
+
+
+def windows(text: str, size: int) -> list[str]:
+    """The page's windows of `size` words, each starting half a window after the previous."""
+    words = text.split()
+    if len(words) <= size:
+        return [" ".join(words)]
+    step = max(1, size // 2)
+    return [" ".join(words[start:start + size]) for start in range(0, len(words) - size + step, step)]
+
+
+def best_window(text: str, weights: dict[str, float], size: int = WINDOW_WORDS) -> str:
+    """The window holding the largest IDF-weighted share of the question's terms (the first of
+    equals)."""
+    best, best_weight = "", -1.0
+    for window in windows(text, size):
+        found = set(terms(window))
+        weight = sum(w for t, w in weights.items() if t in found)
+        if weight > best_weight:
+            best, best_weight = window, weight
+    return best
+
+
+_memo: OrderedDict[tuple[str, str, str], float] = OrderedDict()
+
+
+def _logits(scorer: PassageScorer, question: str, passages: list[str]) -> list[float]:
+    keys = [(scorer.name, question, passage) for passage in passages]
+    missing = sorted({k for k in keys if k not in _memo})
+    if missing:
+        for key, logit in zip(missing, scorer.score(question, [k[2] for k in missing]), strict=True):
+            _memo[key] = logit
+            if len(_memo) > _MEMO_SIZE:
+                _memo.popitem(last=False)
+    return [_memo[k] for k in keys]
+
+
+def relevance(
+    ranking: FusedRanking, candidates: CandidateSet, scorer: PassageScorer, depth: int, window_words: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """For the `depth` best pages: their fused scores relative to the best (logs) and the
+    cross-encoder's sigmoid relevance of their best windows."""
+    top = ranking.pages[:depth]
+    passages = []
+    for ranked in top:
+        evidence = candidates.documents[ranked.document]
+        passages.append(best_window(evidence.index.pages[ranked.page - 1], evidence.weights, window_words))
+    logits = np.array(_logits(scorer, candidates.question, passages), dtype=float)
+    fused = np.log(np.maximum([p.score for p in top], 1e-300))
+    return fused, 1.0 / (1.0 + np.exp(-logits))
+
+
+def rerank(ranking: FusedRanking, candidates: CandidateSet, reranking: Reranking) -> FusedRanking:
+    """The ranking with its `depth` best pages reordered (ties keep the fused order); the pages
+    below follow in their order. Scores stay exp(score - best score)."""
+    model = reranking.model
+    if not ranking.pages or model.weight == 0:
+        return ranking
+    fused, relevant = relevance(ranking, candidates, reranking.scorer, model.depth, model.window_words)
+    combined = fused + model.weight * relevant
+    head = len(combined)
+    # Every lower page gets the head's lowest relevance: it cannot pass a page of the head,
+    # whose fused score and relevance are both at least as high.
+    floor = model.weight * float(relevant.min())
+    rest = [math.log(max(p.score, 1e-300)) + floor for p in ranking.pages[head:]]
+    order = sorted(range(head), key=lambda i: -combined[i])  # stable: ties keep the fused order
+    scores = [float(combined[i]) for i in order] + rest
+    best = max(scores)
+    pages = [ranking.pages[i] for i in order] + ranking.pages[head:]
+    return replace(ranking, pages=[replace(p, score=math.exp(s - best)) for p, s in zip(pages, scores, strict=True)])
+
+
+@lru_cache(maxsize=4)
+def load_rerank_model(path: Path = RERANK_MODEL_PATH) -> RerankModel:
+    try:
+        return RerankModel.model_validate_json(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise RerankModelError(
+            f"cannot read the reranking weight {path}: {exc}; regenerate it with `make fit-reranker`"
+        ) from exc
+
+
+@lru_cache(maxsize=4)
+def _reranking_for(setting: str) -> Reranking | None:
+    scorer = configured_scorer(setting)
+    if scorer is None:
+        return None
+    model = load_rerank_model()
+    if model.scorer != scorer.name:
+        logger.warning(
+            "reranker not used: no weight fitted for it",
+            extra=log_fields(reranker=scorer.name, fitted_for=model.scorer,
+                             fix="fetch the reranker with scripts/models/reranker.sh, or refit with make fit-reranker"),
+        )
+        return None
+    return Reranking(scorer, model)
+
+
+def configured_reranking() -> Reranking | None:
+    """The reranker `TREERAG_RERANKER` names with its fitted weight; None when off, or when the
+    shipped weight was fitted for another model (logged once)."""
+    return _reranking_for(get_settings().reranker)
