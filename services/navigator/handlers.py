@@ -10,6 +10,7 @@ import time
 from services.navigator.index_cache import IndexCache, NoDocumentsError
 from services.navigator.navigate import navigate
 from services.navigator.ranking.model import shipped_model
+from services.navigator.ranking.rerank import reranking_identity
 from shared.adapters.cache import AnswerCache
 from shared.adapters.logs import log_fields
 from shared.adapters.metrics import NODES_VISITED
@@ -56,7 +57,8 @@ class NavigatorHandlers:
         self.scorer = scorer
         self.cache = cache
         self.answered_by = answered_by  # the answer-cache key names what answers
-        self.ranker = shipped_model().digest()  # and the model that ranks pages (fixed per process)
+        # and the models that rank pages (fixed per process)
+        self.ranker = shipped_model().digest() + reranking_identity()
 
     async def on_tree_built(self, event: TreeBuilt, delivery: Delivery) -> None:
         """A new or rebuilt tree: the older index goes; the new one is built now, before a query

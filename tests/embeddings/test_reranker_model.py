@@ -14,7 +14,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from services.navigator.ranking.rerank import RERANK_MODEL_PATH, configured_reranking, load_rerank_model
+from services.navigator.ranking.rerank import (
+    RERANK_MODEL_PATH,
+    configured_reranking,
+    load_rerank_model,
+    reranking_identity,
+)
 from shared.adapters.reranker import OnnxPassageScorer, RerankerModelError, configured_scorer
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "models" / "reranker.sh"
@@ -128,3 +133,16 @@ def test_the_fetched_reranker_is_the_one_its_weight_was_fitted_for(reranker_fold
     monkeypatch.setenv("TREERAG_RERANKER", str(reranker_folder))
     reranking = configured_reranking()
     assert reranking is not None and reranking.model.weight > 0
+
+
+def test_answers_reranked_are_cached_apart_from_answers_ranked_without_it(reranker_folder: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.unit.stages import QueryStages, question
+
+    monkeypatch.setenv("TREERAG_RERANKER", "off")
+    plain = QueryStages().navigator
+    monkeypatch.setenv("TREERAG_RERANKER", str(reranker_folder))
+    reranked = QueryStages().navigator
+    event, documents = question("How often is the pump serviced?"), [("a" * 16, 1)]
+    assert reranked.answer_key(event, documents) != plain.answer_key(event, documents)
+    assert reranking_identity().startswith("+rerank:cross-encoder:ms-marco-minilm-l12-q@")

@@ -156,3 +156,12 @@ def test_the_fitted_weight_follows_a_cross_encoder_that_knows_and_ignores_one_th
 def test_fitting_needs_a_gold_page_among_the_best_pages() -> None:
     with pytest.raises(ValueError, match="gold page among the best pages"):
         fit_rerank([e for e in _examples() if not e.answerable], shipped_model(), GoldScorer(honest=True))
+
+
+def test_ask_with_a_reranker_folder_it_cannot_use_says_what_to_do(tmp_path, monkeypatch, capsys) -> None:  # noqa: ANN001
+    from treerag.cli import main
+
+    monkeypatch.setenv("TREERAG_RERANKER", str(tmp_path / "no-such-model"))
+    assert main(["ask", "How often is the pump serviced?", "--store", str(tmp_path / "store")]) == 2
+    error = capsys.readouterr().err
+    assert "model.onnx, tokenizer.json missing" in error and "scripts/models/reranker.sh fetch" in error

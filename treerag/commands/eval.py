@@ -20,6 +20,7 @@ from shared.adapters.embedded.store import EmbeddedRepository
 from shared.adapters.llm.client import BaseLLMClient
 from shared.adapters.llm.errors import LLMConfigError, LLMError
 from shared.adapters.logs import log_fields
+from shared.adapters.reranker import RerankerModelError
 from shared.model.query import Passage, VerifiedAnswer
 from shared.settings import get_settings
 from treerag.evaluation.dataset import DatasetError, QAItem, load_dataset
@@ -242,7 +243,7 @@ def run_folds(args: argparse.Namespace) -> int:
             {n: b.chunks for n, b in bundles.items()}, args.folds, systems=systems, corpus=args.corpus,
             recipe=RECIPES[args.recipe],
         )
-    except (DatasetError, MissingDocumentError, ValueError) as exc:
+    except (DatasetError, MissingDocumentError, RerankerModelError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     results = results_json(cv, [d.stem for d in args.dataset], args.corpus)

@@ -166,3 +166,10 @@ def configured_reranking() -> Reranking | None:
     """The reranker `TREERAG_RERANKER` names with its fitted weight; None when off, or when the
     shipped weight was fitted for another model (logged once)."""
     return _reranking_for(get_settings().reranker)
+
+
+def reranking_identity() -> str:
+    """What the answer-cache key adds for the configured reranker and its weight ("" when none
+    reranks): a reranked ranking can cite other pages, so its answers are cached apart."""
+    reranking = configured_reranking()
+    return "" if reranking is None else f"+rerank:{reranking.scorer.name}@{reranking.model.weight:g}"
