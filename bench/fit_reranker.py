@@ -2,9 +2,10 @@
 
     TREERAG_RERANKER=DIR python -m bench.fit_reranker [--data DIR] [--store DIR] [--out PATH]
 
-Explores every question of DATA/qa/*.jsonl on its own document, as `bench.fit_ranker` does,
-orders its candidates with the shipped ranking model, and fits the weight of the
-cross-encoder in DIR (`treerag.evaluation.rerank_fit`). Deterministic for the same data, code
+Explores every question of DATA/qa/*.jsonl on its own document and on one document of each
+other collection (off-topic), as `bench.fit_ranker` does, orders the candidates with the
+shipped ranking model, and fits the weight and the answer decision of the cross-encoder in DIR
+(`treerag.evaluation.rerank_fit`). Deterministic for the same data, code
 and model. Held-out figures of this procedure: `make eval-rerank`.
 """
 
@@ -46,9 +47,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     collections, bundles = asyncio.run(load_collections(datasets, data / "pdfs", args.store))
     indexes = {name: b.index for name, b in bundles.items()}
     items = [item for name in sorted(collections) for item in collections[name]]
-    labelled, _ = explore_examples(items, off_topic_pairs(collections), indexes, QuerySettings())
+    labelled, negatives = explore_examples(items, off_topic_pairs(collections), indexes, QuerySettings())
     model = shipped_model()
-    fitted = fit_rerank(labelled, model, scorer, {"datasets": ",".join(sorted(collections))})
+    fitted = fit_rerank(labelled + negatives, model, scorer, {"datasets": ",".join(sorted(collections))})
     args.out.write_text(fitted.to_json(), encoding="utf-8")
     logger.info("wrote %s (weight %s for %s)", args.out, fitted.weight, fitted.scorer)
     print(f"wrote {args.out} (weight {fitted.weight:g} for {fitted.scorer})")

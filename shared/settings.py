@@ -114,7 +114,7 @@ class Settings(BaseSettings):
         default="off",
         description="Cross-encoder that reorders the fused ranking's best pages: 'off', or a folder holding "
         "model.onnx and tokenizer.json (`scripts/models/reranker.sh fetch` makes one; nothing is downloaded). "
-        "Costs about 0.1-0.4 s of CPU per question.",
+        "Costs about 1 s of CPU per question (docs/querying.md, Reranking).",
     )
     embeddings: Literal["wordllama", "fastembed", "sentence-transformers", "off"] = Field(
         default="wordllama",

@@ -539,7 +539,8 @@ def navigate(
     `settings.max_documents`). The tree walk and BM25 propose pages; the fitted `model` (the
     shipped `ranking/model.json` by default) orders them (`settings.ranking == "fused"`) and
     decides whether the documents answer at all; `reranking` (by default the configured
-    `TREERAG_RERANKER`, if any) then reorders its best pages. Deterministic for a given input.
+    `TREERAG_RERANKER`, if any) then reorders its best pages and decides that again.
+    Deterministic for a given input.
     """
     started = time.perf_counter()
     model = model or shipped_model()
@@ -547,6 +548,9 @@ def navigate(
     stats, warnings, passages = found.stats, found.warnings, found.passages
     if found.candidates is not None:
         ranking = rank(found.candidates, model, found.absent_terms, found.unmentioned_names)
+        reranking = reranking or configured_reranking()
+        if reranking is not None:
+            ranking = rerank(ranking, found.candidates, reranking)
         stats.answer_probability = round(ranking.answer_probability, 4)
         if not ranking.answerable:
             warnings.append(
@@ -555,9 +559,6 @@ def navigate(
             )
             passages = []
         elif settings.ranking == "fused":
-            reranking = reranking or configured_reranking()
-            if reranking is not None:
-                ranking = rerank(ranking, found.candidates, reranking)
             passages = _ranked_passages(ranking, found.evidence, settings)
     # A term matched to a shorter form of itself (a stem) is no misspelling worth reporting.
     misspelt = {a: b for a, b in found.corrections.items() if not a.startswith(b)}

@@ -132,7 +132,7 @@ def test_the_fetched_reranker_is_the_one_its_weight_was_fitted_for(reranker_fold
     assert load_rerank_model(RERANK_MODEL_PATH).scorer == scorer.name
     monkeypatch.setenv("TREERAG_RERANKER", str(reranker_folder))
     reranking = configured_reranking()
-    assert reranking is not None and reranking.model.weight > 0
+    assert reranking is not None and reranking.model.weight > 0 and reranking.model.abstention is not None
 
 
 def test_answers_reranked_are_cached_apart_from_answers_ranked_without_it(reranker_folder: Path,

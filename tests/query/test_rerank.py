@@ -5,6 +5,7 @@ tests/embeddings/test_reranker_model.py."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import pytest
@@ -14,6 +15,7 @@ from services.navigator.ranking.features import FEATURES
 from services.navigator.ranking.fused import rank
 from services.navigator.ranking.model import LinearModel, shipped_model
 from services.navigator.ranking.rerank import (
+    RERANK_ABSTENTION_FEATURES,
     Reranking,
     RerankModel,
     best_window,
@@ -24,7 +26,7 @@ from services.navigator.ranking.rerank import (
 from shared.model.query import QuerySettings
 from tests.query.conftest import build
 from tests.query.documents import FILLER, indexed, node
-from tests.query.synthetic import MACHINES, plant_collection
+from tests.query.synthetic import MACHINES, kitchen_collection, plant_collection
 from treerag.evaluation.fitting import explore_examples
 from treerag.evaluation.folds import off_topic_pairs
 from treerag.evaluation.rerank_fit import fit_rerank
@@ -165,3 +167,62 @@ def test_ask_with_a_reranker_folder_it_cannot_use_says_what_to_do(tmp_path, monk
     assert main(["ask", "How often is the pump serviced?", "--store", str(tmp_path / "store")]) == 2
     error = capsys.readouterr().err
     assert "model.onnx, tokenizer.json missing" in error and "scripts/models/reranker.sh fetch" in error
+
+
+class TopicScorer:
+    """Relevant when the passage holds the question's subject (its longest word), else not."""
+
+    name = "topic"
+
+    def score(self, question: str, passages: Sequence[str]) -> list[float]:
+        subject = max(question.rstrip("?").split(), key=len)
+        return [6.0 if subject in passage else -8.0 for passage in passages]
+
+
+def test_the_answer_decision_is_made_again_with_the_cross_encoders_best_logit() -> None:
+    plants, plant_indexes = plant_collection(3)
+    kitchens, kitchen_indexes = kitchen_collection(3)
+    collections = {"plant": plants, "kitchen": kitchens}
+    indexes = plant_indexes | kitchen_indexes
+    labelled, negatives = explore_examples(plants + kitchens, off_topic_pairs(collections), indexes, QuerySettings())
+    assert negatives
+    model = shipped_model()
+    fitted = fit_rerank(labelled + negatives, model, TopicScorer())
+    assert fitted.abstention is not None and fitted.answer_threshold is not None
+    assert fitted.abstention.features == list(RERANK_ABSTENTION_FEATURES)
+    assert fitted.abstention.coef[1] > 0  # a page about the question makes an answer likelier
+    assert fitted.fitted_on["negatives"] == len(negatives)
+    reranking = Reranking(TopicScorer(), fitted)
+
+    def decided(example) -> bool:  # noqa: ANN001
+        found = example.exploration
+        ranking = rank(found.candidates, model, found.absent_terms, found.unmentioned_names)
+        return rerank(ranking, found.candidates, reranking).answerable
+
+    assert sum(decided(e) for e in labelled) >= 0.97 * len(labelled)  # within the 3 % budget
+    assert not any(decided(e) for e in negatives)
+
+
+def test_a_question_no_best_page_is_about_is_refused_though_the_fused_ranking_answered() -> None:
+    index = _manual()
+    question = "How often is the pump serviced by the crew?"
+    found = explore(question, [index], QuerySettings())
+    ranking = rank(found.candidates, shipped_model(), found.absent_terms, found.unmentioned_names)
+    assert ranking.answerable
+    # Trusts the cross-encoder's best logit alone: P(answer) = sigmoid(best logit).
+    decision = LinearModel(features=list(RERANK_ABSTENTION_FEATURES), mean=[0.0, 0.0], scale=[1.0, 1.0],
+                           coef=[0.0, 1.0], intercept=0.0)
+
+    def reranked(favoured: str):  # noqa: ANN202
+        scorer = KeywordScorer(favoured)
+        model = RerankModel(scorer=scorer.name, weight=3.0, abstention=decision, answer_threshold=0.5)
+        return rerank(ranking, found.candidates, Reranking(scorer, model))
+
+    refused = reranked("zulu")  # on no page
+    assert not refused.answerable and refused.answer_probability == pytest.approx(1 / (1 + math.exp(6)))
+    assert reranked("charlie").answerable
+    plain = navigate(question, [index], QuerySettings(),
+                     reranking=Reranking(KeywordScorer("zulu"),
+                                         RerankModel(scorer="keyword:zulu", weight=3.0, abstention=decision,
+                                                     answer_threshold=0.5)))
+    assert plain.passages == [] and any("unlikely to answer" in w for w in plain.warnings)

@@ -268,6 +268,14 @@ def out_of_fold_probabilities(examples: Sequence[Example], x: np.ndarray, y: np.
     return p
 
 
+def budget_threshold(answerable_p: np.ndarray, budget: float) -> float:
+    """The answer threshold that abstains on at most `budget` of the answerable questions whose
+    sorted P(answer) is `answerable_p`; rounded down, so the stored threshold never abstains on
+    more of them than allowed."""
+    allowed = int(np.floor(budget * len(answerable_p)))
+    return math.floor(float(answerable_p[min(allowed, len(answerable_p) - 1)]) * 1e6) / 1e6
+
+
 @dataclass
 class FittedParts:
     ranker: Ranker
@@ -277,9 +285,7 @@ class FittedParts:
     negatives: int
 
     def threshold(self, budget: float) -> float:
-        allowed = int(np.floor(budget * len(self.answerable_p)))
-        # Rounded down: the stored threshold never abstains on more training questions than allowed.
-        return math.floor(float(self.answerable_p[min(allowed, len(self.answerable_p) - 1)]) * 1e6) / 1e6
+        return budget_threshold(self.answerable_p, budget)
 
     def model(self, budget: float, fitted_on: dict[str, str | int | float] | None = None) -> RankingModel:
         return RankingModel(ranker=self.ranker, abstention=self.abstention, answer_threshold=self.threshold(budget),
