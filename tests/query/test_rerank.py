@@ -13,13 +13,14 @@ import pytest
 from services.navigator.navigate import explore, navigate
 from services.navigator.ranking.features import FEATURES
 from services.navigator.ranking.fused import rank
-from services.navigator.ranking.model import LinearModel, shipped_model
+from services.navigator.ranking.model import LinearModel, ModelFileError, shipped_model
 from services.navigator.ranking.rerank import (
     RERANK_ABSTENTION_FEATURES,
     Reranking,
     RerankModel,
     best_window,
     configured_reranking,
+    load_rerank_model,
     rerank,
     windows,
 )
@@ -226,3 +227,10 @@ def test_a_question_no_best_page_is_about_is_refused_though_the_fused_ranking_an
                                          RerankModel(scorer="keyword:zulu", weight=3.0, abstention=decision,
                                                      answer_threshold=0.5)))
     assert plain.passages == [] and any("unlikely to answer" in w for w in plain.warnings)
+
+
+def test_an_unreadable_reranking_model_says_how_to_regenerate_it(tmp_path) -> None:  # noqa: ANN001
+    broken = tmp_path / "rerank.json"
+    broken.write_text('{"scorer": "x", "weight": -1}')
+    with pytest.raises(ModelFileError, match="make fit-reranker"):
+        load_rerank_model(broken)

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from services.navigator.index_cache import NoDocumentsError
-from services.navigator.ranking.rerank import RerankModelError
+from services.navigator.ranking.model import ModelFileError
 from shared.adapters.cache import AnswerCache
 from shared.adapters.embedded.store import EmbeddedRepository
 from shared.adapters.llm.errors import LLMConfigError, LLMError
@@ -89,7 +89,7 @@ async def _ask(args: argparse.Namespace) -> AskResult:
 def run(args: argparse.Namespace) -> int:
     try:
         result = asyncio.run(_ask(args))
-    except (NoDocumentsError, QueryFailedError, LLMConfigError, RerankerModelError, RerankModelError, ValueError) as exc:
+    except (NoDocumentsError, QueryFailedError, LLMConfigError, RerankerModelError, ModelFileError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except RuntimeError as exc:

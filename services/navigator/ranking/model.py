@@ -9,7 +9,7 @@ import hashlib
 import json
 from functools import cached_property, lru_cache
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, Discriminator, Field, Tag, model_validator
@@ -199,6 +199,9 @@ class ModelFileError(RuntimeError):
     pass
 
 
+FittedFile = TypeVar("FittedFile", bound=BaseModel)
+
+
 def shipped_model() -> RankingModel:
     """The model for this process's embedder: the dense one fitted with the same embedder,
     else the lexical one."""
@@ -227,9 +230,12 @@ def model_for(embedder: str | None, paths: tuple[Path, ...] = DENSE_MODEL_PATHS)
 @lru_cache(maxsize=4)
 def load_model(path: Path = MODEL_PATH) -> RankingModel:
     """A model file (cached)."""
+    return read_model_file(RankingModel, path, "python -m bench.fit_ranker")
+
+
+def read_model_file(kind: type[FittedFile], path: Path, regenerate: str) -> FittedFile:
+    """A fitted model's JSON file, or a `ModelFileError` saying how to regenerate it."""
     try:
-        return RankingModel.model_validate_json(path.read_text(encoding="utf-8"))
+        return kind.model_validate_json(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise ModelFileError(
-            f"cannot read the ranking model {path}: {exc}; regenerate it with `python -m bench.fit_ranker`"
-        ) from exc
+        raise ModelFileError(f"cannot read the fitted model {path}: {exc}; regenerate it with `{regenerate}`") from exc

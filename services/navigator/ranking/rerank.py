@@ -31,7 +31,7 @@ from pydantic import BaseModel, Field
 
 from services.navigator.ranking.features import CandidateSet
 from services.navigator.ranking.fused import FusedRanking
-from services.navigator.ranking.model import LinearModel
+from services.navigator.ranking.model import LinearModel, read_model_file
 from shared.adapters.logs import log_fields
 from shared.adapters.reranker import configured_scorer
 from shared.ports.model_roles import PassageScorer
@@ -71,10 +71,6 @@ class RerankModel(BaseModel):
 class Reranking:
     scorer: PassageScorer
     model: RerankModel
-
-
-class RerankModelError(RuntimeError):
-    pass
 
 
 def windows(text: str, size: int) -> list[str]:
@@ -171,12 +167,7 @@ def rerank(ranking: FusedRanking, candidates: CandidateSet, reranking: Reranking
 
 @lru_cache(maxsize=4)
 def load_rerank_model(path: Path = RERANK_MODEL_PATH) -> RerankModel:
-    try:
-        return RerankModel.model_validate_json(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise RerankModelError(
-            f"cannot read the reranking weight {path}: {exc}; regenerate it with `make fit-reranker`"
-        ) from exc
+    return read_model_file(RerankModel, path, "make fit-reranker")
 
 
 @lru_cache(maxsize=4)

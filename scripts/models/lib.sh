@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# What the model fetch scripts share: the completeness marker, the temporary folder and the
+# atomic swap into the cache. Sourced after scripts/infra/lib.sh (log, remove_stale_tmp).
+
+# model_is_fetched FOLDER SOURCE: the folder is complete and came from SOURCE.
+model_is_fetched() {
+  [[ -f "$1/.treerag-complete" ]] && [[ "$(cat "$1/.treerag-complete")" == "$2" ]]
+}
+
+# model_tmp MODELS: a new temporary folder inside MODELS, after removing stale ones (prints it).
+model_tmp() {
+  mkdir -p "$1"
+  remove_stale_tmp "$1" 'fetch.*'
+  mktemp -d "$1/fetch.XXXXXX"
+}
+
+# model_install STAGED FOLDER SOURCE TMP: mark STAGED as complete from SOURCE and swap it in as
+# FOLDER atomically (an interrupted fetch never leaves a folder with a marker; the old one goes to TMP).
+model_install() {
+  printf '%s' "$3" >"$1/.treerag-complete"
+  if [[ -e "$2" ]]; then
+    mv "$2" "$4/old"
+  fi
+  mv "$1" "$2"
+  log "fetched into $2"
+}
