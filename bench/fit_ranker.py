@@ -22,12 +22,23 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bench.common import configure_bench_logging, shared_data
+from services.navigator.index import DocumentIndex
 from services.navigator.ranking.model import MODEL_PATH
 from shared.model.query import QuerySettings
 from treerag.commands.eval import load_collections
+from treerag.evaluation.dataset import QAItem
 from treerag.evaluation.fitting import fit_collections
 
 logger = logging.getLogger("bench.fit_ranker")
+
+
+def dev_sets(data: Path | None, store: Path) -> tuple[dict[str, list[QAItem]], dict[str, DocumentIndex]]:
+    """Every question set of DATA/qa/*.jsonl (default ../shared/data) and the index of each of
+    their documents, indexed into `store` when missing."""
+    data = data or shared_data()
+    datasets = sorted((data / "qa").glob("*.jsonl"))
+    collections, bundles = asyncio.run(load_collections(datasets, data / "pdfs", store))
+    return collections, {name: b.index for name, b in bundles.items()}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -40,10 +51,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="write the configured embedder's model only, not the lexical one beside it")
     args = parser.parse_args(argv)
     configure_bench_logging()
-    data = args.data or shared_data()
-    datasets = sorted((data / "qa").glob("*.jsonl"))
-    collections, bundles = asyncio.run(load_collections(datasets, data / "pdfs", args.store))
-    indexes = {name: b.index for name, b in bundles.items()}
+    collections, indexes = dev_sets(args.data, args.store)
     model, lexical = fit_collections(collections, indexes, QuerySettings(), lexical=not args.dense_only)
     written = [(args.out, model)]
     if lexical is not None:

@@ -12,18 +12,17 @@ and model. Held-out figures of this procedure: `make eval-rerank`.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 from collections.abc import Sequence
 from pathlib import Path
 
-from bench.common import configure_bench_logging, shared_data
+from bench.common import configure_bench_logging
+from bench.fit_ranker import dev_sets
 from services.navigator.ranking.model import shipped_model
 from services.navigator.ranking.rerank import RERANK_MODEL_PATH
 from shared.adapters.reranker import configured_scorer
 from shared.model.query import QuerySettings
 from shared.settings import get_settings
-from treerag.commands.eval import load_collections
 from treerag.evaluation.fitting import explore_examples
 from treerag.evaluation.folds import off_topic_pairs
 from treerag.evaluation.rerank_fit import fit_rerank
@@ -42,10 +41,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     scorer = configured_scorer(get_settings().reranker)
     if scorer is None:
         parser.error("set TREERAG_RERANKER to the reranker's folder (scripts/models/reranker.sh path)")
-    data = args.data or shared_data()
-    datasets = sorted((data / "qa").glob("*.jsonl"))
-    collections, bundles = asyncio.run(load_collections(datasets, data / "pdfs", args.store))
-    indexes = {name: b.index for name, b in bundles.items()}
+    collections, indexes = dev_sets(args.data, args.store)
     items = [item for name in sorted(collections) for item in collections[name]]
     labelled, negatives = explore_examples(items, off_topic_pairs(collections), indexes, QuerySettings())
     model = shipped_model()

