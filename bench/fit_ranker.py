@@ -4,13 +4,13 @@
                                [--dense-only]
 
 Explores every question of DATA/qa/*.jsonl (by default ../shared/data) on its own document
-(PDFs from DATA/pdfs), and every question on one document of each other collection (off-topic
-negatives), fits the model
-(`treerag.evaluation.fitting`) and writes it as JSON, with the lexical-only variant beside it
-(`model-lexical.json`, used when embeddings are off; not with `--dense-only`, which fits the
-model of another embedder: set `TREERAG_EMBEDDINGS*` to it and give its `--out`, e.g.
-`model-bge-small.json`). Deterministic: the same data and code write the same file.
-Held-out figures of this procedure: `treerag eval --folds 5`.
+(PDFs from DATA/pdfs), every question on one document of each other collection (off-topic
+negatives) and on one document of its own collection that never mentions a name it uses
+(missing-name negatives), fits the model (`treerag.evaluation.fitting`) and writes it as
+JSON, with the lexical-only variant beside it (`model-lexical.json`, used when embeddings are
+off; not with `--dense-only`, which fits the model of another embedder: set
+`TREERAG_EMBEDDINGS*` to it and give its `--out`, e.g. `model-bge-small.json`).
+Deterministic: the same data and code write the same file. Held-out figures of this procedure: `treerag eval --folds 5`.
 """
 
 from __future__ import annotations

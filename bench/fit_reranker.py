@@ -23,8 +23,7 @@ from services.navigator.ranking.rerank import RERANK_MODEL_PATH
 from shared.adapters.reranker import configured_scorer
 from shared.model.query import QuerySettings
 from shared.settings import get_settings
-from treerag.evaluation.fitting import explore_examples
-from treerag.evaluation.folds import off_topic_pairs
+from treerag.evaluation.fitting import explore_examples, negative_pairs
 from treerag.evaluation.rerank_fit import fit_rerank
 
 logger = logging.getLogger("bench.fit_reranker")
@@ -43,7 +42,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("set TREERAG_RERANKER to the reranker's folder (scripts/models/reranker.sh path)")
     collections, indexes = dev_sets(args.data, args.store)
     items = [item for name in sorted(collections) for item in collections[name]]
-    labelled, negatives = explore_examples(items, off_topic_pairs(collections), indexes, QuerySettings())
+    labelled, negatives = explore_examples(items, negative_pairs(collections, indexes), indexes, QuerySettings())
     model = shipped_model()
     fitted = fit_rerank(labelled + negatives, model, scorer, {"datasets": ",".join(sorted(collections))})
     args.out.write_text(fitted.to_json(), encoding="utf-8")

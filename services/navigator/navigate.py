@@ -23,7 +23,7 @@ from services.navigator.ranking.features import (
     DocumentEvidence,
     build_candidates,
 )
-from services.navigator.ranking.fused import FusedRanking, absent_share, rank
+from services.navigator.ranking.fused import FusedRanking, MissingWords, absent_share, rank
 from services.navigator.ranking.model import RankingModel, RouterModel, shipped_model
 from services.navigator.ranking.rerank import Reranking, configured_reranking, rerank
 from services.navigator.resolver import (
@@ -49,7 +49,7 @@ from shared.model.query import (
 )
 from shared.ports.model_roles import NodeScorer
 from shared.text.lexical import query_terms, shared_idf
-from shared.text.names import named_words, unmentioned_names
+from shared.text.names import bare_name, is_abbreviation, named_words, unmentioned_names
 from shared.text.question import literals
 
 logger = logging.getLogger(__name__)
@@ -415,8 +415,7 @@ class Exploration:
     passages: list[Passage]
     evidence: list[DocumentEvidence]
     candidates: CandidateSet | None
-    absent_terms: float  # IDF-weighted share of the question's terms no shortlisted document has
-    unmentioned_names: float  # share of the question's names no shortlisted document mentions
+    missing: MissingWords  # what of the question no shortlisted document has
     stats: TraversalStats
     warnings: list[str]
     corrections: dict[str, str]
@@ -449,7 +448,7 @@ def explore(
         question, [(s.index.vocabulary, s.index.vocabulary_by_initial, s.index.memo) for s in shortlist]
     )
     if unmentioned:
-        warnings.append(f"the documents never mention {', '.join(unmentioned)}")
+        warnings.append(f"the documents never mention {', '.join(dict.fromkeys(map(bare_name, unmentioned)))}")
     evidence: list[DocumentEvidence] = []
     path: list[VisitedSection] = []
     for scores, prior in zip(shortlist, log_prior, strict=True):
@@ -515,12 +514,16 @@ def explore(
         passages.extend(doc_passages)
     spelled = respelled(question, corrections, indexes)
     candidates = build_candidates(spelled, evidence, wanted) if evidence else None
-    names = named_words(question)
-    absent = absent_share(evidence[0].weights, [s.index.vocabulary for s in shortlist]) if evidence else 0.0
+    names = len(named_words(question)) or 1
+    abbreviations = sum(is_abbreviation(word) for word in unmentioned)
+    missing = MissingWords(
+        terms=absent_share(evidence[0].weights, [s.index.vocabulary for s in shortlist]) if evidence else 0.0,
+        names=(len(unmentioned) - abbreviations) / names,
+        abbreviations=abbreviations / names,
+    )
     return Exploration(
         question=question, mode=mode, mode_reason=reason, passages=passages, evidence=evidence,
-        candidates=candidates, absent_terms=absent,
-        unmentioned_names=len(unmentioned) / len(names) if names else 0.0,
+        candidates=candidates, missing=missing,
         stats=stats, warnings=warnings, corrections=corrections, path=path,
     )
 
@@ -547,7 +550,7 @@ def navigate(
     found = explore(question, indexes, settings, scorer, model.router)
     stats, warnings, passages = found.stats, found.warnings, found.passages
     if found.candidates is not None:
-        ranking = rank(found.candidates, model, found.absent_terms, found.unmentioned_names)
+        ranking = rank(found.candidates, model, found.missing)
         reranking = reranking or configured_reranking()
         if reranking is not None:
             ranking = rerank(ranking, found.candidates, reranking)

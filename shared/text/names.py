@@ -29,6 +29,8 @@ _POINTERS = frozenset(
     "item items part parts page pages step steps note notes example examples question answer".split()
 )
 _NAME = re.compile(r"\b(?:[A-Z][a-z]+(?:'s)?|[A-Z][A-Z0-9]+)\b")
+_ABBREVIATION = re.compile(r"[A-Z][A-Z0-9]+")
+_POSSESSIVE = re.compile(r"['’]s$")
 _SENTENCE_START = re.compile(r"(?:^|[.?!:;]\s*|\(\s*|[\"'`]\s*)$")
 
 
@@ -118,13 +120,24 @@ def named_words(question: str) -> list[tuple[str, str]]:
     names: list[tuple[str, str]] = []
     for match in _NAME.finditer(question):
         word = match.group(0)
-        bare = re.sub(r"['’]s$", "", word)
+        bare = bare_name(word)
         if bare.istitle() and _SENTENCE_START.search(question[: match.start()]):
             continue  # a capital that only starts a sentence
         if word.lower().removesuffix("'s") in _POINTERS:
             continue
         names.extend((t, word) for t in terms(word) if len(t) >= MIN_NAME_LENGTH)
     return list(dict.fromkeys(names))
+
+
+def is_abbreviation(word: str) -> bool:
+    """True for a name written in capitals or with digits ("GDP", "API", "Q3"): the kind of
+    name a question borrows from its trade rather than the one it is about ("Toyota")."""
+    return bool(_ABBREVIATION.fullmatch(bare_name(word)))
+
+
+def bare_name(word: str) -> str:
+    """The name without a possessive ending ("Kestrel's" -> "Kestrel")."""
+    return _POSSESSIVE.sub("", word)
 
 
 def mentioned(term: str, vocabulary: Collection[str], by_initial: dict[str, list[str]] | None = None) -> bool:

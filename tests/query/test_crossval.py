@@ -12,7 +12,7 @@ from treerag.evaluation.baselines import chunk_index, page_index
 from treerag.evaluation import fitting
 from treerag.evaluation.crossval import Outcome, cross_validate, paired_ci, summarise
 from treerag.evaluation.cv_report import markdown, results_json
-from treerag.evaluation.fitting import BUDGET_GRID, RANKER_GRID, RECIPES, corpus_questions
+from treerag.evaluation.fitting import BUDGET_GRID, RANKER_GRID, RECIPES, corpus_questions, negative_pairs
 from treerag.evaluation.folds import assign_folds, off_topic_pairs
 
 
@@ -47,6 +47,40 @@ def test_off_topic_pairs_skip_documents_the_question_collection_shares() -> None
     for pair in off_topic_pairs(collections):
         own = {i.doc for i in collections[pair.collection]}
         assert pair.doc not in own
+
+
+def _filings_and_plant():  # noqa: ANN202
+    filing_items, filings = filings_collection(("Kestrel", "Orlan", "Pelham", "Quill"), (2021,))
+    plant_items, plant = plant_collection(2)
+    return {"filings": filing_items, "plant": plant_items}, filings | plant
+
+
+def test_missing_name_pairs_ask_a_document_of_the_same_kind_that_never_names_the_subject() -> None:
+    collections, indexes = _filings_and_plant()
+    pairs = negative_pairs(collections, indexes)
+    assert pairs[:len(off_topic_pairs(collections))] == off_topic_pairs(collections)
+    missing = [p for p in pairs if p.kind == "missing-name"]
+    # Every filing question names its company; the plant questions name nothing, so have none.
+    assert sorted(p.item_id for p in missing) == sorted(i.id for i in collections["filings"])
+    for pair in missing:
+        company = pair.item_id.split("-")[1]
+        assert pair.collection == "filings" and pair.doc != pair.question_doc
+        assert company in indexes[pair.question_doc].pages[0] and company not in " ".join(indexes[pair.doc].pages)
+    assert missing == [p for p in negative_pairs(collections, indexes) if p.kind == "missing-name"]
+
+
+def test_missing_name_pairs_are_judged_held_out_and_counted_apart() -> None:
+    collections, indexes = _filings_and_plant()
+    records = {name: index.record for name, index in indexes.items()}
+    pages = {n: page_index(records[n], indexes[n].pages) for n in indexes}
+    chunks = {n: chunk_index(records[n], indexes[n].pages) for n in indexes}
+    cv = cross_validate(collections, indexes, pages, chunks, k=2, systems=("treerag-auto",))
+    auto = summarise(cv.outcomes)
+    assert auto.missing_name == 4 and auto.unanswerable == 0
+    assert auto.abstention_missing_name == 1.0 and auto.false_abstention == 0.0
+    results = results_json(cv, ["filings", "plant"], corpus=False)
+    assert "abst. missing name" in markdown(results)
+    assert all(kind in ("factual",) for kind in results["types"])  # negatives are not question types
 
 
 def test_held_out_run_reports_every_metric_and_beats_bm25_on_contents_pages() -> None:

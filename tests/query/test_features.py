@@ -46,7 +46,7 @@ def _rows(question: str, index: DocumentIndex) -> dict[int, dict[str, float]]:
 def _abstention(question: str, indexes: list[DocumentIndex]) -> dict[str, float]:
     found = explore(question, indexes, QuerySettings())
     assert found.candidates is not None
-    ranking = rank(found.candidates, shipped_model(), found.absent_terms, found.unmentioned_names)
+    ranking = rank(found.candidates, shipped_model(), found.missing)
     return dict(zip(ABSTENTION_FEATURES, ranking.abstention_row.tolist(), strict=True))
 
 
@@ -134,6 +134,7 @@ def test_abstention_features_describe_the_best_page_and_what_no_document_has() -
     index = _document(pages)
     known = _abstention("How often is the coolant pump serviced?", [index])
     assert known["absent_terms"] == 0.0 and known["unmentioned_names"] == 0.0
+    assert known["unmentioned_abbreviations"] == 0.0
     assert known["support"] == 1.0 and known["proximity"] == 1.0
     assert known["margin"] > 0.0 and known["top_score"] > 0.0
     assert known["bm25"] == pytest.approx(math.log1p(float(_explored("How often is the coolant pump serviced?", index)
@@ -142,7 +143,12 @@ def test_abstention_features_describe_the_best_page_and_what_no_document_has() -
     # Half of the question's words, and its one name, appear in no document.
     unknown = _abstention("How often is the Zephyrine quasar serviced?", [index])
     assert unknown["absent_terms"] > 0.5 and unknown["unmentioned_names"] == 1.0
+    assert unknown["unmentioned_abbreviations"] == 0.0
     assert unknown["support"] < known["support"]
+    # A proper name the document never mentions counts apart from an abbreviation it never uses:
+    # one is what the question is about, the other often only the asker's shorthand.
+    mixed = _abstention("How often does Zephyrine service the coolant pump per QMS rules?", [index])
+    assert mixed["unmentioned_names"] == 0.5 and mixed["unmentioned_abbreviations"] == 0.5
 
 
 def test_every_feature_is_on_a_bounded_scale() -> None:

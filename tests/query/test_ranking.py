@@ -27,10 +27,10 @@ from services.navigator.ranking.model import (
 )
 from services.navigator.ranking.profile import build_profile
 from shared.model.query import QuerySettings
-from shared.text.names import named_words
+from shared.text.names import is_abbreviation, named_words
 from tests.query.conftest import build
 from tests.query.documents import FILLER, indexed, node
-from tests.query.synthetic import kitchen_collection, plant_collection
+from tests.query.synthetic import filing, kitchen_collection, plant_collection
 from treerag.evaluation.fitting import Example, fit_collections, fit_linear, out_of_fold_probabilities
 
 
@@ -102,6 +102,26 @@ def test_a_whats_question_names_nothing() -> None:
     assert named_words("What's the service interval of the pump?") == []
     assert named_words("What’s the service interval of the pump?") == []
     assert [w for _, w in named_words("What's the interval of the Kestrel pump?")] == ["Kestrel"]
+
+
+def test_names_are_told_apart_from_abbreviations() -> None:
+    words = [w for _, w in named_words("Did Kestrel's QMS audit in FY24 check the HVAC pumps?")]
+    assert words == ["Kestrel's", "QMS", "FY24", "HVAC"]
+    assert [is_abbreviation(w) for w in words] == [False, True, True, True]
+
+
+def test_a_question_about_a_company_the_filing_never_names_is_refused() -> None:
+    orlan = filing("Orlan", 2021, "4.1")
+
+    def answered(question: str) -> bool:
+        return bool(navigate(question, [orlan], QuerySettings(), model=shipped_model()).passages)
+
+    assert answered("What was Orlan's inventory turnover?")
+    assert not answered("What was Kestrel's inventory turnover?")
+    refused = navigate("What was Kestrel's inventory turnover?", [orlan], QuerySettings(), model=shipped_model())
+    assert "the documents never mention Kestrel" in refused.warnings
+    # Shorthand the filing never writes out is not a sign that it is about something else.
+    assert answered("What was Orlan's inventory turnover in USD?")
 
 
 def test_each_embedder_gets_the_model_fitted_with_it_else_the_lexical_one(tmp_path: Path) -> None:

@@ -72,7 +72,7 @@ def test_the_cross_encoder_reorders_the_best_pages_and_leaves_the_rest_below() -
     index = _manual()
     found = explore("How often is the pump serviced by the crew?", [index], QuerySettings())
     assert found.candidates is not None
-    ranking = rank(found.candidates, shipped_model(), found.absent_terms, found.unmentioned_names)
+    ranking = rank(found.candidates, shipped_model(), found.missing)
     before = [p.page for p in ranking.pages]
     assert len(before) == len(CODES)
     third = before[2]  # a page the fused ranking does not put first
@@ -95,7 +95,7 @@ def test_a_question_asked_again_costs_no_model_run() -> None:
     index = _manual()
     scorer = KeywordScorer("charlie")
     found = explore("Which crew services the pump on schedule?", [index], QuerySettings())
-    ranking = rank(found.candidates, shipped_model(), found.absent_terms, found.unmentioned_names)
+    ranking = rank(found.candidates, shipped_model(), found.missing)
     first = rerank(ranking, found.candidates, _reranking(scorer, weight=20.0))
     again = rerank(ranking, found.candidates, _reranking(scorer, weight=20.0))
     assert first == again and scorer.calls == [5]
@@ -197,7 +197,7 @@ def test_the_answer_decision_is_made_again_with_the_cross_encoders_best_logit() 
 
     def decided(example) -> bool:  # noqa: ANN001
         found = example.exploration
-        ranking = rank(found.candidates, model, found.absent_terms, found.unmentioned_names)
+        ranking = rank(found.candidates, model, found.missing)
         return rerank(ranking, found.candidates, reranking).answerable
 
     assert sum(decided(e) for e in labelled) >= 0.97 * len(labelled)  # within the 3 % budget
@@ -208,7 +208,7 @@ def test_a_question_no_best_page_is_about_is_refused_though_the_fused_ranking_an
     index = _manual()
     question = "How often is the pump serviced by the crew?"
     found = explore(question, [index], QuerySettings())
-    ranking = rank(found.candidates, shipped_model(), found.absent_terms, found.unmentioned_names)
+    ranking = rank(found.candidates, shipped_model(), found.missing)
     assert ranking.answerable
     # Trusts the cross-encoder's best logit alone: P(answer) = sigmoid(best logit).
     decision = LinearModel(features=list(RERANK_ABSTENTION_FEATURES), mean=[0.0, 0.0], scale=[1.0, 1.0],

@@ -84,10 +84,9 @@ def test_prior_weight_reorders_pages_across_documents_and_leaves_abstention_alon
     assert priors[shelf[1].label] > priors[shelf[0].label]
     model = shipped_model()
     labels = [d.index.label for d in found.candidates.documents]
-    without = rank(found.candidates, model.model_copy(update={"router": router}), found.absent_terms,
-                   found.unmentioned_names)
+    without = rank(found.candidates, model.model_copy(update={"router": router}), found.missing)
     weighted = rank(found.candidates, model.model_copy(update={"router": router.model_copy(
-        update={"prior_weight": 2.0})}), found.absent_terms, found.unmentioned_names)
+        update={"prior_weight": 2.0})}), found.missing)
     assert labels[weighted.pages[0].document] == shelf[1].label
     assert weighted.answer_probability == without.answer_probability
     assert np.array_equal(weighted.abstention_row, without.abstention_row)
@@ -99,10 +98,8 @@ def test_a_lone_document_is_ranked_the_same_whatever_the_router(plant: DocumentI
     found = explore(question, [plant], QuerySettings(), router=heavy)
     assert [e.log_prior for e in found.evidence] == [0.0]
     model = shipped_model()
-    plain = rank(found.candidates, model.model_copy(update={"router": None}), found.absent_terms,
-                 found.unmentioned_names)
-    routed = rank(found.candidates, model.model_copy(update={"router": heavy}), found.absent_terms,
-                  found.unmentioned_names)
+    plain = rank(found.candidates, model.model_copy(update={"router": None}), found.missing)
+    routed = rank(found.candidates, model.model_copy(update={"router": heavy}), found.missing)
     assert [(p.document, p.page) for p in plain.pages] == [(p.document, p.page) for p in routed.pages]
 
 
@@ -133,8 +130,8 @@ def test_near_copies_in_other_filings_do_not_make_a_clear_answer_look_doubtful()
     question = turnover_question("Pacer", 2017)
     alone = explore(question, shelf[1:2], QuerySettings(), router=model.router)
     together = explore(question, shelf, QuerySettings(), router=model.router)
-    one = rank(alone.candidates, model, alone.absent_terms, alone.unmentioned_names)
-    three = rank(together.candidates, model, together.absent_terms, together.unmentioned_names)
+    one = rank(alone.candidates, model, alone.missing)
+    three = rank(together.candidates, model, together.missing)
     assert together.candidates.documents[three.pages[0].document].index.label == shelf[1].label
     margin = ABSTENTION_FEATURES.index("margin")
     # Judged on the chosen filing, the best page leads its runner-up as it does alone (against

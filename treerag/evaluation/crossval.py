@@ -13,6 +13,9 @@ Metrics, per system (over answerable questions unless said otherwise):
 - abstention (unanswerable): share of unanswerable items the answer abstains on;
 - abstention (off-topic): share of off-topic pairs (a question asked of another collection's
   document; `--corpus`: of all of another collection's documents at once) the answer abstains on;
+- abstention (missing name): share of missing-name pairs (a question asked of another document
+  of its own collection that never mentions a name the question uses; not with `--corpus`,
+  where the question's own document is on the shelf) the answer abstains on;
 - false abstention: share of answerable questions the answer abstains on;
 - routing accuracy (`--corpus`): the first page is in the question's document;
 - CI: paired bootstrap 95 % interval (2,000 resamples of the questions, seed 0) of the
@@ -44,8 +47,15 @@ from shared.model.query import CompressedContext, Passage, QuerySettings, Verifi
 from shared.settings import get_settings
 from treerag.evaluation.baselines import TOP_K, FlatIndex, PooledIndex
 from treerag.evaluation.dataset import QAItem
-from treerag.evaluation.fitting import SHIPPED_RECIPE, Recipe, corpus_questions, explore_examples, fit_model
-from treerag.evaluation.folds import assign_folds, off_topic_pairs
+from treerag.evaluation.fitting import (
+    SHIPPED_RECIPE,
+    Recipe,
+    corpus_questions,
+    explore_examples,
+    fit_model,
+    negative_pairs,
+)
+from treerag.evaluation.folds import assign_folds
 from treerag.evaluation.rerank_fit import fit_rerank
 
 logger = logging.getLogger(__name__)
@@ -67,6 +77,7 @@ class Outcome(BaseModel):
     fold: int
     answerable: bool
     off_topic: bool = False
+    missing_name: bool = False
     abstained: bool
     ranked: list[tuple[str, int]]  # (file name, page), best first
     context: list[tuple[str, int]]
@@ -165,12 +176,13 @@ def cross_validate(
 ) -> CrossValidation:
     """Fit on K-1 folds (with `recipe`), answer the held-out fold, for each fold. With `corpus`,
     every held-out question is asked of all the documents of its collection at once, and, as an
-    off-topic question, of all the documents of each other collection at once."""
+    off-topic question, of all the documents of each other collection at once; without it, of
+    its own document and as the negative pairs of `negative_pairs`."""
     settings = settings or QuerySettings()
     items = [item for name in sorted(collections) for item in collections[name]]
     collection_of = {item.id: name for name in sorted(collections) for item in collections[name]}
     folds = assign_folds(items, k)
-    pairs = off_topic_pairs(collections)
+    pairs = negative_pairs(collections, indexes)
     labelled, negatives = explore_examples(items, pairs, indexes, settings)
     pooled: dict[str, Documents] = {}
     # Corpus-wide off-topic: (question's collection, other collection) -> the other collection's
@@ -253,7 +265,8 @@ def cross_validate(
                 run = run_system(system, pair.question, documents, settings, model, reranking)
                 outcomes.append(Outcome(
                     system=system, item_id=f"{pair.item_id}@{pair.doc}", collection=pair.collection,
-                    type="off-topic", fold=fold, answerable=False, off_topic=True, abstained=run.answer.abstained,
+                    type=pair.kind, fold=fold, answerable=False, off_topic=pair.kind == "off-topic",
+                    missing_name=pair.kind == "missing-name", abstained=run.answer.abstained,
                     ranked=run.ranked[:RANKED_PAGES], context=run.context, cited=[], gold=[],
                     context_tokens=run.context_tokens,
                     latency_ms=round((time.perf_counter() - started) * 1000, 3),
@@ -277,6 +290,8 @@ class Summary(BaseModel):
     abstention_unanswerable: float | None
     off_topic: int
     abstention_off_topic: float | None
+    missing_name: int = 0
+    abstention_missing_name: float | None = None
     latency_ms_p50: float
 
 
@@ -297,8 +312,9 @@ def _hits(outcome: Outcome) -> tuple[float, float, float, float, float, float]:
 
 def summarise(outcomes: Sequence[Outcome]) -> Summary:
     answerable = [o for o in outcomes if o.answerable and o.gold]
-    unanswerable = [o for o in outcomes if not o.answerable and not o.off_topic]
+    unanswerable = [o for o in outcomes if not o.answerable and not o.off_topic and not o.missing_name]
     off_topic = [o for o in outcomes if o.off_topic]
+    missing_name = [o for o in outcomes if o.missing_name]
     hits = np.array([_hits(o) for o in answerable]) if answerable else np.zeros((0, 6))
 
     def mean(column: int) -> float:
@@ -307,7 +323,7 @@ def summarise(outcomes: Sequence[Outcome]) -> Summary:
     def share(group: list[Outcome]) -> float | None:
         return round(sum(o.abstained for o in group) / len(group), 4) if group else None
 
-    on_questions = [o for o in outcomes if not o.off_topic]
+    on_questions = [o for o in outcomes if not o.off_topic and not o.missing_name]
     return Summary(
         n=len(answerable), hit_at_1=mean(0), hit_at_3=mean(1), recall_at_5=mean(2), context_recall=mean(3),
         cited_hit_at_1=mean(4), routing_accuracy=mean(5),
@@ -315,6 +331,7 @@ def summarise(outcomes: Sequence[Outcome]) -> Summary:
         false_abstention=share(answerable) or 0.0,
         unanswerable=len(unanswerable), abstention_unanswerable=share(unanswerable),
         off_topic=len(off_topic), abstention_off_topic=share(off_topic),
+        missing_name=len(missing_name), abstention_missing_name=share(missing_name),
         latency_ms_p50=round(float(np.median([o.latency_ms for o in on_questions])), 3) if on_questions else 0.0,
     )
 

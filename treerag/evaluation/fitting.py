@@ -2,7 +2,7 @@
 
 An `Example` is one question asked of some documents, explored once (tree walk + candidate
 pages; no model involved), with its gold pages, or none when the documents cannot answer it
-(unanswerable items, off-topic pairs). Fitting:
+(unanswerable items, off-topic and missing-name pairs). Fitting:
 
 1. *ranker*, one of the recipe's (`RECIPES`; the shipped recipe has the logistic one only): a
    pairwise logistic regression (a ranking objective: for every answerable example, every
@@ -47,8 +47,9 @@ from services.navigator.ranking.features import FEATURES
 from services.navigator.ranking.fused import ABSTENTION_FEATURES, rank
 from services.navigator.ranking.model import LinearModel, RankingModel, Tree, TreeEnsemble
 from shared.model.query import QuerySettings
+from shared.text.names import mentioned
 from treerag.evaluation.dataset import QAItem
-from treerag.evaluation.folds import OffTopicPair, off_topic_pairs
+from treerag.evaluation.folds import NegativePair, missing_name_pairs, off_topic_pairs
 from treerag.evaluation.routing_fit import CorpusQuestion, fit_router
 
 # Shares of answerable training questions the fitted threshold may abstain on, tried in order.
@@ -227,7 +228,7 @@ def abstention_rows(examples: Sequence[Example], ranker: Ranker) -> np.ndarray:
         if found.candidates is None:
             rows.append(np.zeros(len(ABSTENTION_FEATURES)))
             continue
-        rows.append(rank(found.candidates, placeholder, found.absent_terms, found.unmentioned_names).abstention_row)
+        rows.append(rank(found.candidates, placeholder, found.missing).abstention_row)
     return np.vstack(rows)
 
 
@@ -365,7 +366,7 @@ def select_budget(
                 for budget in budgets:
                     refused[budget] += 1
                 continue
-            p = rank(found.candidates, parts.model(0.0), found.absent_terms, found.unmentioned_names).answer_probability
+            p = rank(found.candidates, parts.model(0.0), found.missing).answer_probability
             for budget in budgets:
                 refused[budget] += p < parts.threshold(budget)
     rates = {f"{budget:.2f}": round(refused[budget] / max(answerable, 1), 4) for budget in budgets}
@@ -397,10 +398,10 @@ def fit_model(
 
 
 def explore_examples(
-    items: Sequence[QAItem], pairs: Sequence[OffTopicPair], indexes: Mapping[str, DocumentIndex],
+    items: Sequence[QAItem], pairs: Sequence[NegativePair], indexes: Mapping[str, DocumentIndex],
     settings: QuerySettings,
 ) -> tuple[list[Example], list[Example]]:
-    """Model-free explorations of every item (with its gold pages) and every off-topic pair."""
+    """Model-free explorations of every item (with its gold pages) and every negative pair."""
     auto = settings.model_copy(update={"mode": "auto"})
     labelled = [
         Example(item.id, item.doc, explore(item.question, [indexes[item.doc]], auto),
@@ -422,15 +423,28 @@ def without_dense(examples: Sequence[Example]) -> list[Example]:
     return out
 
 
+def negative_pairs(
+    collections: Mapping[str, Sequence[QAItem]], indexes: Mapping[str, DocumentIndex]
+) -> list[NegativePair]:
+    """What the abstention model learns to refuse besides unanswerable items: the off-topic
+    pairs, then the missing-name pairs (`treerag.evaluation.folds`)."""
+
+    def mentions(doc: str, term: str) -> bool:
+        index = indexes[doc]
+        return mentioned(term, index.vocabulary, index.vocabulary_by_initial)
+
+    return off_topic_pairs(collections) + missing_name_pairs(collections, mentions)
+
+
 def fit_collections(
     collections: Mapping[str, Sequence[QAItem]], indexes: Mapping[str, DocumentIndex], settings: QuerySettings,
     lexical: bool = True,
 ) -> tuple[RankingModel, RankingModel | None]:
-    """The shipped models' recipe: every question on its own document plus the off-topic
-    pairs of `off_topic_pairs`, all fitted at once; (with dense features, lexical only: None
-    unless `lexical`)."""
+    """The shipped models' recipe: every question on its own document plus the pairs of
+    `negative_pairs`, all fitted at once; (with dense features, lexical only: None unless
+    `lexical`)."""
     items = [item for name in sorted(collections) for item in collections[name]]
-    labelled, negatives = explore_examples(items, off_topic_pairs(collections), indexes, settings)
+    labelled, negatives = explore_examples(items, negative_pairs(collections, indexes), indexes, settings)
     note = {"datasets": ",".join(sorted(collections)), "embeddings": embedder_name() or "off"}
     examples = labelled + negatives
     corpus = corpus_questions(collections, indexes, lambda doc: True)

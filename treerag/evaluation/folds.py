@@ -1,4 +1,4 @@
-"""Cross-validation folds split by document, and off-topic question/document pairs.
+"""Cross-validation folds split by document, and question/document pairs no document can answer.
 
 Folds: every document of every question set goes to exactly one fold, so no document has
 questions on both sides of a split. Documents are dealt largest first (most questions) to the
@@ -7,27 +7,37 @@ balanced.
 
 Off-topic pairs: each question is also asked of one document of every *other* collection
 (chosen by a hash of the question id, deterministic), never of a document its own collection
-also asks about (collections may share documents); none can answer it. A pair belongs to the
-fold of the document asked.
+also asks about (collections may share documents); none can answer it.
+
+Missing-name pairs: each answerable question is also asked of one other document of its own
+collection that never mentions a name the question uses and its own document mentions (a
+question about one company's filing, asked of another company's). The document is of the same
+kind and speaks the same vocabulary, so only what the question is about tells it apart; it
+cannot answer. A pair of either kind belongs to the fold of the document asked.
 """
 
 from __future__ import annotations
 
 import zlib
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Literal
 
 from pydantic import BaseModel
 
+from shared.text.names import named_words
 from treerag.evaluation.dataset import QAItem
 
 
-class OffTopicPair(BaseModel):
+class NegativePair(BaseModel):
+    """A question asked of a document that cannot answer it."""
+
     item_id: str
     question: str
     question_doc: str  # the document the question was written for
     collection: str  # the question's collection
-    doc: str  # the document it is asked of (another collection's)
+    doc: str  # the document it is asked of
+    kind: Literal["off-topic", "missing-name"] = "off-topic"
 
 
 def assign_folds(items: Sequence[QAItem], k: int) -> dict[str, int]:
@@ -44,9 +54,9 @@ def assign_folds(items: Sequence[QAItem], k: int) -> dict[str, int]:
     return folds
 
 
-def off_topic_pairs(collections: Mapping[str, Sequence[QAItem]]) -> list[OffTopicPair]:
+def off_topic_pairs(collections: Mapping[str, Sequence[QAItem]]) -> list[NegativePair]:
     documents = {name: sorted({item.doc for item in items}) for name, items in collections.items()}
-    pairs: list[OffTopicPair] = []
+    pairs: list[NegativePair] = []
     for source in sorted(collections):
         own = set(documents[source])
         for item in collections[source]:
@@ -57,6 +67,29 @@ def off_topic_pairs(collections: Mapping[str, Sequence[QAItem]]) -> list[OffTopi
                 if not docs:
                     continue
                 doc = docs[zlib.crc32(f"{item.id}:{target}".encode()) % len(docs)]
-                pairs.append(OffTopicPair(item_id=item.id, question=item.question, question_doc=item.doc,
+                pairs.append(NegativePair(item_id=item.id, question=item.question, question_doc=item.doc,
                                           collection=source, doc=doc))
+    return pairs
+
+
+def missing_name_pairs(
+    collections: Mapping[str, Sequence[QAItem]], mentions: Callable[[str, str], bool]
+) -> list[NegativePair]:
+    """One missing-name pair per answerable question that has one (`mentions(doc, term)`: the
+    document mentions the name's index term), the document chosen by a hash of the question id."""
+    documents = {name: sorted({item.doc for item in items}) for name, items in collections.items()}
+    pairs: list[NegativePair] = []
+    for source in sorted(collections):
+        for item in collections[source]:
+            if not item.answerable:
+                continue
+            names = [term for term, _ in named_words(item.question) if mentions(item.doc, term)]
+            if not names:
+                continue
+            docs = [d for d in documents[source] if d != item.doc and not all(mentions(d, t) for t in names)]
+            if not docs:
+                continue
+            doc = docs[zlib.crc32(f"{item.id}:missing-name".encode()) % len(docs)]
+            pairs.append(NegativePair(item_id=item.id, question=item.question, question_doc=item.doc,
+                                      collection=source, doc=doc, kind="missing-name"))
     return pairs

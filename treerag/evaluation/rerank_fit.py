@@ -55,7 +55,7 @@ def fit_rerank(
     judged = []
     for example in usable:
         found = example.exploration
-        ranking = rank(found.candidates, model, found.absent_terms, found.unmentioned_names)
+        ranking = rank(found.candidates, model, found.missing)
         fused, scores = relevance(ranking, found.candidates, scorer, DEPTH, WINDOW_WORDS)
         logits.append(scores)
         if not example.answerable:

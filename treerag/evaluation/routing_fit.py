@@ -73,7 +73,7 @@ def routing_weights(questions: Sequence[CorpusQuestion], dense: bool = True) -> 
 def _top_is_gold(question: CorpusQuestion, found: Exploration, model: RankingModel) -> bool:
     if found.candidates is None or not found.candidates.keys:
         return False
-    ranking = rank(found.candidates, model, found.absent_terms, found.unmentioned_names)
+    ranking = rank(found.candidates, model, found.missing)
     top = ranking.pages[0]
     return (found.candidates.documents[top.document].index.label, top.page) in question.gold
 

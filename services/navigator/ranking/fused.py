@@ -10,7 +10,8 @@ against unanswerable and off-topic ones):
 | support | IDF-weighted share of the question's terms on the best page or its section titles |
 | proximity | best share of the question's terms found together in two sentences, any candidate |
 | absent_terms | IDF-weighted share of the question's terms no document contains |
-| unmentioned_names | share of the question's names (capitalised words, acronyms) no document mentions |
+| unmentioned_names | share of the question's names that are proper names ("Toyota") no document mentions |
+| unmentioned_abbreviations | share of its names that are abbreviations or codes ("GDP", "Q3") no document mentions |
 | bm25 | log(1 + raw BM25 of the best page) |
 | dense | best cosine of the question's embedding with a candidate page's |
 """
@@ -27,8 +28,21 @@ from services.navigator.ranking.features import CandidateSet
 from services.navigator.ranking.model import RankingModel
 
 ABSTENTION_FEATURES = (
-    "top_score", "margin", "support", "proximity", "absent_terms", "unmentioned_names", "bm25", "dense",
+    "top_score", "margin", "support", "proximity", "absent_terms", "unmentioned_names", "unmentioned_abbreviations",
+    "bm25", "dense",
 )
+
+
+@dataclass(frozen=True)
+class MissingWords:
+    """What of the question the documents lack, as shares. The two kinds of name are kept apart
+    because they mean different things when missing: a proper name the documents never mention
+    is usually what the question is about, an abbreviation is often only the asker's shorthand
+    for something the documents spell out."""
+
+    terms: float = 0.0  # IDF-weighted share of the question's terms no document contains
+    names: float = 0.0  # share of the question's names: proper names no document mentions
+    abbreviations: float = 0.0  # share of the question's names: abbreviations no document mentions
 
 
 @dataclass
@@ -55,10 +69,10 @@ def absent_share(weights: dict[str, float], vocabularies: list[frozenset[str]]) 
 
 
 def abstention_row(
-    candidates: CandidateSet, decision: np.ndarray, order: np.ndarray, absent_terms: float, unmentioned_names: float
+    candidates: CandidateSet, decision: np.ndarray, order: np.ndarray, missing: MissingWords
 ) -> np.ndarray:
     if not len(order):
-        return np.array([0.0, 0.0, 0.0, 0.0, absent_terms, unmentioned_names, 0.0, 0.0])
+        return np.array([0.0, 0.0, 0.0, 0.0, missing.terms, missing.names, missing.abbreviations, 0.0, 0.0])
     top = int(order[0])
     margin = float(decision[top] - decision[int(order[1])]) if len(order) > 1 else float(decision[top])
     document, page = candidates.keys[top]
@@ -71,16 +85,15 @@ def abstention_row(
         margin,
         support,
         float(candidates.column("proximity")[rows].max()),
-        absent_terms,
-        unmentioned_names,
+        missing.terms,
+        missing.names,
+        missing.abbreviations,
         math.log1p(raw_bm25),
         float(candidates.column("dense_page")[rows].max()),
     ])
 
 
-def rank(
-    candidates: CandidateSet, model: RankingModel, absent_terms: float, unmentioned_names: float
-) -> FusedRanking:
+def rank(candidates: CandidateSet, model: RankingModel, missing: MissingWords) -> FusedRanking:
     """Candidates best first (ties in document and page order) and the answer decision. Over
     several documents, each page's score adds its document's log P(document | question),
     weighted as the router was fitted."""
@@ -100,7 +113,7 @@ def rank(
     if len(candidates.documents) > 1 and len(order):
         chosen = candidates.keys[int(order[0])][0]
         own_order = np.array([k for k in own_order if candidates.keys[k][0] == chosen], dtype=np.int64)
-    row = abstention_row(candidates, own, own_order, absent_terms, unmentioned_names)
+    row = abstention_row(candidates, own, own_order, missing)
     probability = float(model.abstention.probability(row[None, :])[0])
     best = float(score[order[0]]) if len(order) else 0.0
     pages = [
