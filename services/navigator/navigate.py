@@ -514,12 +514,12 @@ def explore(
         passages.extend(doc_passages)
     spelled = respelled(question, corrections, indexes)
     candidates = build_candidates(spelled, evidence, wanted) if evidence else None
-    names = len(named_words(question)) or 1
+    name_count = len(named_words(question)) or 1
     abbreviations = sum(is_abbreviation(word) for word in unmentioned)
     missing = MissingWords(
         terms=absent_share(evidence[0].weights, [s.index.vocabulary for s in shortlist]) if evidence else 0.0,
-        names=(len(unmentioned) - abbreviations) / names,
-        abbreviations=abbreviations / names,
+        names=(len(unmentioned) - abbreviations) / name_count,
+        abbreviations=abbreviations / name_count,
     )
     return Exploration(
         question=question, mode=mode, mode_reason=reason, passages=passages, evidence=evidence,

@@ -1,7 +1,7 @@
 """Order the candidate pages with the fitted model and decide whether the documents answer.
 
 Abstention features (probability that the documents answer, fitted on answerable questions
-against unanswerable and off-topic ones):
+against unanswerable ones, off-topic ones and ones about something the document never names):
 
 | feature | what it measures |
 |---|---|
