@@ -38,7 +38,7 @@ from shared.adapters.nli import answer_key_suffix, configured_judge
 from shared.app.answer_key import answering_name
 from shared.model.documents import DocumentRecord
 from shared.model.events import AnswerVerified, QueryFailed, QueryReceived
-from shared.model.query import QuerySettings
+from shared.model.query import QUESTION_MAX_CHARS, QuerySettings
 from shared.ports.model_roles import AnswerGenerator, Embedder, NodeScorer
 from shared.ports.repository import Repository
 from shared.settings import get_settings
@@ -127,6 +127,9 @@ class QueryEngine:
         `use_cache=False` skips the answer cache for this call (neither read nor written)."""
         if not question.strip():
             raise ValueError("the question is empty")
+        if len(question) > QUESTION_MAX_CHARS:
+            raise ValueError(f"the question is {len(question):,} characters long; at most {QUESTION_MAX_CHARS:,} "
+                             "are accepted: ask about one thing at a time")
         generator = generator or self._generator
         if scorer is None and settings.llm_scoring:
             scorer = self._scorer

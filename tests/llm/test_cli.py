@@ -122,6 +122,12 @@ def test_model_and_offline_answers_are_cached_apart(model, store: Path, capsys) 
     assert _ask(capsys, store)["generator"] == with_model["generator"]
 
 
+def test_a_question_over_the_length_limit_is_refused_with_the_limit(offline_env, store: Path, capsys) -> None:
+    assert main(["ask", "Who wrote " + "the handbook and " * 400 + "?", "--store", str(store)]) == 2
+    err = capsys.readouterr().err
+    assert "at most 4,000 are accepted" in err and "pydantic" not in err
+
+
 def test_llm_scoring_without_a_model_is_refused(offline_env, store: Path, capsys) -> None:
     assert main(["ask", QUESTION, "--store", str(store), "--llm-scoring"]) == 2
     assert "TREERAG_LLM" in capsys.readouterr().err
