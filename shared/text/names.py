@@ -28,8 +28,10 @@ _POINTERS = frozenset(
     "section sections chapter chapters article articles table tables figure figures fig appendix "
     "item items part parts page pages step steps note notes example examples question answer".split()
 )
-_NAME = re.compile(r"\b(?:[A-Z][a-z]+(?:'s)?|[A-Z][A-Z0-9]+)\b")
-_ABBREVIATION = re.compile(r"[A-Z][A-Z0-9]+")
+# A name is a proper name (a capitalised word) or an abbreviation or code (capitals and digits).
+_ABBREVIATION_FORM = r"[A-Z][A-Z0-9]+"
+_NAME = re.compile(rf"\b(?:[A-Z][a-z]+(?:'s)?|{_ABBREVIATION_FORM})\b")
+_ABBREVIATION = re.compile(_ABBREVIATION_FORM)
 _POSSESSIVE = re.compile(r"['’]s$")
 _SENTENCE_START = re.compile(r"(?:^|[.?!:;]\s*|\(\s*|[\"'`]\s*)$")
 
