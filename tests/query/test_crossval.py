@@ -13,7 +13,8 @@ from treerag.evaluation import fitting
 from treerag.evaluation.crossval import Outcome, cross_validate, paired_ci, summarise
 from treerag.evaluation.cv_report import markdown, results_json
 from treerag.evaluation.fitting import BUDGET_GRID, RANKER_GRID, RECIPES, corpus_questions, negative_pairs
-from treerag.evaluation.folds import assign_folds, off_topic_pairs
+from treerag.evaluation.folds import assign_folds, evidence_removed_pairs, off_topic_pairs
+from treerag.evaluation.removal import without_pages
 
 
 def _collections():  # noqa: ANN202
@@ -81,6 +82,53 @@ def test_missing_name_pairs_are_judged_held_out_and_counted_apart() -> None:
     results = results_json(cv, ["filings", "plant"], corpus=False)
     assert "abst. missing name" in markdown(results)
     assert all(kind in ("factual",) for kind in results["types"])  # negatives are not question types
+
+
+def test_evidence_removed_pairs_ask_each_question_of_its_own_document_without_its_evidence() -> None:
+    collections, indexes = _filings_and_plant()
+    pairs = evidence_removed_pairs(collections)
+    answerable = [i for group in collections.values() for i in group if i.answerable]
+    assert sorted(p.item_id for p in pairs) == sorted(i.id for i in answerable)
+    by_id = {i.id: i for i in answerable}
+    for pair in pairs:
+        assert pair.kind == "evidence-removed" and pair.doc == pair.question_doc == by_id[pair.item_id].doc
+        assert pair.without_pages == tuple(by_id[pair.item_id].evidence_pages)
+    assert [p for p in negative_pairs(collections, indexes) if p.kind == "evidence-removed"] == pairs
+
+
+def test_a_document_without_its_evidence_keeps_everything_else() -> None:
+    _, indexes = _filings_and_plant()
+    original = indexes["kestrel_2021.pdf"]
+    blanked = without_pages(original, [4])
+    assert len(blanked.pages) == len(original.pages) and blanked.pages[3] == ""
+    assert blanked.pages[:3] == original.pages[:3] and blanked.pages[4] == original.pages[4]
+    assert "turnover" in original.vocabulary and "turnover" not in blanked.vocabulary
+    assert [f.node.title for f in blanked.nodes] == [f.node.title for f in original.nodes]
+    # The section opening on the blanked page loses its summary (its opening text), no other.
+    opens = {f.node.title: f.node.summary for f in blanked.nodes}
+    assert opens["Statements"] == "" and opens["Cover"] == original.nodes[0].node.summary
+    if original.dense is not None:
+        assert not blanked.dense.pages[3].any() and (blanked.dense.pages[0] == original.dense.pages[0]).all()
+    assert original.pages[3] and "turnover" in original.vocabulary  # the stored index is untouched
+
+
+def test_evidence_removed_pairs_are_judged_held_out_and_counted_apart() -> None:
+    collections, indexes = _filings_and_plant()
+    records = {name: index.record for name, index in indexes.items()}
+    pages = {n: page_index(records[n], indexes[n].pages) for n in indexes}
+    chunks = {n: chunk_index(records[n], indexes[n].pages) for n in indexes}
+    cv = cross_validate(collections, indexes, pages, chunks, k=2, systems=("treerag-auto", "bm25-pages"))
+    removed = [o for o in cv.outcomes if o.evidence_removed]
+    answerable = sum(i.answerable for group in collections.values() for i in group)
+    assert len(removed) == 2 * answerable and all(o.type == "evidence-removed" for o in removed)
+    # Asked of the document without its evidence: no system can put an evidence page first.
+    evidence = {i.id: {(i.doc, p) for p in i.evidence_pages} for group in collections.values() for i in group}
+    for o in removed:
+        assert not set(o.ranked[:1]) & evidence[o.item_id.split("@")[0]] or o.abstained
+    auto = summarise([o for o in cv.outcomes if o.system == "treerag-auto"])
+    assert auto.evidence_removed == answerable and auto.unanswerable == 0 and auto.n == answerable
+    assert auto.abstention_evidence_removed is not None
+    assert "abst. evidence removed" in markdown(results_json(cv, ["filings", "plant"], corpus=False))
 
 
 def test_held_out_run_reports_every_metric_and_beats_bm25_on_contents_pages() -> None:

@@ -16,6 +16,10 @@ Metrics, per system (over answerable questions unless said otherwise):
 - abstention (missing name): share of missing-name pairs (a question asked of another document
   of its own collection that never mentions a name the question uses; not with `--corpus`,
   where the question's own document is on the shelf) the answer abstains on;
+- abstention (evidence removed): share of evidence-removed pairs (a question asked of its own
+  document with its evidence pages blanked; not with `--corpus`) the answer abstains on. A page
+  the annotators did not list may still answer, so this is a lower bound of what refusing well
+  would score, not a figure that should reach 1;
 - false abstention: share of answerable questions the answer abstains on;
 - routing accuracy (`--corpus`): the first page is in the question's document;
 - CI: paired bootstrap 95 % interval (2,000 resamples of the questions, seed 0) of the
@@ -45,7 +49,7 @@ from services.verifier.answer import answer_question
 from shared.adapters.reranker import configured_scorer
 from shared.model.query import CompressedContext, Passage, QuerySettings, VerifiedAnswer
 from shared.settings import get_settings
-from treerag.evaluation.baselines import TOP_K, FlatIndex, PooledIndex
+from treerag.evaluation.baselines import TOP_K, FlatIndex, PooledIndex, chunk_index, page_index
 from treerag.evaluation.dataset import QAItem
 from treerag.evaluation.fitting import (
     SHIPPED_RECIPE,
@@ -55,7 +59,8 @@ from treerag.evaluation.fitting import (
     fit_model,
     negative_pairs,
 )
-from treerag.evaluation.folds import assign_folds
+from treerag.evaluation.folds import NegativePair, assign_folds
+from treerag.evaluation.removal import AskedDocuments
 from treerag.evaluation.rerank_fit import fit_rerank
 
 logger = logging.getLogger(__name__)
@@ -78,6 +83,7 @@ class Outcome(BaseModel):
     answerable: bool
     off_topic: bool = False
     missing_name: bool = False
+    evidence_removed: bool = False
     abstained: bool
     ranked: list[tuple[str, int]]  # (file name, page), best first
     context: list[tuple[str, int]]
@@ -85,6 +91,12 @@ class Outcome(BaseModel):
     gold: list[tuple[str, int]]
     context_tokens: int
     latency_ms: float
+
+    @property
+    def negative_pair(self) -> bool:
+        """A question asked of a document that cannot answer it (not one of the question set's
+        own items)."""
+        return self.off_topic or self.missing_name or self.evidence_removed
 
 
 @dataclass
@@ -183,7 +195,15 @@ def cross_validate(
     collection_of = {item.id: name for name in sorted(collections) for item in collections[name]}
     folds = assign_folds(items, k)
     pairs = negative_pairs(collections, indexes)
-    labelled, negatives = explore_examples(items, pairs, indexes, settings)
+    asked = AskedDocuments(indexes)
+    labelled, negatives = explore_examples(items, pairs, indexes, settings, asked)
+
+    def documents_of(pair: NegativePair) -> Documents:
+        if not pair.without_pages:
+            return Documents([indexes[pair.doc]], flat_pages[pair.doc], flat_chunks[pair.doc])
+        index = asked.of(pair)
+        return Documents([index], page_index(index.record, index.pages), chunk_index(index.record, index.pages))
+
     pooled: dict[str, Documents] = {}
     # Corpus-wide off-topic: (question's collection, other collection) -> the other collection's
     # documents, less any the question's collection also asks about.
@@ -259,14 +279,15 @@ def cross_validate(
         for pair in pairs:
             if folds[pair.doc] != fold:
                 continue
-            documents = Documents([indexes[pair.doc]], flat_pages[pair.doc], flat_chunks[pair.doc])
+            documents = documents_of(pair)
             for system in systems:
                 started = time.perf_counter()
                 run = run_system(system, pair.question, documents, settings, model, reranking)
                 outcomes.append(Outcome(
                     system=system, item_id=f"{pair.item_id}@{pair.doc}", collection=pair.collection,
                     type=pair.kind, fold=fold, answerable=False, off_topic=pair.kind == "off-topic",
-                    missing_name=pair.kind == "missing-name", abstained=run.answer.abstained,
+                    missing_name=pair.kind == "missing-name", evidence_removed=pair.kind == "evidence-removed",
+                    abstained=run.answer.abstained,
                     ranked=run.ranked[:RANKED_PAGES], context=run.context, cited=[], gold=[],
                     context_tokens=run.context_tokens,
                     latency_ms=round((time.perf_counter() - started) * 1000, 3),
@@ -292,6 +313,8 @@ class Summary(BaseModel):
     abstention_off_topic: float | None
     missing_name: int = 0
     abstention_missing_name: float | None = None
+    evidence_removed: int = 0
+    abstention_evidence_removed: float | None = None
     latency_ms_p50: float
 
 
@@ -312,9 +335,10 @@ def _hits(outcome: Outcome) -> tuple[float, float, float, float, float, float]:
 
 def summarise(outcomes: Sequence[Outcome]) -> Summary:
     answerable = [o for o in outcomes if o.answerable and o.gold]
-    unanswerable = [o for o in outcomes if not o.answerable and not o.off_topic and not o.missing_name]
+    unanswerable = [o for o in outcomes if not o.answerable and not o.negative_pair]
     off_topic = [o for o in outcomes if o.off_topic]
     missing_name = [o for o in outcomes if o.missing_name]
+    evidence_removed = [o for o in outcomes if o.evidence_removed]
     hits = np.array([_hits(o) for o in answerable]) if answerable else np.zeros((0, 6))
 
     def mean(column: int) -> float:
@@ -323,7 +347,7 @@ def summarise(outcomes: Sequence[Outcome]) -> Summary:
     def share(group: list[Outcome]) -> float | None:
         return round(sum(o.abstained for o in group) / len(group), 4) if group else None
 
-    on_questions = [o for o in outcomes if not o.off_topic and not o.missing_name]
+    on_questions = [o for o in outcomes if not o.negative_pair]
     return Summary(
         n=len(answerable), hit_at_1=mean(0), hit_at_3=mean(1), recall_at_5=mean(2), context_recall=mean(3),
         cited_hit_at_1=mean(4), routing_accuracy=mean(5),
@@ -332,6 +356,7 @@ def summarise(outcomes: Sequence[Outcome]) -> Summary:
         unanswerable=len(unanswerable), abstention_unanswerable=share(unanswerable),
         off_topic=len(off_topic), abstention_off_topic=share(off_topic),
         missing_name=len(missing_name), abstention_missing_name=share(missing_name),
+        evidence_removed=len(evidence_removed), abstention_evidence_removed=share(evidence_removed),
         latency_ms_p50=round(float(np.median([o.latency_ms for o in on_questions])), 3) if on_questions else 0.0,
     )
 

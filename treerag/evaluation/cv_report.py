@@ -57,7 +57,7 @@ def _table(outcomes: list[Outcome], systems: list[str]) -> dict[str, Any]:
 def results_json(cv: CrossValidation, datasets: list[str], corpus: bool) -> dict[str, Any]:
     systems = list(dict.fromkeys(o.system for o in cv.outcomes))
     by_set = _groups(cv.outcomes, "collection")
-    questions = [o for o in cv.outcomes if not o.off_topic and not o.missing_name]
+    questions = [o for o in cv.outcomes if not o.negative_pair]
     reranked = {"reranker": cv.reranker, "rerank_weights": cv.rerank_weights} if cv.reranker != "off" else {}
     return {
         "commit": git_commit(),
@@ -104,8 +104,8 @@ def markdown(results: dict[str, Any]) -> str:
             f"### {name} (n={n} answerable)", "",
             "| system | hit@1 | Δ vs bm25-pages [95% CI] | Δ vs bm25-chunks [95% CI] | hit@3 | recall@5 "
             "| context recall | context tokens | false abst. | abst. unanswerable | abst. off-topic "
-            + ("| routing acc. " if corpus else "| abst. missing name ") + "| p50 ms |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+            + ("| routing acc. " if corpus else "| abst. missing name | abst. evidence removed ") + "| p50 ms |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if corpus else "---|---|"),
         ]
         for system, row in table.items():
             lines.append(
@@ -115,7 +115,8 @@ def markdown(results: dict[str, Any]) -> str:
                 f"| {_cell(row['abstention_unanswerable'])} ({row['unanswerable']}) "
                 f"| {_cell(row['abstention_off_topic'])} ({row['off_topic']}) "
                 + (f"| {_cell(row['routing_accuracy'])} " if corpus
-                   else f"| {_cell(row.get('abstention_missing_name'))} ({row.get('missing_name', 0)}) ")
+                   else f"| {_cell(row.get('abstention_missing_name'))} ({row.get('missing_name', 0)}) "
+                   f"| {_cell(row.get('abstention_evidence_removed'))} ({row.get('evidence_removed', 0)}) ")
                 + f"| {row['latency_ms_p50']:.1f} |"
             )
         lines.append("")
@@ -152,7 +153,7 @@ def readme_rows(documents: dict[str, Any], corpus: dict[str, Any]) -> list[str]:
                 f"| {_ci(row, 'bm25-pages')} | {_ci(row, 'bm25-chunks')} | {_cell(row['hit_at_3'])} "
                 f"| {_cell(row['context_recall'])} | {row['context_tokens']:,.0f} | {_cell(row['false_abstention'])} "
                 f"| {_cell(row['abstention_off_topic'])} | {_cell(row.get('abstention_missing_name'))} "
-                f"| {_cell(wide['hit_at_1'])} "
+                f"| {_cell(row.get('abstention_evidence_removed'))} | {_cell(wide['hit_at_1'])} "
                 f"| {_cell(wide['routing_accuracy'])} |"
             )
     return rows

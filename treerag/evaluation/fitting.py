@@ -49,7 +49,8 @@ from services.navigator.ranking.model import LinearModel, RankingModel, Tree, Tr
 from shared.model.query import QuerySettings
 from shared.text.names import mentioned
 from treerag.evaluation.dataset import QAItem
-from treerag.evaluation.folds import NegativePair, missing_name_pairs, off_topic_pairs
+from treerag.evaluation.folds import NegativePair, evidence_removed_pairs, missing_name_pairs, off_topic_pairs
+from treerag.evaluation.removal import AskedDocuments
 from treerag.evaluation.routing_fit import CorpusQuestion, fit_router
 
 # Shares of answerable training questions the fitted threshold may abstain on, tried in order.
@@ -399,16 +400,18 @@ def fit_model(
 
 def explore_examples(
     items: Sequence[QAItem], pairs: Sequence[NegativePair], indexes: Mapping[str, DocumentIndex],
-    settings: QuerySettings,
+    settings: QuerySettings, asked: AskedDocuments | None = None,
 ) -> tuple[list[Example], list[Example]]:
-    """Model-free explorations of every item (with its gold pages) and every negative pair."""
+    """Model-free explorations of every item (with its gold pages) and every negative pair
+    (each of the document `asked` gives it; by default built from `indexes`)."""
     auto = settings.model_copy(update={"mode": "auto"})
+    asked = asked or AskedDocuments(indexes)
     labelled = [
         Example(item.id, item.doc, explore(item.question, [indexes[item.doc]], auto),
                 {(item.doc, p) for p in item.evidence_pages} if item.answerable else set())
         for item in items
     ]
-    negatives = [Example(p.item_id, p.doc, explore(p.question, [indexes[p.doc]], auto)) for p in pairs]
+    negatives = [Example(p.item_id, p.doc, explore(p.question, [asked.of(p)], auto)) for p in pairs]
     return labelled, negatives
 
 
@@ -427,13 +430,13 @@ def negative_pairs(
     collections: Mapping[str, Sequence[QAItem]], indexes: Mapping[str, DocumentIndex]
 ) -> list[NegativePair]:
     """What the abstention model learns to refuse besides unanswerable items: the off-topic
-    pairs, then the missing-name pairs (`treerag.evaluation.folds`)."""
+    pairs, the missing-name pairs, then the evidence-removed pairs (`treerag.evaluation.folds`)."""
 
     def mentions(doc: str, term: str) -> bool:
         index = indexes[doc]
         return mentioned(term, index.vocabulary, index.vocabulary_by_initial)
 
-    return off_topic_pairs(collections) + missing_name_pairs(collections, mentions)
+    return off_topic_pairs(collections) + missing_name_pairs(collections, mentions) + evidence_removed_pairs(collections)
 
 
 def fit_collections(

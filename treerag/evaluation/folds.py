@@ -13,7 +13,17 @@ Missing-name pairs: each answerable question is also asked of one other document
 collection that never mentions a name the question uses and its own document mentions (a
 question about one company's filing, asked of another company's). The document is of the same
 kind and speaks the same vocabulary, so only what the question is about tells it apart; it
-cannot answer. A pair of either kind belongs to the fold of the document asked.
+cannot answer.
+
+Evidence-removed pairs: each answerable question is also asked of its own document with its
+evidence pages blanked (and the summaries of sections opening on them): the document stays on
+topic, speaks the question's words and names its subject, but no longer holds the answer, as
+with a question a manual or filing never answers. A page the annotators did not list may still
+hold the answer (a figure repeated in a filing's summary tables), so these pairs are noisy
+negatives: they measure how often an on-topic question without its answer is refused, and
+teach the abstention model what topical support without an answer page looks like.
+
+A pair of any kind belongs to the fold of the document asked.
 """
 
 from __future__ import annotations
@@ -37,7 +47,9 @@ class NegativePair(BaseModel):
     question_doc: str  # the document the question was written for
     collection: str  # the question's collection
     doc: str  # the document it is asked of
-    kind: Literal["off-topic", "missing-name"] = "off-topic"
+    kind: Literal["off-topic", "missing-name", "evidence-removed"] = "off-topic"
+    # 1-based pages blanked in `doc` before asking (evidence-removed pairs only).
+    without_pages: tuple[int, ...] = ()
 
 
 def assign_folds(items: Sequence[QAItem], k: int) -> dict[str, int]:
@@ -93,3 +105,15 @@ def missing_name_pairs(
             pairs.append(NegativePair(item_id=item.id, question=item.question, question_doc=item.doc,
                                       collection=source, doc=doc, kind="missing-name"))
     return pairs
+
+
+def evidence_removed_pairs(collections: Mapping[str, Sequence[QAItem]]) -> list[NegativePair]:
+    """One evidence-removed pair per answerable question: its own document without its evidence
+    pages."""
+    return [
+        NegativePair(item_id=item.id, question=item.question, question_doc=item.doc, collection=source,
+                     doc=item.doc, kind="evidence-removed", without_pages=tuple(sorted(set(item.evidence_pages))))
+        for source in sorted(collections)
+        for item in collections[source]
+        if item.answerable and item.evidence_pages
+    ]
