@@ -3,10 +3,14 @@ paired bootstrap intervals."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
+from services.navigator.dense import DenseVectors
 from services.navigator.ranking.dense import embedder_name
 from services.navigator.ranking.model import load_model
+from tests.query.conftest import build
+from tests.query.documents import indexed, node
 from tests.query.synthetic import filings_collection, kitchen_collection, plant_collection
 from treerag.evaluation.baselines import chunk_index, page_index
 from treerag.evaluation import fitting
@@ -97,19 +101,27 @@ def test_evidence_removed_pairs_ask_each_question_of_its_own_document_without_it
 
 
 def test_a_document_without_its_evidence_keeps_everything_else() -> None:
-    _, indexes = _filings_and_plant()
-    original = indexes["kestrel_2021.pdf"]
-    blanked = without_pages(original, [4])
-    assert len(blanked.pages) == len(original.pages) and blanked.pages[3] == ""
-    assert blanked.pages[:3] == original.pages[:3] and blanked.pages[4] == original.pages[4]
+    pages = ["Cover of the annual report.", "Business overview and strategy.",
+             "Inventory turnover was 6.2 times.", "Inventories are stated at cost."]
+    statements = node("0002", "Statements", 3, 4, summary="Inventory turnover was 6.2 times.",
+                      children=[node("0003", "Inventories", 4, 4, level=2, summary="Inventories are stated at cost.")])
+    tree = [node("0001", "Business", 1, 2, summary="Business overview and strategy."), statements]
+    original = build(indexed("d" * 16, "orlan_2021.pdf", pages, tree))
+    original.dense = DenseVectors(model="stand-in", pages=np.ones((4, 3), dtype=np.float32),
+                                  nodes=np.ones((3, 3), dtype=np.float32))
+    blanked = without_pages(original, [3])
+    assert blanked.pages == ["Cover of the annual report.", "Business overview and strategy.", "",
+                             "Inventories are stated at cost."]
     assert "turnover" in original.vocabulary and "turnover" not in blanked.vocabulary
-    assert [f.node.title for f in blanked.nodes] == [f.node.title for f in original.nodes]
-    # The section opening on the blanked page loses its summary (its opening text), no other.
-    opens = {f.node.title: f.node.summary for f in blanked.nodes}
-    assert opens["Statements"] == "" and opens["Cover"] == original.nodes[0].node.summary
-    if original.dense is not None:
-        assert not blanked.dense.pages[3].any() and (blanked.dense.pages[0] == original.dense.pages[0]).all()
-    assert original.pages[3] and "turnover" in original.vocabulary  # the stored index is untouched
+    # Titles and outline stay; only the summary of the section opening on the blanked page goes.
+    assert [(f.node.title, f.node.page_start, f.node.page_end) for f in blanked.nodes] == \
+        [(f.node.title, f.node.page_start, f.node.page_end) for f in original.nodes]
+    assert [f.node.summary for f in blanked.nodes] == ["Business overview and strategy.", "",
+                                                       "Inventories are stated at cost."]
+    assert blanked.dense is not None
+    assert not blanked.dense.pages[2].any() and blanked.dense.pages[[0, 1, 3]].all()
+    # The stored index is untouched.
+    assert original.pages[2] and original.dense.pages.all() and original.nodes[1].node.summary
 
 
 def test_evidence_removed_pairs_are_judged_held_out_and_counted_apart() -> None:

@@ -2,7 +2,7 @@
 
 An `Example` is one question asked of some documents, explored once (tree walk + candidate
 pages; no model involved), with its gold pages, or none when the documents cannot answer it
-(unanswerable items, off-topic and missing-name pairs). Fitting:
+(unanswerable items; off-topic, missing-name and evidence-removed pairs). Fitting:
 
 1. *ranker*, one of the recipe's (`RECIPES`; the shipped recipe has the logistic one only): a
    pairwise logistic regression (a ranking objective: for every answerable example, every

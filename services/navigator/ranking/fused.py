@@ -1,7 +1,8 @@
 """Order the candidate pages with the fitted model and decide whether the documents answer.
 
 Abstention features (probability that the documents answer, fitted on answerable questions
-against unanswerable ones, off-topic ones and ones about something the document never names):
+against unanswerable ones, off-topic ones, ones about something the document never names, and
+the answerable ones asked of their own document without its evidence pages):
 
 | feature | what it measures |
 |---|---|
