@@ -27,6 +27,13 @@ def _collections():  # noqa: ANN202
     return {"plant": plant_items, "kitchen": kitchen_items}, plant | kitchen
 
 
+def _held_out(collections, indexes, **options):  # noqa: ANN001, ANN003, ANN202
+    """`cross_validate` with the flat BM25 baselines built from the same documents."""
+    pages = {name: page_index(index.record, index.pages) for name, index in indexes.items()}
+    chunks = {name: chunk_index(index.record, index.pages) for name, index in indexes.items()}
+    return cross_validate(collections, indexes, pages, chunks, **options)
+
+
 def test_folds_never_split_a_document_and_are_deterministic() -> None:
     collections, _ = _collections()
     items = [i for group in collections.values() for i in group]
@@ -76,10 +83,7 @@ def test_missing_name_pairs_ask_a_document_of_the_same_kind_that_never_names_the
 
 def test_missing_name_pairs_are_judged_held_out_and_counted_apart() -> None:
     collections, indexes = _filings_and_plant()
-    records = {name: index.record for name, index in indexes.items()}
-    pages = {n: page_index(records[n], indexes[n].pages) for n in indexes}
-    chunks = {n: chunk_index(records[n], indexes[n].pages) for n in indexes}
-    cv = cross_validate(collections, indexes, pages, chunks, k=2, systems=("treerag-auto",))
+    cv = _held_out(collections, indexes, k=2, systems=("treerag-auto",))
     auto = summarise(cv.outcomes)
     assert auto.missing_name == 4 and auto.unanswerable == 0
     assert auto.abstention_missing_name == 1.0 and auto.false_abstention == 0.0
@@ -126,10 +130,7 @@ def test_a_document_without_its_evidence_keeps_everything_else() -> None:
 
 def test_evidence_removed_pairs_are_judged_held_out_and_counted_apart() -> None:
     collections, indexes = _filings_and_plant()
-    records = {name: index.record for name, index in indexes.items()}
-    pages = {n: page_index(records[n], indexes[n].pages) for n in indexes}
-    chunks = {n: chunk_index(records[n], indexes[n].pages) for n in indexes}
-    cv = cross_validate(collections, indexes, pages, chunks, k=2, systems=("treerag-auto", "bm25-pages"))
+    cv = _held_out(collections, indexes, k=2, systems=("treerag-auto", "bm25-pages"))
     removed = [o for o in cv.outcomes if o.evidence_removed]
     answerable = sum(i.answerable for group in collections.values() for i in group)
     assert len(removed) == 2 * answerable and all(o.type == "evidence-removed" for o in removed)
@@ -145,10 +146,7 @@ def test_evidence_removed_pairs_are_judged_held_out_and_counted_apart() -> None:
 
 def test_held_out_run_reports_every_metric_and_beats_bm25_on_contents_pages() -> None:
     collections, indexes = _collections()
-    records = {name: index.record for name, index in indexes.items()}
-    pages = {n: page_index(records[n], indexes[n].pages) for n in indexes}
-    chunks = {n: chunk_index(records[n], indexes[n].pages) for n in indexes}
-    cv = cross_validate(collections, indexes, pages, chunks, k=2, systems=("treerag-auto", "bm25-pages"))
+    cv = _held_out(collections, indexes, k=2, systems=("treerag-auto", "bm25-pages"))
     assert len(cv.model_hashes) == 2 and cv.model_hashes[0] != cv.model_hashes[1]
     auto = summarise([o for o in cv.outcomes if o.system == "treerag-auto"])
     assert auto.n == 48 and auto.hit_at_1 == 1.0 and auto.context_recall == 1.0
@@ -169,10 +167,7 @@ def test_held_out_run_reports_every_metric_and_beats_bm25_on_contents_pages() ->
 
 def test_a_nested_run_records_what_each_fold_chose_and_still_ranks_held_out_documents() -> None:
     collections, indexes = _collections()
-    records = {name: index.record for name, index in indexes.items()}
-    pages = {n: page_index(records[n], indexes[n].pages) for n in indexes}
-    chunks = {n: chunk_index(records[n], indexes[n].pages) for n in indexes}
-    cv = cross_validate(collections, indexes, pages, chunks, k=2, systems=("treerag-auto",), recipe=RECIPES["nested"])
+    cv = _held_out(collections, indexes, k=2, systems=("treerag-auto",), recipe=RECIPES["nested"])
     labels = {spec.label for spec in RANKER_GRID}
     assert len(cv.fold_choices) == 2
     assert all(c["ranker"] in labels and c["false_abstention_budget"] in BUDGET_GRID for c in cv.fold_choices)
@@ -194,9 +189,6 @@ def test_each_fold_fits_its_router_on_training_documents_only(monkeypatch: pytes
     plant_items, plant = plant_collection(4)
     filing_items, filings = filings_collection(("Stridewell", "Pacer", "Lumora", "Korvan"), (2016, 2017, 2018))
     collections, indexes = {"plant": plant_items, "filings": filing_items}, plant | filings
-    records = {name: index.record for name, index in indexes.items()}
-    pages = {n: page_index(records[n], indexes[n].pages) for n in indexes}
-    chunks = {n: chunk_index(records[n], indexes[n].pages) for n in indexes}
     seen: list[set[str]] = []
     real_fit = fitting.fit_router
 
@@ -205,7 +197,7 @@ def test_each_fold_fits_its_router_on_training_documents_only(monkeypatch: pytes
         return real_fit(questions, model, settings, lexical)
 
     monkeypatch.setattr(fitting, "fit_router", recording)
-    cv = cross_validate(collections, indexes, pages, chunks, k=2, systems=("treerag-auto",), corpus=True)
+    cv = _held_out(collections, indexes, k=2, systems=("treerag-auto",), corpus=True)
     assert len(seen) == 2
     for fold, documents in enumerate(seen):
         held_out = {doc for doc, f in cv.fold_of_document.items() if f == fold}
