@@ -5,8 +5,9 @@
 
 Explores every question of DATA/qa/*.jsonl (by default ../shared/data) on its own document
 (PDFs from DATA/pdfs), every question on one document of each other collection (off-topic
-negatives) and on one document of its own collection that never mentions a name it uses
-(missing-name negatives), fits the model (`treerag.evaluation.fitting`) and writes it as
+negatives), on one document of its own collection that never mentions a name it uses
+(missing-name negatives) and on its own document with its evidence pages blanked
+(evidence-removed negatives), fits the model (`treerag.evaluation.fitting`) and writes it as
 JSON, with the lexical-only variant beside it (`model-lexical.json`, used when embeddings are
 off; not with `--dense-only`, which fits the model of another embedder: set
 `TREERAG_EMBEDDINGS*` to it and give its `--out`, e.g. `model-bge-small.json`).

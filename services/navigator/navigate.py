@@ -444,8 +444,9 @@ def explore(
     warnings: list[str] = []
     passages: list[Passage] = []
     question_refs = find_references(question)
+    names = named_words(question)
     unmentioned = unmentioned_names(
-        question, [(s.index.vocabulary, s.index.vocabulary_by_initial, s.index.memo) for s in shortlist]
+        names, [(s.index.vocabulary, s.index.vocabulary_by_initial, s.index.memo) for s in shortlist]
     )
     if unmentioned:
         warnings.append(f"the documents never mention {', '.join(dict.fromkeys(map(bare_name, unmentioned)))}")
@@ -514,7 +515,7 @@ def explore(
         passages.extend(doc_passages)
     spelled = respelled(question, corrections, indexes)
     candidates = build_candidates(spelled, evidence, wanted) if evidence else None
-    name_count = len(named_words(question)) or 1
+    name_count = len(names) or 1
     abbreviations = sum(is_abbreviation(word) for word in unmentioned)
     missing = MissingWords(
         terms=absent_share(evidence[0].weights, [s.index.vocabulary for s in shortlist]) if evidence else 0.0,

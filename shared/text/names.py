@@ -125,7 +125,7 @@ def named_words(question: str) -> list[tuple[str, str]]:
         bare = bare_name(word)
         if bare.istitle() and _SENTENCE_START.search(question[: match.start()]):
             continue  # a capital that only starts a sentence
-        if word.lower().removesuffix("'s") in _POINTERS:
+        if bare.lower() in _POINTERS:
             continue
         names.extend((t, word) for t in terms(word) if len(t) >= MIN_NAME_LENGTH)
     return list(dict.fromkeys(names))
@@ -168,10 +168,11 @@ def closest_spelling(term: str, vocabulary: Collection[str], by_initial: dict[st
 
 
 def unmentioned_names(
-    question: str, vocabularies: list[tuple[Collection[str], dict[str, list[str]] | None, dict | None]]
+    names: list[tuple[str, str]], vocabularies: list[tuple[Collection[str], dict[str, list[str]] | None, dict | None]]
 ) -> list[str]:
-    """Names in the question (as written) that none of the (vocabulary, by_initial, cache)
-    triples mentions; `cache` (a dict kept with the vocabulary) memoises the fuzzy look-ups."""
+    """The question's names (`named_words`; as written) that none of the (vocabulary,
+    by_initial, cache) triples mentions; `cache` (a dict kept with the vocabulary) memoises the
+    fuzzy look-ups."""
 
     def known(term: str, vocabulary: Collection[str], groups: dict[str, list[str]] | None, cache: dict | None) -> bool:
         if cache is None:
@@ -181,4 +182,4 @@ def unmentioned_names(
             memo[term] = mentioned(term, vocabulary, groups)
         return memo[term]
 
-    return [word for term, word in named_words(question) if not any(known(term, *v) for v in vocabularies)]
+    return [word for term, word in names if not any(known(term, *v) for v in vocabularies)]
