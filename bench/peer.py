@@ -26,16 +26,15 @@ from bench.common import (
     shared_data,
     write_result,
 )
-from services.compressor.compress import compress
 from services.navigator.index import DocumentIndex
-from services.navigator.navigate import navigate
-from services.verifier.answer import answer_question
 from shared.text.citations import strip_citations
 from shared.model.documents import DocumentRecord, DocumentStatus
 from shared.model.interop import import_treerag_index
 from shared.model.query import CompressedContext, Passage, QuerySettings
 from shared.text.lexical import BM25Index, query_terms, terms
+from treerag.evaluation.asking import Asker
 from treerag.evaluation.metrics import rouge_l
+from treerag.pipeline import ask_result
 
 BENCHMARKS = ("medical_benchmark.json", "govreport_benchmark.json")
 BM25_TOP_K = 5
@@ -83,6 +82,7 @@ def run_benchmark(path: Path, indices: Path) -> dict[str, Any]:
     indexes: dict[str, DocumentIndex] = {}
     per_system: dict[str, list[dict[str, float]]] = {}
     seconds: dict[str, list[float]] = {}
+    asker = Asker()
     for q in questions:
         name = q["document_id"]
         if name not in indexes:
@@ -94,10 +94,11 @@ def run_benchmark(path: Path, indices: Path) -> dict[str, Any]:
             if system == "bm25-nodes":
                 passages = bm25_nodes(index, q["question"])
                 context = CompressedContext(question=q["question"], passages=passages, tokens_before=0, tokens_after=0)
+                answer = asker.verify(context, [index], settings)
             else:
-                passages = navigate(q["question"], [index], settings).passages
-                context = compress(q["question"], passages, settings)
-            answer = answer_question(context, settings, system)
+                run = asker.ask(q["question"], [index], settings)
+                passages = run.navigation.passages if run.navigation else []
+                answer = ask_result(run).answer
             seconds.setdefault(system, []).append(time.perf_counter() - started)
             text = "" if answer.abstained else strip_citations(answer.answer)
             per_system.setdefault(system, []).append(

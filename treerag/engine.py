@@ -13,42 +13,27 @@ from __future__ import annotations
 
 import logging
 import time
-import uuid
 
 import numpy as np
 
-from services.compressor.handlers import STAGE as COMPRESSOR
-from services.compressor.handlers import CompressorHandlers
-from services.compressor.main import routes as compressor_routes
-from services.navigator.handlers import STAGE as NAVIGATOR
-from services.navigator.handlers import NavigatorHandlers
 from services.navigator.index import DocumentIndex
-from services.navigator.index_cache import IndexCache, NoDocumentsError
-from services.navigator.main import routes as navigator_routes
-from services.verifier.handlers import STAGE as VERIFIER
-from services.verifier.handlers import VerifierHandlers
-from services.verifier.main import routes as verifier_routes
+from services.navigator.index_cache import IndexCache
 from shared.adapters.cache import AnswerCache
 from shared.adapters.llm.client import LLMClient
 from shared.adapters.logs import correlated, log_fields
-from shared.adapters.memory.bus import InMemoryBus
-from shared.adapters.memory.queries import InMemoryQueryStore
-from shared.adapters.embeddings.words import word_vectors
-from shared.adapters.nli import answer_key_suffix, configured_judge
+from shared.adapters.nli import answer_key_suffix
 from shared.app.answer_key import answering_name
 from shared.model.documents import DocumentRecord
-from shared.model.events import AnswerVerified, QueryFailed, QueryReceived
 from shared.model.query import QUESTION_MAX_CHARS, QuerySettings
 from shared.ports.model_roles import AnswerGenerator, Embedder, NodeScorer
 from shared.ports.repository import Repository
 from shared.settings import get_settings
-from treerag.pipeline import AskResult, StageTimings
+from treerag.pipeline import AskResult, QueryFailedError, ask_result
+from treerag.query_path import QueryModels, QueryPath
+
+__all__ = ["QueryEngine", "QueryFailedError", "ask_result"]
 
 logger = logging.getLogger(__name__)
-
-
-class QueryFailedError(RuntimeError):
-    """A stage reported the query as failed (the reason says why)."""
 
 
 def _ms(start: float) -> float:
@@ -71,8 +56,10 @@ class QueryEngine:
         llm: LLMClient | None = None,
         answer_cache: AnswerCache | None = None,
         embedder: Embedder | None = None,
+        models: QueryModels | None = None,
     ) -> None:
         self.repository = repository
+        self.models = models or QueryModels.configured(get_settings())
         self.answer_cache = answer_cache
         self.index_cache = IndexCache(repository, embedder)
         self._scorer: NodeScorer | None = None
@@ -94,24 +81,11 @@ class QueryEngine:
     def question_vector(self, question: str) -> np.ndarray | None:
         return self.index_cache.question_vector(question)
 
-    def _pipeline(
-        self, scorer: NodeScorer | None, generator: AnswerGenerator | None, use_cache: bool
-    ) -> tuple[InMemoryBus, InMemoryQueryStore]:
-        """A bus with the three query stages attached, as their `main.py` declares them."""
-        bus, queries = InMemoryBus(), InMemoryQueryStore()
-        cache = self.answer_cache if use_cache else None
-        nli = get_settings().nli
-        judge = configured_judge(nli)
-        answered_by = answering_name(generator, scorer) + answer_key_suffix(nli)
-        navigator = NavigatorHandlers(self.index_cache, bus, queries, scorer=scorer, cache=cache,
-                                      answered_by=answered_by)
-        compressor = CompressorHandlers(bus, queries)
-        verifier = VerifierHandlers(self.repository, bus, queries, generator=generator, cache=cache,
-                                    judge=judge, word_vectors=word_vectors(get_settings()))
-        bus.attach(NAVIGATOR, navigator_routes(navigator))
-        bus.attach(COMPRESSOR, compressor_routes(compressor))
-        bus.attach(VERIFIER, verifier_routes(verifier))
-        return bus, queries
+    def _path(self, scorer: NodeScorer | None, generator: AnswerGenerator | None, use_cache: bool) -> QueryPath:
+        """The three query stages, as their `main.py` declares them, over this engine's store."""
+        answered_by = answering_name(generator, scorer) + answer_key_suffix(get_settings().nli)
+        return QueryPath(self.index_cache, self.repository, self.models, scorer=scorer, generator=generator,
+                         cache=self.answer_cache if use_cache else None, answered_by=answered_by)
 
     async def ask(
         self,
@@ -135,15 +109,11 @@ class QueryEngine:
             scorer = self._scorer
         started, loaded_before = time.perf_counter(), self.index_cache.load_seconds
         with correlated(query=question[:80]):
-            bus, _ = self._pipeline(scorer, generator, use_cache)
             # The navigator finds the documents (ids, id prefixes or file names), as it does for
             # the gateway's queries; none found ends the query with NoDocumentsError.
-            received = QueryReceived(query_id=uuid.uuid4().hex, question=question, doc_ids=doc_ids or [],
-                                     settings=settings)
-            await bus.publish(received)
-            await bus.drain()
+            run = await self._path(scorer, generator, use_cache).ask(question, doc_ids, settings)
             load_ms = round((self.index_cache.load_seconds - loaded_before) * 1000, 3)
-            result = self._result(bus, received.query_id, load_ms, _ms(started))
+            result = ask_result(run, load_ms, _ms(started))
             logger.info(
                 "answered",
                 extra=log_fields(mode=result.mode, abstained=result.answer.abstained, generator=result.generator,
@@ -151,32 +121,3 @@ class QueryEngine:
                                  cached=result.cached),
             )
         return result
-
-    @staticmethod
-    def _result(bus: InMemoryBus, query_id: str, load_ms: float, total_ms: float) -> AskResult:
-        ends = [e for e in bus.published if isinstance(e, (AnswerVerified, QueryFailed)) and e.query_id == query_id]
-        if not ends:
-            raise QueryFailedError("the query ended without an answer or a failure; see the log")
-        end = ends[-1]
-        if isinstance(end, QueryFailed):
-            if end.error_type == NoDocumentsError.__name__:
-                raise NoDocumentsError(end.reason)
-            raise QueryFailedError(f"the {end.stage} stage failed: {end.reason}")
-        spent = {t.stage: t.processing_ms for t in end.timings}
-        outcome = end.outcome
-        return AskResult(
-            answer=outcome.answer,
-            stats=outcome.stats,
-            mode=outcome.mode,
-            mode_reason=outcome.mode_reason,
-            tokens_before=outcome.tokens_before,
-            tokens_after=outcome.tokens_after,
-            timings=StageTimings(load_ms=load_ms, navigate_ms=spent.get(NAVIGATOR, 0.0),
-                                 compress_ms=spent.get(COMPRESSOR, 0.0), verify_ms=spent.get(VERIFIER, 0.0),
-                                 total_ms=total_ms),
-            documents=[doc_id for doc_id, _ in end.documents],
-            warnings=outcome.warnings,
-            path=outcome.path,
-            generator=outcome.answer.generator,
-            cached=end.producer == NAVIGATOR,
-        )

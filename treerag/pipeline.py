@@ -1,35 +1,33 @@
 """Navigate -> compress -> verify over in-memory document indexes, as one function call.
 
-The evaluation harness asks hundreds of questions of indexes it holds in memory: it calls the
-three stages' domain functions directly, the same functions their handlers call on the bus
-and in `treerag.engine.QueryEngine`. `AskResult` is what a one-process ask returns.
+The question goes through the three stages' own handlers (`treerag.query_path`), as it does on
+the bus and in `treerag.engine.QueryEngine`. `AskResult` is what a one-process ask returns.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
-from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
-from services.compressor.compress import compress
+from services.compressor.handlers import STAGE as COMPRESSOR
+from services.navigator.handlers import STAGE as NAVIGATOR
 from services.navigator.index import DocumentIndex
-from services.navigator.navigate import navigate
-from services.navigator.ranking.model import RankingModel
-from services.verifier.answer import answer_question
+from services.navigator.index_cache import NoDocumentsError
+from services.verifier.handlers import STAGE as VERIFIER
 from shared.app.answer_key import EXTRACTIVE
+from shared.model.events import QueryFailed
 from shared.model.query import (
-    NavigationResult,
     QuerySettings,
     TraversalStats,
     VerifiedAnswer,
     VisitedSection,
 )
 from shared.ports.model_roles import AnswerGenerator, NodeScorer
-
-if TYPE_CHECKING:
-    pass
+from shared.settings import get_settings
+from treerag.query_path import HeldIndexes, PathRun, QueryModels, QueryPath
 
 logger = logging.getLogger(__name__)
 
@@ -62,6 +60,10 @@ class AskResult(BaseModel):
     cached: bool = Field(default=False, description="True when the answer came from the answer cache.")
 
 
+class QueryFailedError(RuntimeError):
+    """A stage reported the query as failed (the reason says why)."""
+
+
 def _ms(start: float) -> float:
     return round((time.perf_counter() - start) * 1000, 3)
 
@@ -72,36 +74,40 @@ def answer_from_indexes(
     settings: QuerySettings,
     scorer: NodeScorer | None = None,
     generator: AnswerGenerator | None = None,
-    model: RankingModel | None = None,
+    models: QueryModels | None = None,
 ) -> AskResult:
-    """Navigate, compress and answer over in-memory document indexes (`model`: the ranking
-    model, the shipped one by default)."""
-    by_id = {ix.doc_id: ix for ix in indexes}
-
-    def page_text(doc_id: str, page: int) -> str | None:
-        index = by_id.get(doc_id)
-        return index.page_text(page) if index else None
-
+    """Navigate, compress and answer over in-memory document indexes, through the stages' own
+    handlers (`treerag.query_path`) with `models` (the configured ones by default)."""
     started = time.perf_counter()
-    navigation: NavigationResult = navigate(question, indexes, settings, scorer, model)
-    navigate_ms = _ms(started)
-    mark = time.perf_counter()
-    context = compress(question, navigation.passages, settings)
-    compress_ms = _ms(mark)
-    mark = time.perf_counter()
-    answer = answer_question(context, settings, navigation.mode, generator, page_text)
-    verify_ms = _ms(mark)
+    held = HeldIndexes(indexes)
+    path = QueryPath(held, held, models or QueryModels.configured(get_settings()), scorer=scorer,
+                     generator=generator)
+    run = asyncio.run(path.ask(question, None, settings))
+    return ask_result(run, total_ms=_ms(started))
+
+
+def ask_result(run: PathRun, load_ms: float = 0.0, total_ms: float = 0.0) -> AskResult:
+    """What `treerag ask` shows of a question's run; a failed query raises with its reason."""
+    end = run.end
+    if isinstance(end, QueryFailed):
+        if end.error_type == NoDocumentsError.__name__:
+            raise NoDocumentsError(end.reason)
+        raise QueryFailedError(f"the {end.stage} stage failed: {end.reason}")
+    spent = {t.stage: t.processing_ms for t in end.timings}
+    outcome = end.outcome
     return AskResult(
-        answer=answer,
-        stats=navigation.stats,
-        mode=navigation.mode,
-        mode_reason=navigation.mode_reason,
-        tokens_before=context.tokens_before,
-        tokens_after=context.tokens_after,
-        timings=StageTimings(navigate_ms=navigate_ms, compress_ms=compress_ms, verify_ms=verify_ms,
-                             total_ms=_ms(started)),
-        documents=[ix.doc_id for ix in indexes],
-        warnings=navigation.warnings + answer.warnings,
-        path=navigation.path,
-        generator=answer.generator,
+        answer=outcome.answer,
+        stats=outcome.stats,
+        mode=outcome.mode,
+        mode_reason=outcome.mode_reason,
+        tokens_before=outcome.tokens_before,
+        tokens_after=outcome.tokens_after,
+        timings=StageTimings(load_ms=load_ms, navigate_ms=spent.get(NAVIGATOR, 0.0),
+                             compress_ms=spent.get(COMPRESSOR, 0.0), verify_ms=spent.get(VERIFIER, 0.0),
+                             total_ms=total_ms),
+        documents=[doc_id for doc_id, _ in end.documents],
+        warnings=outcome.warnings,
+        path=outcome.path,
+        generator=outcome.answer.generator,
+        cached=end.producer == NAVIGATOR,
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from services.navigator.handlers import NavigatorHandlers
 from services.navigator.index_cache import IndexCache
 from services.navigator.llm_scoring import LLMNodeScorer
+from services.navigator.models import configured_models
 from services.navigator.settings import NavigatorSettings
 from shared.adapters.cache import AnswerCache
 from shared.adapters.embeddings import make_embedder
@@ -23,4 +24,5 @@ async def build(ports: StagePorts) -> NavigatorHandlers:
         cache=AnswerCache(ports.repository),
         answered_by=answering_name(generator_name(llm), scorer) + answer_key_suffix(ports.settings.nli),
         warm=NavigatorSettings().warm,
+        models=configured_models(),
     )

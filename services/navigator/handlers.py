@@ -7,10 +7,9 @@ import asyncio
 import logging
 import time
 
-from services.navigator.index_cache import IndexCache, NoDocumentsError
+from services.navigator.index_cache import IndexSource, NoDocumentsError
 from services.navigator.navigate import navigate
-from services.navigator.ranking.model import shipped_model
-from services.navigator.ranking.rerank import reranking_identity
+from services.navigator.models import NavigatorModels, configured_models
 from shared.adapters.cache import AnswerCache
 from shared.adapters.logs import log_fields
 from shared.adapters.metrics import NODES_VISITED
@@ -41,13 +40,14 @@ def _ms(seconds: float) -> float:
 class NavigatorHandlers:
     def __init__(
         self,
-        indexes: IndexCache,
+        indexes: IndexSource,
         bus: Publisher,
         queries: QueryStore,
         scorer: NodeScorer | None = None,
         cache: AnswerCache | None = None,
         answered_by: str = EXTRACTIVE,
         warm: bool = True,
+        models: NavigatorModels | None = None,
     ) -> None:
         self.indexes = indexes
         self.warm = warm
@@ -58,7 +58,8 @@ class NavigatorHandlers:
         self.cache = cache
         self.answered_by = answered_by  # the answer-cache key names what answers
         # and the models that rank pages (fixed per process)
-        self.ranker = shipped_model().digest() + reranking_identity()
+        self.models = models or configured_models()
+        self.ranker = self.models.identity()
 
     async def on_tree_built(self, event: TreeBuilt, delivery: Delivery) -> None:
         """A new or rebuilt tree: the older index goes; the new one is built now, before a query
@@ -93,7 +94,8 @@ class NavigatorHandlers:
         looked_up = time.perf_counter()
         # Traversal is CPU work: a worker thread keeps the consumer's heartbeats going.
         scorer = self.scorer if event.settings.llm_scoring else None
-        result = await asyncio.to_thread(navigate, event.question, indexes, event.settings, scorer)
+        result = await asyncio.to_thread(navigate, event.question, indexes, event.settings, scorer,
+                                         self.models.ranking, self.models.reranking)
         navigated = time.perf_counter()
         NODES_VISITED.labels(mode=result.mode).observe(result.stats.nodes_visited)
         timings = [*event.timings, delivery.timing()]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import Protocol
 
 import numpy as np
 
@@ -27,6 +28,17 @@ logger = logging.getLogger(__name__)
 
 class NoDocumentsError(LookupError):
     """Raised when there is nothing to ask over."""
+
+
+class IndexSource(Protocol):
+    """Where the navigator's handlers get document indexes: the store through `IndexCache`, or
+    indexes already in memory (the evaluation harness)."""
+
+    async def indexes(self, doc_ids: list[str] | None, tenant: str = DEFAULT_TENANT) -> list[DocumentIndex]: ...
+
+    async def warm(self, doc_id: str) -> None: ...
+
+    def forget(self, doc_id: str) -> None: ...
 
 
 class IndexCache:

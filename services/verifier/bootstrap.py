@@ -5,21 +5,18 @@ from __future__ import annotations
 from services.verifier.handlers import VerifierHandlers
 from services.verifier.llm_answer import LLMAnswerGenerator
 from shared.adapters.cache import AnswerCache
-from shared.adapters.embeddings.words import word_vectors
+from services.verifier.models import configured_models
 from shared.adapters.llm import make_llm
-from shared.adapters.nli import make_entailment_judge
 from shared.stage import StagePorts
 
 
 async def build(ports: StagePorts) -> VerifierHandlers:
     llm = make_llm(ports.settings)
-    judge = make_entailment_judge(ports.settings.nli)
     # The navigator scores with the same model: the key names it once. An entailment model
     # changes verdicts, so it is named too.
     return VerifierHandlers(
         ports.repository, ports.bus, ports.queries,
         generator=LLMAnswerGenerator(llm) if llm else None,
         cache=AnswerCache(ports.repository),
-        judge=judge,
-        word_vectors=word_vectors(ports.settings),
+        models=configured_models(ports.settings),
     )

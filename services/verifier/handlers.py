@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import OrderedDict
+from typing import Protocol
 
 from services.verifier.answer import answer_question
 from shared.adapters.cache import AnswerCache
@@ -19,14 +20,24 @@ from shared.model.events import (
     QueryOutcome,
 )
 from shared.ports.bus import Publisher
-from shared.ports.model_roles import AnswerGenerator, EntailmentJudge
-from shared.text.substitution import WordVectors
+from services.verifier.models import VerifierModels
+from shared.model.documents import DocumentRecord
+from shared.ports.model_roles import AnswerGenerator
 from shared.ports.queries import QueryStore
-from shared.ports.repository import Repository
 
 logger = logging.getLogger(__name__)
 
 STAGE = "verifier"
+
+
+class PageStore(Protocol):
+    """What the verifier reads of the store: a document's record and its page texts."""
+
+    async def get_document(self, doc_id: str) -> DocumentRecord | None: ...
+
+    async def get_pages(self, doc_id: str) -> list[str]: ...
+
+    async def get_page_texts(self, doc_id: str, numbers: list[int]) -> dict[int, str]: ...
 
 
 class PageTexts:
@@ -36,7 +47,7 @@ class PageTexts:
     pages from MongoDB once instead of on every query that cites it. Only the pages of the asking
     tenant's documents are read: another tenant's document has none."""
 
-    def __init__(self, repo: Repository, max_chars: int = 64_000_000) -> None:
+    def __init__(self, repo: PageStore, max_chars: int = 64_000_000) -> None:
         self.repo = repo
         self.max_chars = max_chars
         self._pages: OrderedDict[tuple[str, int], list[str]] = OrderedDict()
@@ -89,13 +100,12 @@ class PageTexts:
 class VerifierHandlers:
     def __init__(
         self,
-        repo: Repository,
+        repo: PageStore,
         bus: Publisher,
         queries: QueryStore,
         generator: AnswerGenerator | None = None,
         cache: AnswerCache | None = None,
-        judge: EntailmentJudge | None = None,
-        word_vectors: WordVectors | None = None,
+        models: VerifierModels | None = None,
     ) -> None:
         self.repo = repo
         self.bus = bus
@@ -104,8 +114,7 @@ class VerifierHandlers:
         self.pages = PageTexts(repo)
         self.generator = generator
         self.cache = cache
-        self.judge = judge
-        self.word_vectors = word_vectors
+        self.models = models or VerifierModels()
 
     async def _page_texts(self, event: ContextCompressed) -> dict[tuple[str, int], str]:
         """Full text of every page the context cites, so sentences are checked against the page:
@@ -133,8 +142,8 @@ class VerifierHandlers:
             navigation.mode,
             self.generator,
             lambda doc_id, page: texts.get((doc_id, page)),
-            self.judge,
-            self.word_vectors,
+            self.models.judge,
+            self.models.word_vectors,
         )
         outcome = QueryOutcome(
             answer=answer,

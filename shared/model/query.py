@@ -121,7 +121,9 @@ class VisitedSection(BaseModel):
 
 class NavigationResult(BaseModel):
     question: str
-    mode: Literal["dfs", "beam"] = Field(description="The strategy actually used.")
+    mode: Literal["dfs", "beam", "flat"] = Field(
+        description="The strategy actually used; flat: no tree was walked (an evaluation baseline's pages)."
+    )
     mode_reason: str = ""
     passages: list[Passage]
     stats: TraversalStats

@@ -38,17 +38,16 @@ from dataclasses import dataclass
 import numpy as np
 from pydantic import BaseModel
 
-from services.compressor.compress import compress
 from services.compressor.tokens import count_tokens
 from services.navigator.index import DocumentIndex
-from services.navigator.navigate import navigate
+from services.navigator.models import NavigatorModels
 from services.navigator.ranking.dense import embedder_name
 from services.navigator.ranking.model import RankingModel
 from services.navigator.ranking.rerank import Reranking
-from services.verifier.answer import answer_question
 from shared.adapters.reranker import configured_scorer
 from shared.model.query import CompressedContext, Passage, QuerySettings, VerifiedAnswer
 from shared.settings import get_settings
+from treerag.evaluation.asking import Asker
 from treerag.evaluation.baselines import TOP_K, FlatIndex, PooledIndex, chunk_index, page_index
 from treerag.evaluation.dataset import QAItem
 from treerag.evaluation.fitting import (
@@ -62,6 +61,7 @@ from treerag.evaluation.fitting import (
 from treerag.evaluation.folds import NegativePair, assign_folds
 from treerag.evaluation.removal import AskedDocuments
 from treerag.evaluation.rerank_fit import fit_rerank
+from treerag.pipeline import ask_result
 
 logger = logging.getLogger(__name__)
 
@@ -129,34 +129,32 @@ class SystemRun:
 
 def run_system(
     system: str, question: str, documents: Documents, settings: QuerySettings, model: RankingModel,
-    reranking: Reranking | None = None,
+    reranking: Reranking | None = None, asker: Asker | None = None,
 ) -> SystemRun:
-    """One system's retrieval, context and answer for one question."""
+    """One system's retrieval, context and answer for one question, through the query path."""
+    asker = asker or Asker()
     by_id = {ix.doc_id: ix for ix in documents.indexes}
 
     def label(doc_id: str) -> str:
         index = by_id.get(doc_id)
         return index.label if index else doc_id
 
-    def page_text(doc_id: str, page: int) -> str | None:
-        index = by_id.get(doc_id)
-        return index.page_text(page) if index else None
-
     if system in TREE_SYSTEMS:
         mode = "auto" if system in ("treerag-auto", "treerag-tree") else system.removeprefix("treerag-")
         local = settings.model_copy(update={"mode": mode, "ranking": "tree" if system == "treerag-tree" else "fused"})
-        navigation = navigate(question, documents.indexes, local, model=model, reranking=reranking)
-        context = compress(question, navigation.passages, local)
-        answer = answer_question(context, local, navigation.mode, None, page_text)
-        return SystemRun(answer, _pages_of(navigation.passages, label), _pages_of(context.passages, label),
-                         _cited(answer, label), context.tokens_after)
+        run = asker.ask(question, documents.indexes, local, NavigatorModels(model, reranking))
+        answer = ask_result(run).answer
+        navigated = run.navigation.passages if run.navigation else []
+        handed = run.context.passages if run.context else []
+        tokens = run.context.tokens_after if run.context else 0
+        return SystemRun(answer, _pages_of(navigated, label), _pages_of(handed, label), _cited(answer, label), tokens)
     flat = documents.pages if system == "bm25-pages" else documents.chunks
     found = flat.search(question, k=RANKED_PAGES)
-    handed = found[:TOP_K]
-    tokens = sum(count_tokens(p.text) for p in handed)
-    context = CompressedContext(question=question, passages=handed, tokens_before=tokens, tokens_after=tokens)
-    answer = answer_question(context, settings, "flat", page_text=page_text)
-    return SystemRun(answer, _pages_of(found, label), _pages_of(handed, label), _cited(answer, label), tokens)
+    top = found[:TOP_K]
+    tokens = sum(count_tokens(p.text) for p in top)
+    context = CompressedContext(question=question, passages=top, tokens_before=tokens, tokens_after=tokens)
+    answer = asker.verify(context, documents.indexes, settings)
+    return SystemRun(answer, _pages_of(found, label), _pages_of(top, label), _cited(answer, label), tokens)
 
 
 class CrossValidation(BaseModel):
@@ -227,6 +225,7 @@ def cross_validate(
     embeddings = embedder_name() or "off"
     scorer = configured_scorer(get_settings().reranker)
     rerank_weights: list[float] = []
+    asker = Asker()
     for fold in range(k):
         train = [e for e in labelled if folds[e.group] != fold]
         train += [e for e, p in zip(negatives, pairs, strict=True)
@@ -251,7 +250,7 @@ def cross_validate(
             gold = [(item.doc, p) for p in item.evidence_pages] if item.answerable else []
             for system in systems:
                 started = time.perf_counter()
-                run = run_system(system, item.question, documents, settings, model, reranking)
+                run = run_system(system, item.question, documents, settings, model, reranking, asker)
                 outcomes.append(Outcome(
                     system=system, item_id=item.id, collection=collection_of[item.id], type=item.type, fold=fold,
                     answerable=item.answerable, abstained=run.answer.abstained, ranked=run.ranked[:RANKED_PAGES],
@@ -267,7 +266,7 @@ def cross_validate(
                         continue
                     for system in systems:
                         started = time.perf_counter()
-                        run = run_system(system, item.question, documents, settings, model, reranking)
+                        run = run_system(system, item.question, documents, settings, model, reranking, asker)
                         outcomes.append(Outcome(
                             system=system, item_id=f"{item.id}@{target}", collection=source, type="off-topic",
                             fold=fold, answerable=False, off_topic=True, abstained=run.answer.abstained,
@@ -282,7 +281,7 @@ def cross_validate(
             documents = documents_of(pair)
             for system in systems:
                 started = time.perf_counter()
-                run = run_system(system, pair.question, documents, settings, model, reranking)
+                run = run_system(system, pair.question, documents, settings, model, reranking, asker)
                 outcomes.append(Outcome(
                     system=system, item_id=f"{pair.item_id}@{pair.doc}", collection=pair.collection,
                     type=pair.kind, fold=fold, answerable=False, off_topic=pair.kind == "off-topic",

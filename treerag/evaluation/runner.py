@@ -14,14 +14,14 @@ from pydantic import BaseModel
 
 from services.compressor.tokens import count_tokens
 from services.navigator.index import DocumentIndex
-from services.verifier.answer import answer_question
 from shared.model.documents import DocumentStatus
 from shared.model.query import CompressedContext, QuerySettings, VerifiedAnswer
 from shared.ports.repository import Repository
 from treerag.evaluation.baselines import FlatIndex, chunk_index, page_index
 from treerag.evaluation.dataset import QAItem
 from treerag.evaluation.metrics import ItemScore, SystemScores, aggregate, score_item
-from treerag.pipeline import answer_from_indexes
+from treerag.evaluation.asking import Asker
+from treerag.pipeline import ask_result
 
 logger = logging.getLogger(__name__)
 
@@ -85,29 +85,26 @@ async def ensure_indexed(repository: Repository, file_names: list[str], pdf_dir:
     return bundles
 
 
-Answerer = Callable[[QAItem, DocumentBundle, QuerySettings], tuple[VerifiedAnswer, int]]
+Answerer = Callable[[QAItem, DocumentBundle, QuerySettings, Asker], tuple[VerifiedAnswer, int]]
 
 
 def _tree_system(mode: str) -> Answerer:
-    def run(item: QAItem, bundle: DocumentBundle, settings: QuerySettings) -> tuple[VerifiedAnswer, int]:
-        result = answer_from_indexes(item.question, [bundle.index], settings.model_copy(update={"mode": mode}))
+    def run(item: QAItem, bundle: DocumentBundle, settings: QuerySettings, asker: Asker) -> tuple[VerifiedAnswer, int]:
+        result = ask_result(asker.ask(item.question, [bundle.index], settings.model_copy(update={"mode": mode})))
         return result.answer, result.tokens_after
 
     return run
 
 
 def _flat_system(kind: str) -> Answerer:
-    def run(item: QAItem, bundle: DocumentBundle, settings: QuerySettings) -> tuple[VerifiedAnswer, int]:
+    def run(item: QAItem, bundle: DocumentBundle, settings: QuerySettings, asker: Asker) -> tuple[VerifiedAnswer, int]:
         flat = bundle.pages if kind == "pages" else bundle.chunks
         passages = flat.search(item.question)
         tokens = sum(count_tokens(p.text) for p in passages)
         context = CompressedContext(
             question=item.question, passages=passages, tokens_before=tokens, tokens_after=tokens
         )
-        answer = answer_question(
-            context, settings, "flat", page_text=lambda _doc, page: bundle.index.page_text(page)
-        )
-        return answer, tokens
+        return asker.verify(context, [bundle.index], settings), tokens
 
     return run
 
@@ -133,11 +130,12 @@ def evaluate(
     (system, item id), for whatever judges them afterwards."""
     settings = settings or QuerySettings()
     per_system: dict[str, list[ItemScore]] = {name: [] for name in systems}
+    asker = Asker()
     for item in items:
         bundle = bundles[item.doc]
         for name in systems:
             started = time.perf_counter()
-            answer, tokens = ANSWERERS[name](item, bundle, settings)
+            answer, tokens = ANSWERERS[name](item, bundle, settings, asker)
             latency = (time.perf_counter() - started) * 1000
             per_system[name].append(score_item(item, answer, tokens, latency, bundle.index.doc_id))
             if answers is not None:

@@ -192,8 +192,9 @@ def configured_reranking() -> Reranking | None:
     return _reranking_for(get_settings().reranker)
 
 
-def reranking_identity() -> str:
-    """What the answer-cache key adds for the configured reranker and its weight ("" when none
-    reranks): a reranked ranking can cite other pages, so its answers are cached apart."""
-    reranking = configured_reranking()
+def reranking_identity(reranking: Reranking | None = None) -> str:
+    """What the answer-cache key adds for `reranking` (the configured reranker by default) and
+    its weight ("" when none reranks): a reranked ranking can cite other pages, so its answers
+    are cached apart."""
+    reranking = reranking or configured_reranking()
     return "" if reranking is None else f"+rerank:{reranking.scorer.name}@{reranking.model.weight:g}"
