@@ -3,6 +3,8 @@ paired bootstrap intervals."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -17,7 +19,7 @@ from treerag.evaluation import fitting
 from treerag.evaluation.crossval import Outcome, cross_validate, paired_ci, summarise
 from treerag.evaluation.cv_report import markdown, results_json
 from treerag.evaluation.fitting import BUDGET_GRID, RANKER_GRID, RECIPES, corpus_questions, negative_pairs
-from treerag.evaluation.folds import assign_folds, evidence_removed_pairs, off_topic_pairs
+from treerag.evaluation.folds import assign_folds, evidence_removed_pairs, fold_assignment, off_topic_pairs
 from treerag.evaluation.removal import without_pages
 
 
@@ -234,3 +236,75 @@ def test_eval_refuses_several_sets_without_folds(tmp_path, capsys) -> None:  # n
     code = main(["eval", "--dataset", str(first), str(second), "--pdfs", str(tmp_path), "--out",
                  str(tmp_path / "r.json"), "--store", str(tmp_path / "store")])
     assert code == 2 and "--folds" in capsys.readouterr().err
+
+
+def test_leave_one_collection_out_holds_each_set_out_whole_and_fits_on_the_others() -> None:
+    collections, indexes = _collections()
+    folds, k = fold_assignment(collections, 5, "collection")
+    assert k == 2
+    for name, items in collections.items():
+        assert len({folds[i.doc] for i in items}) == 1  # a set is never on both sides
+    assert {folds[collections["plant"][0].doc], folds[collections["kitchen"][0].doc]} == {0, 1}
+    cv = _held_out(collections, indexes, k=5, systems=("treerag-auto", "bm25-pages"), split="collection")
+    assert cv.folds == 2 and cv.split == "collection" and len(set(cv.model_hashes)) == 2
+    for outcome in cv.outcomes:  # each question answered by the model fitted without its set
+        asked = outcome.item_id.split("@")[1] if outcome.negative_pair else collections[outcome.collection][0].doc
+        assert outcome.fold == folds[asked]
+    auto = summarise([o for o in cv.outcomes if o.system == "treerag-auto"])
+    assert auto.n == 48
+    assert "leave-one-collection-out" in markdown(results_json(cv, ["plant", "kitchen"], corpus=False))
+
+
+def test_company_folds_keep_a_companys_filings_together() -> None:
+    items, _ = filings_collection(("Kestrel", "Orlan", "Pelham", "Quill"), (2019, 2020, 2021))
+    items = [i.model_copy(update={"company": i.id.split("-")[1]}) for i in items]
+    folds, k = fold_assignment({"filings": items}, 2, "company")
+    assert k == 2 and set(folds.values()) == {0, 1}
+    for company in ("Kestrel", "Orlan", "Pelham", "Quill"):
+        assert len({folds[i.doc] for i in items if i.company == company}) == 1
+
+
+def test_corpus_run_without_folds_answers_with_the_shipped_models_over_a_shared_store() -> None:
+    items, filings = filings_collection(("Kestrel", "Orlan"), (2020, 2021))
+    asked = [i for i in items if i.id.endswith("2021")]
+    distractors = [name for name in filings if name not in {i.doc for i in asked}]
+    cv = _held_out({"filings": asked}, filings, k=0, systems=("treerag-auto", "bm25-pages", "dense-pages"),
+                   corpus=True, pool=distractors)
+    assert cv.split == "shipped" and cv.folds == 0 and cv.pool == 2
+    assert cv.model_hashes == [load_model().digest()]
+    # Every question was asked of all four filings: the other years sat on the shelf beside it.
+    for outcome in cv.outcomes:
+        if outcome.system == "bm25-pages" and not outcome.off_topic:
+            assert {doc for doc, _ in outcome.ranked} <= set(filings)
+    auto = summarise([o for o in cv.outcomes if o.system == "treerag-auto"])
+    assert auto.n == 2 and 0.0 <= auto.document_recall_at_3 <= 1.0 and auto.routing_accuracy <= auto.document_recall_at_3
+    report = markdown(results_json(cv, ["filings"], corpus=True))
+    assert report.startswith("Shipped models, no refitting, corpus-wide, 2 pooled documents on every shelf")
+    assert "doc recall@3" in report and "| dense-pages |" in report
+
+
+def test_eval_corpus_without_folds_runs_the_corpus_evaluation(tmp_path, capsys) -> None:  # noqa: ANN001
+    from fpdf import FPDF
+
+    from treerag.cli import main
+
+    pdfs = tmp_path / "pdfs"
+    pdfs.mkdir()
+    for name, pages in (("pump.pdf", ["Pump manual", "The pump is serviced every 400 hours by the crew."]),
+                        ("oven.pdf", ["Oven manual", "Bread is baked at 220 degrees for forty minutes."])):
+        pdf = FPDF()
+        pdf.set_font("Helvetica", "", 11)
+        for text in pages:
+            pdf.add_page()
+            pdf.multi_cell(0, 6, text)
+        (pdfs / name).write_bytes(bytes(pdf.output()))
+    dataset = tmp_path / "set.jsonl"
+    dataset.write_text(json.dumps({"id": "q1", "doc": "pump.pdf", "question": "How often is the pump serviced?",
+                                   "answer": "every 400 hours", "evidence_pages": [2]}) + "\n")
+    out = tmp_path / "r.json"
+    code = main(["eval", "--dataset", str(dataset), "--pdfs", str(pdfs), "--out", str(out), "--store",
+                 str(tmp_path / "store"), "--corpus", "--pool", str(pdfs), "--systems", "treerag-auto,bm25-pages"])
+    assert code == 0, capsys.readouterr().err
+    results = json.loads(out.read_text())
+    assert results["corpus"] and results["split"] == "shipped" and results["pool"] == 2
+    assert results["sets"]["set"]["treerag-auto"]["routing_accuracy"] == 1.0

@@ -24,6 +24,7 @@ from shared.adapters.reranker import RerankerModelError
 from shared.model.query import Passage, VerifiedAnswer
 from shared.settings import get_settings
 from treerag.evaluation.dataset import DatasetError, QAItem, load_dataset
+from treerag.evaluation.folds import SPLITS
 from treerag.evaluation.runner import (
     SYSTEMS,
     DocumentBundle,
@@ -43,6 +44,8 @@ from treerag.llm_options import (
 logger = logging.getLogger("treerag.eval")
 
 JUDGE_CRITERIA = ("faithfulness", "relevance", "completeness")
+# The pool's documents: the formats the indexer reads, told apart by extension.
+POOL_SUFFIXES = (".pdf", ".docx", ".html", ".htm", ".md", ".markdown", ".txt")
 # What the judge is told an unanswerable item's reference answer is.
 NOT_IN_DOCUMENTS = "The documents do not contain this information; the right answer says so."
 # Sources shown to the judge for an answer that cites nothing (an abstention): the pages a
@@ -74,7 +77,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--corpus", action="store_true",
-        help="With --folds: ask each question of every document of its set at once (routing accuracy).",
+        help="Ask each question of every document of its set at once (routing accuracy); without --folds, "
+        "with the shipped models.",
+    )
+    parser.add_argument(
+        "--split", choices=SPLITS, default="document",
+        help="With --folds: what a fold holds: documents, a company's documents (the 'company' field of the "
+        "questions), or a whole question set (leave-one-collection-out: one fold per --dataset; --folds is "
+        "then ignored).",
+    )
+    parser.add_argument(
+        "--pool", type=Path, default=None,
+        help="With --corpus: a folder whose every document joins the store the questions are asked of "
+        "(a shared store), not only the documents the questions name.",
     )
     parser.add_argument(
         "--recipe", choices=("shipped", "nested"), default="shipped",
@@ -109,6 +124,15 @@ async def load_bundles(dataset: Path, pdfs: Path, store: Path) -> tuple[list[QAI
     finally:
         await repository.close()
     return items, bundles
+
+
+async def load_pool(names: list[str], folder: Path, store: Path) -> dict[str, DocumentBundle]:
+    """Every document of a shared-store folder, indexed into `store` when not there yet."""
+    repository = EmbeddedRepository(store)
+    try:
+        return await ensure_indexed(repository, names, folder)
+    finally:
+        await repository.close()
 
 
 async def load_collections(
@@ -224,8 +248,16 @@ def write_report(report: EvalReport, out: Path, with_items: bool = False, judge:
     return table
 
 
+def pool_names(folder: Path) -> list[str]:
+    """The file names of every document under `folder` that the indexer reads."""
+    if not folder.is_dir():
+        raise MissingDocumentError(f"--pool {folder} is not a folder; pass the folder holding the documents")
+    return sorted({p.name for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in POOL_SUFFIXES})
+
+
 def run_folds(args: argparse.Namespace) -> int:
-    """`--folds K`: held-out evaluation of every system over the pooled question sets."""
+    """`--folds K` (or `--corpus`): held-out evaluation of every system over the pooled question
+    sets; without folds, the shipped models answer every question."""
     from treerag.evaluation.crossval import CV_SYSTEMS, cross_validate
     from treerag.evaluation.cv_report import markdown, results_json
     from treerag.evaluation.fitting import RECIPES
@@ -236,12 +268,20 @@ def run_folds(args: argparse.Namespace) -> int:
     if unknown:
         print(f"error: unknown system(s) {', '.join(unknown)}; choose from {', '.join(CV_SYSTEMS)}", file=sys.stderr)
         return 2
+    if args.pool is not None and not args.corpus:
+        print("error: --pool needs --corpus (the pooled documents join the corpus-wide store)", file=sys.stderr)
+        return 2
     try:
         collections, bundles = asyncio.run(load_collections(args.dataset, args.pdfs, args.store))
+        pool: list[str] = []
+        if args.pool is not None:
+            pool = pool_names(args.pool)
+            bundles.update(asyncio.run(load_pool(pool, args.pool, args.store)))
+        folds = 0 if not args.folds and args.split != "collection" else max(args.folds, 2)
         cv = cross_validate(
             collections, {n: b.index for n, b in bundles.items()}, {n: b.pages for n, b in bundles.items()},
-            {n: b.chunks for n, b in bundles.items()}, args.folds, systems=systems, corpus=args.corpus,
-            recipe=RECIPES[args.recipe],
+            {n: b.chunks for n, b in bundles.items()}, folds, systems=systems, corpus=args.corpus,
+            recipe=RECIPES[args.recipe], split=args.split, pool=pool,
         )
     except (DatasetError, MissingDocumentError, RerankerModelError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -260,7 +300,7 @@ def run_folds(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.folds:
+    if args.folds or args.corpus or args.split == "collection":
         return run_folds(args)
     if len(args.dataset) != 1:
         print("error: several --dataset files need --folds K (a pooled cross-validation)", file=sys.stderr)

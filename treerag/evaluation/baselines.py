@@ -1,8 +1,10 @@
 """Flat-retrieval baselines, answered by the same compressor-free verifier path.
 
 - `bm25-pages`: BM25 over whole pages;
-- `bm25-chunks`: BM25 over fixed 512-token chunks (the flat-RAG baseline).
-Both hand their top passages straight to the verifier (no tree, no compression).
+- `bm25-chunks`: BM25 over fixed 512-token chunks (the flat-RAG baseline);
+- `dense-pages`: the configured embedder's cosine of the question to every page (a dense-only
+  router and ranker over all pages at once).
+Each hands its top passages straight to the verifier (no tree, no compression).
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from services.compressor.tokens import count_tokens
+from services.navigator.index import DocumentIndex
+from services.navigator.ranking.dense import embedder, page_vectors, question_vector
 from shared.model.documents import DocumentRecord
 from shared.model.query import Passage
 from shared.text.lexical import BM25Index, query_terms, terms
@@ -109,3 +113,23 @@ class PooledIndex:
                 score=round(float(scores[i]) / best, 6),
             ))
         return found
+
+
+def dense_search(question: str, indexes: list[DocumentIndex], k: int = TOP_K) -> list[Passage]:
+    """The `k` pages of `indexes` most similar to the question by the configured embedder alone
+    (none when embeddings are off)."""
+    if embedder() is None:
+        return []
+    query = question_vector(question)
+    owners = [(ix, n) for ix in indexes for n in range(len(ix.pages))]
+    if not owners:
+        return []
+    scores = np.concatenate([page_vectors(ix) @ query for ix in indexes])
+    order = np.argsort(-scores, kind="stable")[:k]
+    best = float(scores[order[0]]) or 1.0
+    found = []
+    for i in order:
+        index, n = owners[int(i)]
+        found.append(Passage(doc_id=index.doc_id, file_name=index.label, node_id=f"page-{n + 1}", title="",
+                             pages=[n + 1], text=index.pages[n], score=round(float(scores[i]) / best, 6)))
+    return found

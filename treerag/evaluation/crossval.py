@@ -22,6 +22,8 @@ Metrics, per system (over answerable questions unless said otherwise):
   would score, not a figure that should reach 1;
 - false abstention: share of answerable questions the answer abstains on;
 - routing accuracy (`--corpus`): the first page is in the question's document;
+- document recall@3 (`--corpus`): the question's document is among the first three documents
+  of the ranked pages;
 - CI: paired bootstrap 95 % interval (2,000 resamples of the questions, seed 0) of the
   system's hit@1 minus a baseline's hit@1 on the same questions.
 An abstention on an answerable question scores 0 on every page metric.
@@ -40,7 +42,7 @@ from pydantic import BaseModel
 
 from services.compressor.tokens import count_tokens
 from services.navigator.index import DocumentIndex
-from services.navigator.models import NavigatorModels
+from services.navigator.models import NavigatorModels, configured_models
 from services.navigator.ranking.dense import embedder_name
 from services.navigator.ranking.model import RankingModel
 from services.navigator.ranking.rerank import Reranking
@@ -48,17 +50,18 @@ from shared.adapters.reranker import configured_scorer
 from shared.model.query import CompressedContext, Passage, QuerySettings, VerifiedAnswer
 from shared.settings import get_settings
 from treerag.evaluation.asking import Asker
-from treerag.evaluation.baselines import TOP_K, FlatIndex, PooledIndex, chunk_index, page_index
+from treerag.evaluation.baselines import TOP_K, FlatIndex, PooledIndex, chunk_index, dense_search, page_index
 from treerag.evaluation.dataset import QAItem
 from treerag.evaluation.fitting import (
     SHIPPED_RECIPE,
+    Example,
     Recipe,
     corpus_questions,
     explore_examples,
     fit_model,
     negative_pairs,
 )
-from treerag.evaluation.folds import NegativePair, assign_folds
+from treerag.evaluation.folds import NegativePair, Split, fold_assignment
 from treerag.evaluation.removal import AskedDocuments
 from treerag.evaluation.rerank_fit import fit_rerank
 from treerag.pipeline import ask_result
@@ -66,7 +69,7 @@ from treerag.pipeline import ask_result
 logger = logging.getLogger(__name__)
 
 TREE_SYSTEMS = ("treerag-auto", "treerag-dfs", "treerag-beam", "treerag-tree")
-CV_SYSTEMS = (*TREE_SYSTEMS, "bm25-pages", "bm25-chunks")
+CV_SYSTEMS = (*TREE_SYSTEMS, "bm25-pages", "bm25-chunks", "dense-pages")
 BASELINES = ("bm25-pages", "bm25-chunks")
 RANKED_PAGES = 10
 BOOTSTRAP_SAMPLES = 2000
@@ -148,8 +151,10 @@ def run_system(
         handed = run.context.passages if run.context else []
         tokens = run.context.tokens_after if run.context else 0
         return SystemRun(answer, _pages_of(navigated, label), _pages_of(handed, label), _cited(answer, label), tokens)
-    flat = documents.pages if system == "bm25-pages" else documents.chunks
-    found = flat.search(question, k=RANKED_PAGES)
+    if system == "dense-pages":
+        found = dense_search(question, documents.indexes, k=RANKED_PAGES)
+    else:
+        found = (documents.pages if system == "bm25-pages" else documents.chunks).search(question, k=RANKED_PAGES)
     top = found[:TOP_K]
     tokens = sum(count_tokens(p.text) for p in top)
     context = CompressedContext(question=question, passages=top, tokens_before=tokens, tokens_after=tokens)
@@ -159,6 +164,10 @@ def run_system(
 
 class CrossValidation(BaseModel):
     folds: int
+    # What a fold holds ("document", "collection", "company"), or "shipped": no fold fitted.
+    split: str = "document"
+    # Documents beside the questions' own on every corpus-wide shelf (a shared store).
+    pool: int = 0
     fold_of_document: dict[str, int]
     model_hashes: list[str]
     # What each fold's nested selection chose (ranker, false-abstention budget); empty when the
@@ -183,18 +192,23 @@ def cross_validate(
     systems: Sequence[str] = CV_SYSTEMS,
     corpus: bool = False,
     recipe: Recipe = SHIPPED_RECIPE,
+    split: Split = "document",
+    pool: Sequence[str] = (),
 ) -> CrossValidation:
-    """Fit on K-1 folds (with `recipe`), answer the held-out fold, for each fold. With `corpus`,
-    every held-out question is asked of all the documents of its collection at once, and, as an
+    """Fit on K-1 folds (with `recipe`), answer the held-out fold, for each fold; `split` says
+    what a fold holds (`fold_assignment`). `k == 0`: no fitting, every question answered by the
+    shipped models. With `corpus`, every held-out question is asked of all the documents of its
+    collection at once, with the `pool` documents beside them (a shared store), and, as an
     off-topic question, of all the documents of each other collection at once; without it, of
     its own document and as the negative pairs of `negative_pairs`."""
     settings = settings or QuerySettings()
     items = [item for name in sorted(collections) for item in collections[name]]
     collection_of = {item.id: name for name in sorted(collections) for item in collections[name]}
-    folds = assign_folds(items, k)
+    shipped = k == 0
+    folds, k = fold_assignment(collections, k, split)
     pairs = negative_pairs(collections, indexes)
     asked = AskedDocuments(indexes)
-    labelled, negatives = explore_examples(items, pairs, indexes, settings, asked)
+    labelled, negatives = ([], []) if shipped else explore_examples(items, pairs, indexes, settings, asked)
 
     def documents_of(pair: NegativePair) -> Documents:
         if not pair.without_pages:
@@ -214,7 +228,7 @@ def cross_validate(
                              PooledIndex.of([flat_chunks[d] for d in docs]))
 
         for name in sorted(collections):
-            pooled[name] = shelf(documents_of[name])
+            pooled[name] = shelf(sorted({*documents_of[name], *pool}))
             for other in sorted(collections):
                 foreign = [d for d in documents_of[other] if d not in set(documents_of[name])]
                 if other != name and foreign:
@@ -227,19 +241,25 @@ def cross_validate(
     rerank_weights: list[float] = []
     asker = Asker()
     for fold in range(k):
-        train = [e for e in labelled if folds[e.group] != fold]
-        train += [e for e, p in zip(negatives, pairs, strict=True)
-                  if folds[p.doc] != fold and folds[p.question_doc] != fold]
-        corpus_train = corpus_questions(collections, indexes, lambda doc, fold=fold: folds[doc] != fold)
-        model = fit_model(train, {"fold": fold, "folds": k, "embeddings": embeddings}, recipe, corpus_train)
+        if shipped:
+            configured = configured_models()
+            model, reranking = configured.ranking, configured.reranking
+            train: list[Example] = []
+        else:
+            train = [e for e in labelled if folds[e.group] != fold]
+            train += [e for e, p in zip(negatives, pairs, strict=True)
+                      if folds[p.doc] != fold and folds[p.question_doc] != fold]
+            corpus_train = corpus_questions(collections, indexes, lambda doc, fold=fold: folds[doc] != fold)
+            model = fit_model(train, {"fold": fold, "folds": k, "embeddings": embeddings}, recipe, corpus_train)
+            if "ranker" in model.fitted_on:
+                choices.append({key: model.fitted_on[key] for key in ("ranker", "false_abstention_budget")})
+            reranking = None
+            if scorer is not None:
+                reranking = Reranking(scorer, fit_rerank(train, model, scorer, {"fold": fold}))
         hashes.append(model.digest())
-        if "ranker" in model.fitted_on:
-            choices.append({key: model.fitted_on[key] for key in ("ranker", "false_abstention_budget")})
-        logger.info("fold %d: trained on %d examples, model %s", fold, len(train), hashes[-1])
-        reranking = None
-        if scorer is not None:
-            reranking = Reranking(scorer, fit_rerank(train, model, scorer, {"fold": fold}))
+        if reranking is not None:
             rerank_weights.append(reranking.model.weight)
+        logger.info("fold %d: trained on %d examples, model %s", fold, len(train), hashes[-1])
         for item in items:
             if folds[item.doc] != fold:
                 continue
@@ -291,7 +311,8 @@ def cross_validate(
                     context_tokens=run.context_tokens,
                     latency_ms=round((time.perf_counter() - started) * 1000, 3),
                 ))
-    return CrossValidation(folds=k, fold_of_document=folds, model_hashes=hashes, fold_choices=choices,
+    return CrossValidation(folds=0 if shipped else k, split="shipped" if shipped else split,
+                           pool=len(pool), fold_of_document=folds, model_hashes=hashes, fold_choices=choices,
                            embeddings=embeddings, reranker=scorer.name if scorer else "off",
                            rerank_weights=rerank_weights, outcomes=outcomes)
 
@@ -306,6 +327,7 @@ class Summary(BaseModel):
     cited_hit_at_1: float
     false_abstention: float
     routing_accuracy: float
+    document_recall_at_3: float = 0.0
     unanswerable: int
     abstention_unanswerable: float | None
     off_topic: int
@@ -317,11 +339,12 @@ class Summary(BaseModel):
     latency_ms_p50: float
 
 
-def _hits(outcome: Outcome) -> tuple[float, float, float, float, float, float]:
+def _hits(outcome: Outcome) -> tuple[float, float, float, float, float, float, float]:
     gold = set(outcome.gold)
     ranked = [] if outcome.abstained else outcome.ranked
     context = [] if outcome.abstained else outcome.context
     first_doc = ranked[0][0] if ranked else None
+    first_documents = list(dict.fromkeys(doc for doc, _ in ranked))[:3]
     return (
         float(bool(ranked) and ranked[0] in gold),
         float(any(p in gold for p in ranked[:3])),
@@ -329,6 +352,7 @@ def _hits(outcome: Outcome) -> tuple[float, float, float, float, float, float]:
         sum(p in set(context) for p in gold) / len(gold),
         float(bool(outcome.cited) and outcome.cited[0] in gold),
         float(first_doc is not None and first_doc == outcome.gold[0][0]),
+        float(outcome.gold[0][0] in first_documents),
     )
 
 
@@ -338,7 +362,7 @@ def summarise(outcomes: Sequence[Outcome]) -> Summary:
     off_topic = [o for o in outcomes if o.off_topic]
     missing_name = [o for o in outcomes if o.missing_name]
     evidence_removed = [o for o in outcomes if o.evidence_removed]
-    hits = np.array([_hits(o) for o in answerable]) if answerable else np.zeros((0, 6))
+    hits = np.array([_hits(o) for o in answerable]) if answerable else np.zeros((0, 7))
 
     def mean(column: int) -> float:
         return round(float(hits[:, column].mean()), 4) if len(hits) else 0.0
@@ -349,7 +373,7 @@ def summarise(outcomes: Sequence[Outcome]) -> Summary:
     on_questions = [o for o in outcomes if not o.negative_pair]
     return Summary(
         n=len(answerable), hit_at_1=mean(0), hit_at_3=mean(1), recall_at_5=mean(2), context_recall=mean(3),
-        cited_hit_at_1=mean(4), routing_accuracy=mean(5),
+        cited_hit_at_1=mean(4), routing_accuracy=mean(5), document_recall_at_3=mean(6),
         context_tokens=round(statistics.fmean(o.context_tokens for o in on_questions), 1) if on_questions else 0.0,
         false_abstention=share(answerable) or 0.0,
         unanswerable=len(unanswerable), abstention_unanswerable=share(unanswerable),

@@ -66,6 +66,8 @@ def results_json(cv: CrossValidation, datasets: list[str], corpus: bool) -> dict
         "fold_choices": cv.fold_choices,
         "embeddings": cv.embeddings,
         "folds": cv.folds,
+        "split": cv.split,
+        "pool": cv.pool,
         "corpus": corpus,
         "datasets": datasets,
         "fold_of_document": cv.fold_of_document,
@@ -83,14 +85,25 @@ def _ci(row: dict[str, Any], baseline: str) -> str:
     return "" if not ci else f"{ci['mean']:+.3f} [{ci['low']:+.3f}, {ci['high']:+.3f}]"
 
 
+def _heading(results: dict[str, Any]) -> str:
+    """What the run held out and where it asked."""
+    split = results.get("split", "document")
+    if split == "shipped":
+        what = "Shipped models, no refitting"
+    elif split == "collection":
+        what = "Held-out, leave-one-collection-out (fitted on the other sets)"
+    else:
+        what = f"Held-out ({results['folds']}-fold, split by {split})"
+    if results["corpus"]:
+        pool = results.get("pool", 0)
+        what += ", corpus-wide" + (f", {pool} pooled documents on every shelf" if pool else "")
+    return what
+
+
 def markdown(results: dict[str, Any]) -> str:
     corpus = results["corpus"]
-    lines = [
-        f"Held-out ({results['folds']}-fold, split by document{', corpus-wide' if corpus else ''}); "
-        f"commit {results['commit'][:12]}, shipped model {results['shipped_model']}"
-        f"{', folds fitted with embeddings ' + results['embeddings'] if 'embeddings' in results else ''}.",
-        "",
-    ]
+    lines = [f"{_heading(results)}; commit {results['commit'][:12]}, shipped model {results['shipped_model']}"
+             f"{', embeddings ' + results['embeddings'] if 'embeddings' in results else ''}.", ""]
     if results.get("reranker"):
         lines += [f"Best pages reordered by {results['reranker']}; fitted weight per fold: "
                   f"{', '.join(f'{w:g}' for w in results['rerank_weights'])}.", ""]
@@ -104,8 +117,9 @@ def markdown(results: dict[str, Any]) -> str:
             f"### {name} (n={n} answerable)", "",
             "| system | hit@1 | Δ vs bm25-pages [95% CI] | Δ vs bm25-chunks [95% CI] | hit@3 | recall@5 "
             "| context recall | context tokens | false abst. | abst. unanswerable | abst. off-topic "
-            + ("| routing acc. " if corpus else "| abst. missing name | abst. evidence removed ") + "| p50 ms |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if corpus else "---|---|"),
+            + ("| routing acc. | doc recall@3 " if corpus else "| abst. missing name | abst. evidence removed ")
+            + "| p50 ms |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for system, row in table.items():
             lines.append(
@@ -114,7 +128,7 @@ def markdown(results: dict[str, Any]) -> str:
                 f"| {row['context_tokens']:.0f} | {_cell(row['false_abstention'])} "
                 f"| {_cell(row['abstention_unanswerable'])} ({row['unanswerable']}) "
                 f"| {_cell(row['abstention_off_topic'])} ({row['off_topic']}) "
-                + (f"| {_cell(row['routing_accuracy'])} " if corpus
+                + (f"| {_cell(row['routing_accuracy'])} | {_cell(row.get('document_recall_at_3'))} " if corpus
                    else f"| {_cell(row.get('abstention_missing_name'))} ({row.get('missing_name', 0)}) "
                    f"| {_cell(row.get('abstention_evidence_removed'))} ({row.get('evidence_removed', 0)}) ")
                 + f"| {row['latency_ms_p50']:.1f} |"

@@ -17,6 +17,7 @@ class QAItem(BaseModel):
     answer: str
     evidence_pages: list[int] = Field(default_factory=list)
     type: str = "factual"
+    company: str | None = Field(default=None, description="The issuer a filing's question is about, when known.")
 
     @property
     def answerable(self) -> bool:

@@ -52,18 +52,41 @@ class NegativePair(BaseModel):
     without_pages: tuple[int, ...] = ()
 
 
-def assign_folds(items: Sequence[QAItem], k: int) -> dict[str, int]:
-    """Document file name -> fold number (0..k-1)."""
+Split = Literal["document", "collection", "company"]
+SPLITS: tuple[str, ...] = ("document", "collection", "company")
+
+
+def assign_folds(items: Sequence[QAItem], k: int, group: Callable[[QAItem], str] | None = None) -> dict[str, int]:
+    """Document file name -> fold number (0..k-1); the documents of one `group` (by default each
+    document alone) share a fold."""
     if k < 2:
         raise ValueError(f"--folds must be at least 2 (got {k})")
-    counts = Counter(item.doc for item in items)
+    group = group or (lambda item: item.doc)
+    counts = Counter(group(item) for item in items)
     load = [0] * k
-    folds: dict[str, int] = {}
-    for doc, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+    fold_of_group: dict[str, int] = {}
+    for name, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
         fold = min(range(k), key=lambda f: (load[f], f))
-        folds[doc] = fold
+        fold_of_group[name] = fold
         load[fold] += n
-    return folds
+    return {item.doc: fold_of_group[group(item)] for item in items}
+
+
+def fold_assignment(collections: Mapping[str, Sequence[QAItem]], k: int, split: Split) -> tuple[dict[str, int], int]:
+    """(document -> fold, number of folds). `document`: K folds of documents; `company`: K folds
+    in which a company's documents stay together (an item without a company is its document's
+    own group); `collection`: one fold per collection, each held out in turn (K is their number).
+    `k == 0`: one fold holding everything, for an evaluation without fitting."""
+    items = [item for name in sorted(collections) for item in collections[name]]
+    if k == 0:
+        return {item.doc: 0 for item in items}, 1
+    if split == "collection":
+        if len(collections) < 2:
+            raise ValueError("a leave-one-collection-out split needs at least two question sets")
+        return {item.doc: n for n, name in enumerate(sorted(collections)) for item in collections[name]}, len(collections)
+    if split == "company":
+        return assign_folds(items, k, lambda item: f"company:{item.company}" if item.company else item.doc), k
+    return assign_folds(items, k), k
 
 
 def off_topic_pairs(collections: Mapping[str, Sequence[QAItem]]) -> list[NegativePair]:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import statistics
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
-from shared.model.query import VerifiedAnswer
+from shared.model.query import Citation, VerifiedAnswer
 from shared.text.citations import strip_citations
 from shared.text.normalize import tokenize
 from treerag.evaluation.dataset import QAItem
@@ -17,6 +17,8 @@ class ItemScore(BaseModel):
     answerable: bool
     abstained: bool
     cited_pages: list[int]
+    answer: str = Field(default="", description="The answer as `treerag ask` prints it.")
+    citations: list[Citation] = Field(default_factory=list)
     hit_at_1: float = 0.0
     precision: float = 0.0
     recall: float = 0.0
@@ -90,6 +92,7 @@ def score_item(
     pages = [] if answer.abstained else cited_pages(answer, doc_id)
     score = ItemScore(
         id=item.id, answerable=item.answerable, abstained=answer.abstained, cited_pages=pages,
+        answer=answer.answer, citations=list(answer.citations),
         context_tokens=context_tokens, latency_ms=round(latency_ms, 3),
     )
     if item.answerable:

@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from services.compressor.tokens import count_tokens
 from services.navigator.index import DocumentIndex
+from services.navigator.index_cache import IndexCache, NoDocumentsError
 from shared.model.documents import DocumentStatus
 from shared.model.query import CompressedContext, QuerySettings, VerifiedAnswer
 from shared.ports.repository import Repository
@@ -51,8 +52,9 @@ class MissingDocumentError(FileNotFoundError):
 
 
 async def ensure_indexed(repository: Repository, file_names: list[str], pdf_dir: Path) -> dict[str, DocumentBundle]:
-    """Load each named PDF's tree and pages from the store, indexing the PDF first if needed."""
+    """Load each named document's tree and pages from the store, indexing it first if needed."""
     bundles: dict[str, DocumentBundle] = {}
+    loader = IndexCache(repository)
     for name in sorted(set(file_names)):
         record = await repository.find_document(name)
         if record is None or record.status != DocumentStatus.READY:
@@ -66,21 +68,22 @@ async def ensure_indexed(repository: Repository, file_names: list[str], pdf_dir:
                 )
             from services.indexer.pipeline import (  # the indexer is optional here
                 IndexOptions,
-                index_pdf,
+                index_document,
             )
 
             logger.info("indexing %s", name)
-            indexed = index_pdf(path.read_bytes(), name, IndexOptions())
+            indexed = index_document(path.read_bytes(), name, IndexOptions())
             await repository.put_indexed(indexed)
             record = indexed.record
-        tree = await repository.get_tree(record.doc_id)
-        pages = await repository.get_pages(record.doc_id)
-        if tree is None:
-            raise MissingDocumentError(f"{name} has no stored tree; re-index it")
+        # The index `treerag ask` builds for the record: the same loading, the same preparation.
+        try:
+            index = await loader.index(record)
+        except NoDocumentsError as exc:
+            raise MissingDocumentError(f"{name}: {exc}") from exc
         bundles[name] = DocumentBundle(
-            index=DocumentIndex.build(record, tree, pages),
-            pages=page_index(record, pages),
-            chunks=chunk_index(record, pages),
+            index=index,
+            pages=page_index(record, index.pages),
+            chunks=chunk_index(record, index.pages),
         )
     return bundles
 
