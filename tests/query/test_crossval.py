@@ -240,16 +240,16 @@ def test_eval_refuses_several_sets_without_folds(tmp_path, capsys) -> None:  # n
 
 def test_leave_one_collection_out_holds_each_set_out_whole_and_fits_on_the_others() -> None:
     collections, indexes = _collections()
-    folds, k = fold_assignment(collections, 5, "collection")
-    assert k == 2
+    folds = fold_assignment(collections, 5, "collection")
+    assert folds.k == 2
     for name, items in collections.items():
-        assert len({folds[i.doc] for i in items}) == 1  # a set is never on both sides
-    assert {folds[collections["plant"][0].doc], folds[collections["kitchen"][0].doc]} == {0, 1}
+        assert len({folds.of_item[i.id] for i in items}) == 1  # a set is never on both sides
+    assert {folds.of_item[collections["plant"][0].id], folds.of_item[collections["kitchen"][0].id]} == {0, 1}
     cv = _held_out(collections, indexes, k=5, systems=("treerag-auto", "bm25-pages"), split="collection")
     assert cv.folds == 2 and cv.split == "collection" and len(set(cv.model_hashes)) == 2
     for outcome in cv.outcomes:  # each question answered by the model fitted without its set
         asked = outcome.item_id.split("@")[1] if outcome.negative_pair else collections[outcome.collection][0].doc
-        assert outcome.fold == folds[asked]
+        assert outcome.fold == cv.fold_of_document[asked]
     auto = summarise([o for o in cv.outcomes if o.system == "treerag-auto"])
     assert auto.n == 48
     assert "leave-one-collection-out" in markdown(results_json(cv, ["plant", "kitchen"], corpus=False))
@@ -258,10 +258,19 @@ def test_leave_one_collection_out_holds_each_set_out_whole_and_fits_on_the_other
 def test_company_folds_keep_a_companys_filings_together() -> None:
     items, _ = filings_collection(("Kestrel", "Orlan", "Pelham", "Quill"), (2019, 2020, 2021))
     items = [i.model_copy(update={"company": i.id.split("-")[1]}) for i in items]
-    folds, k = fold_assignment({"filings": items}, 2, "company")
-    assert k == 2 and set(folds.values()) == {0, 1}
+    folds = fold_assignment({"filings": items}, 2, "company")
+    assert folds.k == 2 and set(folds.of_item.values()) == {0, 1}
     for company in ("Kestrel", "Orlan", "Pelham", "Quill"):
-        assert len({folds[i.doc] for i in items if i.company == company}) == 1
+        assert len({folds.of_item[i.id] for i in items if i.company == company}) == 1
+
+
+def test_a_document_two_sets_ask_about_trains_neither_of_their_held_out_folds() -> None:
+    collections, _ = _collections()
+    shared = collections["plant"][0].model_copy(update={"id": "k-shared"})
+    collections["kitchen"] = [*collections["kitchen"], shared]
+    folds = fold_assignment(collections, 0 + 2, "collection")
+    assert folds.of_item["k-shared"] != folds.of_item[collections["plant"][0].id]
+    assert not folds.trains(shared.doc, 0) and not folds.trains(shared.doc, 1)
 
 
 def test_corpus_run_without_folds_answers_with_the_shipped_models_over_a_shared_store() -> None:

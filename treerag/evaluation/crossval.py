@@ -205,7 +205,8 @@ def cross_validate(
     items = [item for name in sorted(collections) for item in collections[name]]
     collection_of = {item.id: name for name in sorted(collections) for item in collections[name]}
     shipped = k == 0
-    folds, k = fold_assignment(collections, k, split)
+    folds = fold_assignment(collections, k, split)
+    k = folds.k
     pairs = negative_pairs(collections, indexes)
     asked = AskedDocuments(indexes)
     labelled, negatives = ([], []) if shipped else explore_examples(items, pairs, indexes, settings, asked)
@@ -246,10 +247,10 @@ def cross_validate(
             model, reranking = configured.ranking, configured.reranking
             train: list[Example] = []
         else:
-            train = [e for e in labelled if folds[e.group] != fold]
+            train = [e for e in labelled if folds.trains(e.group, fold)]
             train += [e for e, p in zip(negatives, pairs, strict=True)
-                      if folds[p.doc] != fold and folds[p.question_doc] != fold]
-            corpus_train = corpus_questions(collections, indexes, lambda doc, fold=fold: folds[doc] != fold)
+                      if folds.trains(p.doc, fold) and folds.trains(p.question_doc, fold)]
+            corpus_train = corpus_questions(collections, indexes, lambda doc, fold=fold: folds.trains(doc, fold))
             model = fit_model(train, {"fold": fold, "folds": k, "embeddings": embeddings}, recipe, corpus_train)
             if "ranker" in model.fitted_on:
                 choices.append({key: model.fitted_on[key] for key in ("ranker", "false_abstention_budget")})
@@ -261,7 +262,7 @@ def cross_validate(
             rerank_weights.append(reranking.model.weight)
         logger.info("fold %d: trained on %d examples, model %s", fold, len(train), hashes[-1])
         for item in items:
-            if folds[item.doc] != fold:
+            if folds.of_item[item.id] != fold:
                 continue
             if corpus:
                 documents = pooled[collection_of[item.id]]
@@ -279,7 +280,7 @@ def cross_validate(
                 ))
         if corpus:
             for item in items:
-                if folds[item.doc] != fold:
+                if folds.of_item[item.id] != fold:
                     continue
                 for (source, target), documents in shelves.items():
                     if source != collection_of[item.id]:
@@ -296,7 +297,7 @@ def cross_validate(
                         ))
             continue
         for pair in pairs:
-            if folds[pair.doc] != fold:
+            if folds.judges(pair) != fold:
                 continue
             documents = documents_of(pair)
             for system in systems:
@@ -312,7 +313,7 @@ def cross_validate(
                     latency_ms=round((time.perf_counter() - started) * 1000, 3),
                 ))
     return CrossValidation(folds=0 if shipped else k, split="shipped" if shipped else split,
-                           pool=len(pool), fold_of_document=folds, model_hashes=hashes, fold_choices=choices,
+                           pool=len(pool), fold_of_document=folds.of_document, model_hashes=hashes, fold_choices=choices,
                            embeddings=embeddings, reranker=scorer.name if scorer else "off",
                            rerank_weights=rerank_weights, outcomes=outcomes)
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import zlib
 from collections import Counter
+from dataclasses import dataclass
 from collections.abc import Callable, Mapping, Sequence
 from typing import Literal
 
@@ -72,21 +73,50 @@ def assign_folds(items: Sequence[QAItem], k: int, group: Callable[[QAItem], str]
     return {item.doc: fold_of_group[group(item)] for item in items}
 
 
-def fold_assignment(collections: Mapping[str, Sequence[QAItem]], k: int, split: Split) -> tuple[dict[str, int], int]:
-    """(document -> fold, number of folds). `document`: K folds of documents; `company`: K folds
-    in which a company's documents stay together (an item without a company is its document's
-    own group); `collection`: one fold per collection, each held out in turn (K is their number).
-    `k == 0`: one fold holding everything, for an evaluation without fitting."""
+@dataclass(frozen=True)
+class Folds:
+    """Which fold judges each question and which folds may not train on each document."""
+
+    k: int
+    of_item: dict[str, int]
+    held_out: dict[str, frozenset[int]]  # document -> the folds it is held out of
+
+    def trains(self, doc: str, fold: int) -> bool:
+        """Whether `fold`'s model may learn from the document."""
+        return fold not in self.held_out.get(doc, frozenset())
+
+    def judges(self, pair: NegativePair) -> int:
+        """The fold that asks a pair: one of the asked document's."""
+        return min(self.held_out[pair.doc])
+
+    @property
+    def of_document(self) -> dict[str, int]:
+        return {doc: min(folds) for doc, folds in sorted(self.held_out.items())}
+
+
+def fold_assignment(collections: Mapping[str, Sequence[QAItem]], k: int, split: Split) -> Folds:
+    """`document`: K folds of documents; `company`: K folds in which a company's documents stay
+    together (an item without a company is its document's own group); `collection`: one fold
+    per collection, each held out in turn, K being their number: a fold's model learns nothing
+    from any document the held-out collection asks about, even one another collection also
+    asks about. `k == 0`: one fold holding everything, for an evaluation without fitting."""
     items = [item for name in sorted(collections) for item in collections[name]]
     if k == 0:
-        return {item.doc: 0 for item in items}, 1
+        return Folds(1, {item.id: 0 for item in items}, {item.doc: frozenset({0}) for item in items})
     if split == "collection":
         if len(collections) < 2:
             raise ValueError("a leave-one-collection-out split needs at least two question sets")
-        return {item.doc: n for n, name in enumerate(sorted(collections)) for item in collections[name]}, len(collections)
+        of_item = {item.id: n for n, name in enumerate(sorted(collections)) for item in collections[name]}
+        held_out: dict[str, set[int]] = {}
+        for item in items:
+            held_out.setdefault(item.doc, set()).add(of_item[item.id])
+        return Folds(len(collections), of_item, {doc: frozenset(f) for doc, f in held_out.items()})
     if split == "company":
-        return assign_folds(items, k, lambda item: f"company:{item.company}" if item.company else item.doc), k
-    return assign_folds(items, k), k
+        of_document = assign_folds(items, k, lambda item: f"company:{item.company}" if item.company else item.doc)
+    else:
+        of_document = assign_folds(items, k)
+    return Folds(k, {item.id: of_document[item.doc] for item in items},
+                 {doc: frozenset({fold}) for doc, fold in of_document.items()})
 
 
 def off_topic_pairs(collections: Mapping[str, Sequence[QAItem]]) -> list[NegativePair]:
