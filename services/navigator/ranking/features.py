@@ -42,7 +42,7 @@ from services.navigator.ranking.dense import (
     question_vector,
     section_vectors,
 )
-from services.navigator.ranking.page_references import COVER_PRIOR, named_pages, prior_pages
+from services.navigator.ranking.page_references import named_pages, prior_pages
 from services.navigator.ranking.profile import bigrams, page_profile
 from shared.text.lexical import terms
 from shared.text.page_references import find_page_mentions
@@ -231,7 +231,7 @@ def build_candidates(
         }
         keys += [(position, page) for page in pages]
         named |= {(position, page) for page in referenced}
-        priors.append(np.array([COVER_PRIOR if page in first_looked_at else 0.0 for page in pages]))
+        priors.append(np.array([first_looked_at.get(page, 0.0) for page in pages]))
         blocks.append(np.column_stack([np.asarray(columns[name], dtype=np.float64) for name in FEATURES]))
     matrix = np.vstack(blocks) if blocks else np.zeros((0, len(FEATURES)))
     best = float(matrix[:, 0].max()) if len(keys) else 0.0

@@ -26,18 +26,25 @@ from shared.text.page_references import (
 )
 
 # What a cover page adds to its ranking score (the fitted ranker's log scale) when the question
-# asks about the document itself: e, the odds of a page whose evidence is as strong as the best
-# one's, so the cover wins a near-tie and never beats a page with clearly stronger evidence.
-COVER_PRIOR = 1.0
+# asks about the document itself: a factor e^2 on the odds. A cover's words rarely match such a
+# question ("Written by" for "who wrote"), so among pages holding little of the question it
+# must win over the ranker's own spread; a page that does hold the question's words leads by
+# far more than that, and keeps its place.
+COVER_PRIOR = 2.0
+# A first page with fewer words than this is a picture and a title: the date, author and issuer
+# are on the page behind it, which then shares the prior (at half: the cover still comes first).
+SHORT_COVER_WORDS = 30
 
 T = TypeVar("T")
 
 
 def page_labels(index: DocumentIndex) -> Sequence[str] | None:
     """What each physical page prints as its number: the PDF's own page labels when the index
-    has them, else the printed numbering read from the page text (`profile.py`), else None."""
-    if index.page_labels:
-        return index.page_labels
+    has them and they differ from the physical numbers (labels 1 .. N say nothing the page count
+    does not), else the printed numbering read from the page text (`profile.py`), else None."""
+    labels = index.page_labels
+    if labels and any(label != str(page) for page, label in enumerate(labels, start=1)):
+        return labels
     offset = page_profile(index).printed_offset
     if offset is None:
         return None
@@ -51,12 +58,15 @@ def named_pages(index: DocumentIndex, mentions: Sequence[PageMention]) -> PageRe
     return resolve_pages(mentions, len(index.pages), page_labels(index))
 
 
-def prior_pages(index: DocumentIndex, question: str) -> tuple[int, ...]:
-    """The pages the question looks at first: the cover pages for a question about the
-    document itself, none otherwise."""
+def prior_pages(index: DocumentIndex, question: str) -> dict[int, float]:
+    """The pages the question looks at first, each with its prior: the cover (and the page
+    behind a cover of few words) for a question about the document itself, none otherwise."""
     if not index.has_pages or not asks_about_the_document(question):
-        return ()
-    return cover_pages(len(index.pages))
+        return {}
+    covers = cover_pages(len(index.pages))
+    if len(index.pages[0].split()) >= SHORT_COVER_WORDS:
+        covers = covers[:1]
+    return {page: COVER_PRIOR / 2**k for k, page in enumerate(covers)}
 
 
 @dataclass(frozen=True)
