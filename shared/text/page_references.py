@@ -17,7 +17,7 @@ page count and, when known, its printed page labels. Pure text work: no index, n
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
@@ -46,7 +46,7 @@ _ORDINAL_TENS = {
 }
 
 
-def _alternatives(words: Sequence[str]) -> str:
+def _alternatives(words: Iterable[str]) -> str:
     return "|".join(sorted(words, key=len, reverse=True))
 
 

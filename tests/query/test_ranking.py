@@ -16,7 +16,6 @@ from services.navigator.ranking.features import (
 )
 from services.navigator.ranking.dense import page_vectors, question_vector
 from services.navigator.ranking.fused import ABSTENTION_FEATURES
-from shared.text.page_references import find_page_mentions
 from services.navigator.ranking.model import (
     DENSE_MODEL_PATHS,
     LEXICAL_MODEL_PATH,
@@ -28,6 +27,7 @@ from services.navigator.ranking.model import (
 from services.navigator.ranking.profile import build_profile
 from shared.model.query import QuerySettings
 from shared.text.names import is_abbreviation, named_words
+from shared.text.page_references import find_page_mentions
 from tests.query.conftest import build
 from tests.query.documents import FILLER, indexed, node
 from tests.query.synthetic import filing, kitchen_collection, plant_collection
