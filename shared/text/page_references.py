@@ -70,12 +70,18 @@ _NUMBER_END = r"(?!\w)(?!-[a-z])"
 _PAGE_WORD = r"(?:pages?|pgs?\.?|pp?\.|slides?)"
 _SHEET = r"(?:page|slide|sheet)s?"
 
-# "page 14", "pages 5-7", "pp. 5, 6 and 9", "slide four", "page no. 3", "page #3".
+_PAGE_NUMBER_WORD = r"(?:(?:no\.|number|#)\s*)?"
+# "page 14", "pages 5-7", "pp. 5, 6 and 9", "slide four", "page no. 3", "page #3", "page 3 to page 10".
 _PRINTED = re.compile(
-    rf"(?<![\w.])(?P<word>{_PAGE_WORD})\s*(?:(?:no\.|number|#)\s*)?"
-    rf"(?P<list>{_NUMBER}(?:{_RANGE_JOIN}{_NUMBER})*){_NUMBER_END}"
+    rf"(?<![\w.])(?P<word>{_PAGE_WORD})\s*{_PAGE_NUMBER_WORD}"
+    rf"(?P<list>{_NUMBER}(?:{_RANGE_JOIN}(?:{_PAGE_WORD}\s*{_PAGE_NUMBER_WORD})?{_NUMBER})*){_NUMBER_END}"
 )
-_LIST_ITEM = re.compile(rf"(?P<join>{_RANGE_JOIN})?(?P<number>{_NUMBER}){_NUMBER_END}")
+_LIST_ITEM = re.compile(
+    rf"(?P<join>{_RANGE_JOIN})?(?:{_PAGE_WORD}\s*{_PAGE_NUMBER_WORD})?(?P<number>{_NUMBER}){_NUMBER_END}"
+)
+# Quoted text ("formatted as ['Page 2', 'Page 4']", a title in quotes) quotes a page; it does
+# not say where to look.
+_QUOTED = re.compile(r"(?<!\w)'[^'\n]{1,80}'(?!\w)|\"[^\"\n]{1,80}\"")
 # 14페이지, 14쪽 (Korean), 第14页 / 第14頁 (Chinese), 14ページ (Japanese).
 _PRINTED_CJK = re.compile(r"(?:第\s*)?(\d{1,4})\s*(?:페이지|쪽|页|頁|ページ)")
 # "the 14th page", "the second slide", "the third page from the end", "the last page".
@@ -294,6 +300,8 @@ def _found(question: str) -> tuple[_Found, ...]:
     original = fold(question)
     if len(original) != len(norm):  # lower() changed the length (rare scripts): no case test
         original = norm
+    # Quoted text is blanked to spaces: the same length, so the spans still index the question.
+    norm = _QUOTED.sub(lambda m: " " * len(m.group(0)), norm)
     return tuple(sorted(_printed(norm, original) + _positions(norm), key=lambda item: item[:2]))
 
 

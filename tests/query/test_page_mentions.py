@@ -32,6 +32,7 @@ def pages(question: str, count: int = 20, labels: list[str] | None = None) -> li
         ("What do pages 5-7 say?", [5, 6, 7]),
         ("What do pages 5 to 7 say?", [5, 6, 7]),
         ("What do pp. 5, 6 and 9 cover?", [5, 6, 9]),
+        ("How many figures are there from Page 3 to Page 6?", [3, 4, 5, 6]),
         ("What does page no. 8 list?", [8]),
         ("What is on page #8?", [8]),
         ("What is on page 3 of the report?", [3]),
@@ -85,6 +86,7 @@ def test_positions_count_physical_pages(question: str, expected: list[int]) -> N
         "How do I reset the home page?",
         "What do pages 1-200 describe?",  # a scope, not a page to look at
         "What is on page 0?",
+        "List the pages with a logo, formatted like ['Page 2', 'Page 4'].",  # quoted: an example
     ],
 )
 def test_words_that_name_no_page(question: str) -> None:
