@@ -98,6 +98,9 @@ class DocumentIndex:
     by_id: dict[str, int] = field(default_factory=dict)
     # Stored page and node vectors, when the document was indexed with embeddings on.
     dense: DenseVectors | None = None
+    # What each physical page prints as its number ("iv", "36"), when the PDF says (its
+    # /PageLabels); page references in questions resolve through them (`page_references.py`).
+    page_labels: list[str] | None = None
     # Resolved cross-references by reference; a tree never changes under its index.
     reference_cache: dict = field(default_factory=dict, repr=False)
     # Memoised look-ups of question words against this vocabulary (spelling, names), by kind.
@@ -255,11 +258,13 @@ class DocumentIndex:
         pages: list[str],
         precompute: bool = True,
         embeddings: DocumentEmbeddings | None = None,
+        page_labels: list[str] | None = None,
     ) -> DocumentIndex:
         """Index one tree version. `precompute` also builds the merged postings and spelling
         groups now (`evidence.prepare` adds the sentence windows), so that queries never pay
         for them (a cached index answers in milliseconds).
-        `embeddings`: the document's stored vectors, exposed as `dense`."""
+        `embeddings`: the document's stored vectors, exposed as `dense`. `page_labels`: the
+        document's printed page labels, one per page (ignored when their count differs)."""
         nodes: list[FlatNode] = []
         roots: list[int] = []
 
@@ -301,6 +306,7 @@ class DocumentIndex:
             has_summaries=any(summaries),
             by_id={f.node.id: f.index for f in nodes},
             dense=DenseVectors.aligned(embeddings, [f.node.id for f in nodes], len(pages)) if embeddings else None,
+            page_labels=list(page_labels) if page_labels and len(page_labels) == len(pages) else None,
         )
         if precompute:
             index._field_postings  # noqa: B018 - build the merged postings now, not in a query

@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -23,8 +23,14 @@ from services.navigator.ranking.features import (
     DocumentEvidence,
     build_candidates,
 )
-from services.navigator.ranking.fused import FusedRanking, MissingWords, absent_share, rank
+from services.navigator.ranking.fused import FusedRanking, MissingWords, RankedPage, absent_share, rank
 from services.navigator.ranking.model import RankingModel, RouterModel, shipped_model
+from services.navigator.ranking.page_references import (
+    PageRequest,
+    missing_page_warning,
+    named_first,
+    page_request,
+)
 from services.navigator.ranking.rerank import Reranking, configured_reranking, rerank
 from services.navigator.resolver import (
     Reference,
@@ -50,6 +56,7 @@ from shared.model.query import (
 from shared.ports.model_roles import NodeScorer
 from shared.text.lexical import query_terms, shared_idf
 from shared.text.names import bare_name, is_abbreviation, named_words, unmentioned_names
+from shared.text.page_references import without_page_mentions
 from shared.text.question import literals
 
 logger = logging.getLogger(__name__)
@@ -420,6 +427,7 @@ class Exploration:
     warnings: list[str]
     corrections: dict[str, str]
     path: list[VisitedSection]
+    pages: PageRequest  # the pages the question names, per shortlisted document
 
 
 def explore(
@@ -444,7 +452,13 @@ def explore(
     warnings: list[str] = []
     passages: list[Passage] = []
     question_refs = find_references(question)
-    names = named_words(question)
+    # The pages the question names, resolved in each shortlisted document; "Page Fourteen" is
+    # where to look, not a name the documents must mention.
+    pages = page_request(question, [s.index for s in shortlist])
+    missing_pages = missing_page_warning(pages, [s.index for s in shortlist])
+    if missing_pages:
+        warnings.append(missing_pages)
+    names = named_words(without_page_mentions(question))
     unmentioned = unmentioned_names(
         names, [(s.index.vocabulary, s.index.vocabulary_by_initial, s.index.memo) for s in shortlist]
     )
@@ -479,6 +493,14 @@ def explore(
             if ref.page is not None:
                 pinned[ref.node] = ref.page
             stats.references_resolved += 1
+        # A page the question names joins the walk as a cross-reference's page does.
+        for page in pages.by_document.get(scores.index.doc_id, ()):
+            node = int(scores.index.page_to_deepest[page - 1])
+            if node >= 0:
+                reached.setdefault(node, "reference")
+                selected[node] = max(selected.get(node, 0.0), top)
+                pinned[node] = page
+                stats.references_resolved += 1
         doc_passages = _passages_for(scores, selected, settings, pinned, weights, wanted)
         # References made by the selected text itself ("see Section 4.2") pull their nodes in.
         strongest = sorted(doc_passages, key=lambda p: -p.score)[:MAX_TEXT_REFERENCES]
@@ -525,8 +547,42 @@ def explore(
     return Exploration(
         question=question, mode=mode, mode_reason=reason, passages=passages, evidence=evidence,
         candidates=candidates, missing=missing,
-        stats=stats, warnings=warnings, corrections=corrections, path=path,
+        stats=stats, warnings=warnings, corrections=corrections, path=path, pages=pages,
     )
+
+
+def fused_order(found: Exploration, settings: QuerySettings) -> bool:
+    """True when the fused ranking, not the walk, orders the passages."""
+    return found.candidates is not None and settings.ranking == "fused"
+
+
+def _named_pages_first(ranking: FusedRanking, candidates: CandidateSet, request: PageRequest) -> FusedRanking:
+    """The ranking with each document's named pages first among its pages, and answerable when
+    a page the question names exists, or when a question about the document itself (its date,
+    title, author) has a cover page on top: the reader said where the answer is, so the
+    documents are not refused for it (the verifier still checks every sentence against its page)."""
+    evidence = candidates.documents
+
+    def key(ranked: RankedPage) -> tuple[str, int]:
+        return evidence[ranked.document].index.doc_id, ranked.page
+
+    pages = ranking.pages
+    if request.found:
+        order = named_first(pages, key, request)
+        pages = [replace(pages[k], score=pages[place].score) for place, k in enumerate(order)]
+    named_exists = any(request.named(*key(ranked)) for ranked in pages)
+    cover_on_top = bool(pages) and (pages[0].document, pages[0].page) in candidates.prior_keys
+    if not (named_exists or cover_on_top):
+        return ranking
+    return replace(ranking, pages=pages, answerable=True)
+
+
+def _named_passages_first(passages: list[Passage], request: PageRequest) -> list[Passage]:
+    """The walk's passages (best first) with each document's named pages first among its own."""
+    if not request.found:
+        return passages
+    order = named_first(passages, lambda p: (p.doc_id, p.pages[0] if p.pages else 0), request)
+    return [passages[k].model_copy(update={"score": passages[place].score}) for place, k in enumerate(order)]
 
 
 def navigate(
@@ -556,6 +612,7 @@ def navigate(
         if reranking is not None:
             ranking = rerank(ranking, found.candidates, reranking)
         stats.answer_probability = round(ranking.answer_probability, 4)
+        ranking = _named_pages_first(ranking, found.candidates, found.pages)
         if not ranking.answerable:
             warnings.append(
                 f"the documents are unlikely to answer this (probability {ranking.answer_probability:.2f}): "
@@ -571,9 +628,11 @@ def navigate(
     if stats.scorer_fallbacks:
         warnings.append(f"node scoring by model failed {stats.scorer_fallbacks} time(s); lexical scores used")
     passages.sort(key=lambda p: (-p.score, p.doc_id, p.pages[0] if p.pages else 0, p.node_id))
+    if not fused_order(found, settings):
+        passages = _named_passages_first(passages, found.pages)
     # The fused ranking hands over `context_pages` pages (the compressor fits them to the token
     # budget); the walk's own order is capped by the beam's width.
-    fused = found.candidates is not None and settings.ranking == "fused"
+    fused = fused_order(found, settings)
     passages = passages[: settings.context_pages if fused else max(1, int(MAX_PASSAGES_PER_WIDTH * settings.beam_width))]
     stats.elapsed_ms = round((time.perf_counter() - started) * 1000, 3)
     logger.debug(

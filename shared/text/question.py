@@ -7,6 +7,9 @@
   ("Answer in millions.", "Give the answer as a whole integer.", "Round to one decimal.")
   names no topic; its words are absent from the documents and would count as missing evidence
   (and pull the question's embedding away from its topic), so it is not part of the topic.
+- *Page references*: "on page fourteen", "the last page", "the cover" say where to look, not
+  what about (`page_references.py` resolves them); "fourteen" or "cover" on no page would count
+  as missing evidence, so they are not part of the topic either.
 - *Literals*: command-line options and dotted names ("-x", "--no-cache", ".config") lose their
   punctuation in tokenisation, which turns ".config" into the common word "config"; matched
   verbatim, they are the most specific evidence a technical question carries.
@@ -16,6 +19,8 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+
+from shared.text.page_references import without_page_mentions
 
 _HOW_QUANTITY = re.compile(
     r"\bhow\s+(many|much|long|often|far|old|large|big|small|fast|soon|frequently|tall|wide|high|deep)\b",
@@ -45,8 +50,9 @@ def asked_text(question: str) -> str:
 
 @lru_cache(maxsize=4096)
 def topic_text(question: str) -> str:
-    """The question without its answer instructions and answer-type words ("how many" -> "how")."""
-    return _HOW_QUANTITY.sub("how", asked_text(question))
+    """The question without its answer instructions, answer-type words ("how many" -> "how")
+    and the words that name a page ("on page 14")."""
+    return _HOW_QUANTITY.sub("how", without_page_mentions(asked_text(question)))
 
 
 @lru_cache(maxsize=4096)

@@ -1,7 +1,8 @@
 """Candidate pages of one question and the features the fitted model ranks them on.
 
 Candidates are the union of each document's best pages by BM25, its best pages by dense
-similarity (when embeddings are on) and the pages the tree walk selected. Every feature is general (no word list, no per-document rule) and on a 0..1 scale
+similarity (when embeddings are on), the pages the tree walk selected, the pages the question
+names and, for a question about the document itself, its cover pages (`page_references.py`). Every feature is general (no word list, no per-document rule) and on a 0..1 scale
 or normalised within the question, so one set of weights serves every document:
 
 | feature | what it measures |
@@ -20,7 +21,7 @@ or normalised within the question, so one set of weights serves every document:
 | listing | share of the page's lines ending in a page number (tables of contents, indexes) |
 | numeric | share of the page's tokens that are numbers (tables) |
 | position | the page's place in its document, 0 (first) .. 1 (last) |
-| page_reference | the question names this page ("page 9", "p. 12"), printed numbering resolved |
+| page_reference | the question names this page ("page 9", "page fourteen", "the last page"), printed labels resolved |
 | literal | share of the question's options and dotted names the page quotes verbatim |
 | dense_page | cosine of the question's and the page's embeddings (`dense.py`) |
 | dense_section | cosine of the question's and its deepest section's (title path and summary) |
@@ -29,7 +30,6 @@ or normalised within the question, so one set of weights serves every document:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
@@ -42,8 +42,10 @@ from services.navigator.ranking.dense import (
     question_vector,
     section_vectors,
 )
+from services.navigator.ranking.page_references import named_pages, prior_pages
 from services.navigator.ranking.profile import bigrams, page_profile
 from shared.text.lexical import terms
+from shared.text.page_references import find_page_mentions
 from shared.text.question import literal_share, topic_text
 
 FEATURES = (
@@ -58,7 +60,6 @@ BM25_CANDIDATES = 20
 # Best pages by dense similarity each document contributes (a page that words the question
 # differently from the page still comes up).
 DENSE_CANDIDATES = 20
-_PAGE_REFERENCE = re.compile(r"\b(?:page|p\.|pg\.?)\s*(\d{1,4})\b", re.IGNORECASE)
 
 
 @dataclass
@@ -81,6 +82,14 @@ class CandidateSet:
     keys: list[tuple[int, int]]  # (position in `documents`, 1-based page)
     matrix: np.ndarray  # one row per key, one column per FEATURES entry
     best_bm25: float = 0.0  # raw BM25 of the best candidate (before normalisation)
+    # What each candidate's ranking score adds before ordering (the cover prior), one per key.
+    prior: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    named: frozenset[tuple[int, int]] = frozenset()  # the keys of the pages the question names
+
+    @property
+    def prior_keys(self) -> frozenset[tuple[int, int]]:
+        """The keys of the pages with a prior: the cover pages of a question about the document."""
+        return frozenset(key for key, prior in zip(self.keys, self.prior.tolist(), strict=False) if prior > 0)
 
     def column(self, name: str) -> np.ndarray:
         return self.matrix[:, FEATURES.index(name)]
@@ -101,11 +110,6 @@ def prepare_ranking(index: DocumentIndex) -> DocumentIndex:
     page_vectors(index)
     section_vectors(index)
     return index
-
-
-def page_references(question: str) -> list[int]:
-    """Printed page numbers the question names."""
-    return [int(m.group(1)) for m in _PAGE_REFERENCE.finditer(question)]
 
 
 def question_pairs(question: str) -> frozenset[tuple[str, str]]:
@@ -161,7 +165,8 @@ def candidate_pages(
     evidence: DocumentEvidence, referenced: Sequence[int], dense: np.ndarray | None = None
 ) -> list[int]:
     """The document's best BM25 pages, the walk's pages, its best pages by dense similarity
-    (`dense`: one cosine per page) and the pages the question names."""
+    (`dense`: one cosine per page) and `referenced`: the pages the question names or looks at
+    first."""
     scores = evidence.page_bm25
     best = np.argsort(-scores, kind="stable")[:BM25_CANDIDATES]
     pages = [int(p) + 1 for p in best if scores[p] > 0]
@@ -177,22 +182,25 @@ def build_candidates(
 ) -> CandidateSet:
     """Every candidate page of the question's documents, with its feature row."""
     pairs = question_pairs(question)
-    printed = page_references(question)
+    mentions = find_page_mentions(question)
     asked = question_vector(question)
     keys: list[tuple[int, int]] = []
     blocks: list[np.ndarray] = []
+    priors: list[np.ndarray] = []
+    named: set[tuple[int, int]] = set()
     for position, evidence in enumerate(documents):
         index = evidence.index
         if not index.has_pages:
             continue
         profile = page_profile(index)
-        referenced = [profile.physical_page(p) for p in printed]
+        referenced = list(named_pages(index, mentions).pages)
+        first_looked_at = prior_pages(index, question)
         summaries = summary_path_terms(index)
         near, titled = page_fields(index).question_fields(evidence.weights)
         tree_rank = {page: rank for rank, page in enumerate(dict.fromkeys(evidence.tree_pages))}
         tree_best = max(evidence.tree_scores.values(), default=0.0) or 1.0
         dense_all = page_vectors(index) @ asked
-        pages = candidate_pages(evidence, referenced, dense_all)
+        pages = candidate_pages(evidence, [*referenced, *first_looked_at], dense_all)
         sections = section_vectors(index) @ asked if index.nodes else np.zeros(0)
         rows = np.array(pages, dtype=np.int64) - 1  # 0-based
         deepest = index.page_to_deepest[rows]
@@ -222,9 +230,14 @@ def build_candidates(
             "dense_rank": 1.0 / (1.0 + _ranks(dense_all)[rows]) if dense_all.any() else np.zeros(len(rows)),
         }
         keys += [(position, page) for page in pages]
+        named |= {(position, page) for page in referenced}
+        priors.append(np.array([first_looked_at.get(page, 0.0) for page in pages]))
         blocks.append(np.column_stack([np.asarray(columns[name], dtype=np.float64) for name in FEATURES]))
     matrix = np.vstack(blocks) if blocks else np.zeros((0, len(FEATURES)))
     best = float(matrix[:, 0].max()) if len(keys) else 0.0
     if best > 0:
         matrix[:, 0] /= best
-    return CandidateSet(question=question, documents=documents, keys=keys, matrix=matrix, best_bm25=best)
+    return CandidateSet(
+        question=question, documents=documents, keys=keys, matrix=matrix, best_bm25=best,
+        prior=np.concatenate(priors) if priors else np.zeros(0), named=frozenset(named),
+    )

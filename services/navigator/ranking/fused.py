@@ -97,7 +97,7 @@ def abstention_row(
 def rank(candidates: CandidateSet, model: RankingModel, missing: MissingWords) -> FusedRanking:
     """Candidates best first (ties in document and page order) and the answer decision. Over
     several documents, each page's score adds its document's log P(document | question),
-    weighted as the router was fitted."""
+    weighted as the router was fitted, and every page its own prior (`CandidateSet.prior`)."""
     own = model.ranker.decision(candidates.matrix)
     weight = model.router.prior_weight if model.router is not None else 0.0
     if weight and len(candidates.documents) > 1:
@@ -105,6 +105,10 @@ def rank(candidates: CandidateSet, model: RankingModel, missing: MissingWords) -
         score = own + weight * priors
     else:
         score = own
+    if candidates.prior.size and candidates.prior.any():
+        # The pages a question about the document itself looks at first: they order the pages,
+        # not the decision whether the documents answer (that reads the pages' own scores).
+        score = score + candidates.prior
     order = _best_first(candidates, score)
     # Whether the documents answer is judged on the best page's own document, by the pages' own
     # scores: the abstention model was fitted on questions asked of one document, and two

@@ -7,7 +7,8 @@
 - *numeric*: the share of the page's tokens that are numbers (tables);
 - *pairs*: the consecutive term pairs of the whole page;
 - *printed number*: the page number printed on the page, when the document prints them; the
-  document's offset between printed and physical numbers resolves "see page 9".
+  document's offset between printed and physical numbers gives each page its printed label
+  when the PDF carries none (`page_references.page_labels`), so "see page 9" resolves.
 """
 
 from __future__ import annotations
@@ -44,9 +45,6 @@ class PageProfile:
     listing: np.ndarray  # share of lines ending in a page number, per 0-based page
     numeric: np.ndarray  # share of number tokens, per 0-based page
     printed_offset: int | None  # physical minus printed page number, when the document prints them
-
-    def physical_page(self, printed: int) -> int:
-        return printed + (self.printed_offset or 0)
 
 
 def _lines(text: str) -> list[str]:
