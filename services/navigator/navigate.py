@@ -61,6 +61,8 @@ from shared.text.question import literals
 
 logger = logging.getLogger(__name__)
 
+# Below this probability that the documents answer, an answer is marked as weakly supported.
+WEAK_EVIDENCE = 0.5
 # VecTree-RAG's lexical gate: a document or section is relevant when its best BM25 reaches 1.0.
 BM25_GATE = 1.0
 # A shortlisted document must score at least this share of the best document.
@@ -613,6 +615,13 @@ def navigate(
             ranking = rerank(ranking, found.candidates, reranking)
         stats.answer_probability = round(ranking.answer_probability, 4)
         ranking = _named_pages_first(ranking, found.candidates, found.pages)
+        if ranking.answerable and ranking.answer_probability < WEAK_EVIDENCE:
+            # Refusing a question the documents could answer costs more than a weak answer
+            # marked weak: only strong evidence of absence refuses, the rest is labelled.
+            warnings.append(
+                f"weak evidence: the documents may not answer this (probability {ranking.answer_probability:.2f}); "
+                "check the cited pages"
+            )
         if not ranking.answerable:
             warnings.append(
                 f"the documents are unlikely to answer this (probability {ranking.answer_probability:.2f}): "

@@ -14,7 +14,7 @@ import pytest
 from services.navigator.index import DocumentIndex
 from services.navigator.navigate import Exploration, explore
 from services.navigator.ranking.features import FEATURES
-from services.navigator.ranking.fused import ABSTENTION_FEATURES, rank
+from services.navigator.ranking.fused import ABSTENTION_SIGNALS, rank
 from services.navigator.ranking.model import shipped_model
 from shared.model.query import QuerySettings
 from tests.query.conftest import build
@@ -47,7 +47,7 @@ def _abstention(question: str, indexes: list[DocumentIndex]) -> dict[str, float]
     found = explore(question, indexes, QuerySettings())
     assert found.candidates is not None
     ranking = rank(found.candidates, shipped_model(), found.missing)
-    return dict(zip(ABSTENTION_FEATURES, ranking.abstention_row.tolist(), strict=True))
+    return dict(zip(ABSTENTION_SIGNALS, ranking.abstention_row.tolist(), strict=True))
 
 
 def test_bm25_is_relative_to_the_best_candidate_and_bm25_rank_is_the_pages_place() -> None:

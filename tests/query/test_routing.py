@@ -8,7 +8,7 @@ import pytest
 
 from services.navigator.index import DocumentIndex
 from services.navigator.navigate import document_features, explore, navigate
-from services.navigator.ranking.fused import ABSTENTION_FEATURES, rank
+from services.navigator.ranking.fused import ABSTENTION_SIGNALS, rank
 from services.navigator.ranking.model import RankingModel, RouterModel, shipped_model
 from services.navigator.routing import ROUTING_FEATURES, UNFITTED_ROUTER, log_probabilities, number_terms
 from shared.model.query import QuerySettings
@@ -133,7 +133,7 @@ def test_near_copies_in_other_filings_do_not_make_a_clear_answer_look_doubtful()
     one = rank(alone.candidates, model, alone.missing)
     three = rank(together.candidates, model, together.missing)
     assert together.candidates.documents[three.pages[0].document].index.label == shelf[1].label
-    margin = ABSTENTION_FEATURES.index("margin")
+    margin = ABSTENTION_SIGNALS.index("margin")
     # Judged on the chosen filing, the best page leads its runner-up as it does alone (against
     # the near-copy in another filing the lead would be nil).
     assert three.abstention_row[margin] == pytest.approx(one.abstention_row[margin], rel=0.1)

@@ -44,7 +44,7 @@ from services.navigator.index import DocumentIndex
 from services.navigator.navigate import Exploration, explore
 from services.navigator.ranking.dense import embedder_name
 from services.navigator.ranking.features import FEATURES
-from services.navigator.ranking.fused import ABSTENTION_FEATURES, rank
+from services.navigator.ranking.fused import ABSTENTION_FEATURES, ABSTENTION_SIGNALS, decision_columns, rank
 from services.navigator.ranking.model import LinearModel, RankingModel, Tree, TreeEnsemble
 from shared.model.query import QuerySettings
 from shared.text.names import mentioned
@@ -227,10 +227,10 @@ def abstention_rows(examples: Sequence[Example], ranker: Ranker) -> np.ndarray:
     for example in examples:
         found = example.exploration
         if found.candidates is None:
-            rows.append(np.zeros(len(ABSTENTION_FEATURES)))
+            rows.append(np.zeros(len(ABSTENTION_SIGNALS)))
             continue
         rows.append(rank(found.candidates, placeholder, found.missing).abstention_row)
-    return np.vstack(rows)
+    return np.vstack(rows)[:, decision_columns(list(ABSTENTION_FEATURES))]
 
 
 def out_of_fold_rows(examples: Sequence[Example], fallback: Ranker, spec: RankerSpec = LOGISTIC) -> np.ndarray:

@@ -1,8 +1,10 @@
 """Order the candidate pages with the fitted model and decide whether the documents answer.
 
-Abstention features (probability that the documents answer, fitted on answerable questions
-against unanswerable ones, off-topic ones, ones about something the document never names, and
-the answerable ones asked of their own document without its evidence pages):
+Abstention signals (the probability that the documents answer is fitted, on answerable
+questions against unanswerable ones, off-topic ones, ones about something the document never
+names, and the answerable ones asked of their own document without its evidence pages, over
+the relative and share signals of `ABSTENTION_FEATURES`; the others are computed for the
+record and for models fitted before):
 
 | feature | what it measures |
 |---|---|
@@ -28,10 +30,26 @@ from services.navigator.evidence import page_fields
 from services.navigator.ranking.features import CandidateSet
 from services.navigator.ranking.model import RankingModel
 
-ABSTENTION_FEATURES = (
+# Every signal the answer decision could weigh, in the order of `abstention_row`.
+ABSTENTION_SIGNALS = (
     "top_score", "margin", "support", "proximity", "absent_terms", "unmentioned_names", "unmentioned_abbreviations",
     "bm25", "dense",
 )
+# What the decision is fitted on: relative scores and shares, which mean the same on any kind
+# of document. The best page's own score, its raw BM25 and its cosine depend on page length,
+# vocabulary and genre: a decision weighing them refused a quarter of the answerable questions
+# of a collection it was not fitted on (docs/querying.md, leave-one-collection-out).
+ABSTENTION_FEATURES = (
+    "margin", "support", "proximity", "absent_terms", "unmentioned_names", "unmentioned_abbreviations",
+)
+
+
+def decision_columns(features: list[str]) -> list[int]:
+    """Where each of a model's abstention features sits in `abstention_row`."""
+    unknown = [f for f in features if f not in ABSTENTION_SIGNALS]
+    if unknown:
+        raise ValueError(f"the abstention model weighs unknown features {unknown}; refit it with `make fit-ranker`")
+    return [ABSTENTION_SIGNALS.index(f) for f in features]
 
 
 @dataclass(frozen=True)
@@ -119,7 +137,8 @@ def rank(candidates: CandidateSet, model: RankingModel, missing: MissingWords) -
         chosen = candidates.keys[int(order[0])][0]
         own_order = np.array([k for k in own_order if candidates.keys[k][0] == chosen], dtype=np.int64)
     row = abstention_row(candidates, own, own_order, missing)
-    probability = float(model.abstention.probability(row[None, :])[0])
+    judged = row[decision_columns(model.abstention.features)]
+    probability = float(model.abstention.probability(judged[None, :])[0])
     best = float(score[order[0]]) if len(order) else 0.0
     pages = [
         RankedPage(candidates.keys[k][0], candidates.keys[k][1], math.exp(float(score[k]) - best)) for k in order
