@@ -63,6 +63,14 @@ class MissingWords:
     names: float = 0.0  # share of the question's names: proper names no document mentions
     abbreviations: float = 0.0  # share of the question's names: abbreviations no document mentions
 
+    @property
+    def subject(self) -> bool:
+        """The documents mention nothing the question names, and it names a proper name: they
+        lack what it is about. That is evidence of absence strong enough to refuse on, however
+        well the rest of the question matches (a question about one company asked of another's
+        filing matches everything but the name)."""
+        return self.names > 0 and self.names + self.abbreviations >= 1.0
+
 
 @dataclass
 class RankedPage:
@@ -143,7 +151,8 @@ def rank(candidates: CandidateSet, model: RankingModel, missing: MissingWords) -
     pages = [
         RankedPage(candidates.keys[k][0], candidates.keys[k][1], math.exp(float(score[k]) - best)) for k in order
     ]
-    return FusedRanking(pages, probability, probability >= model.answer_threshold, row)
+    answerable = probability >= model.answer_threshold and not missing.subject
+    return FusedRanking(pages, probability, answerable, row)
 
 
 def _best_first(candidates: CandidateSet, score: np.ndarray) -> np.ndarray:
