@@ -199,8 +199,8 @@ _ISSUER_VERB = re.compile(
 )
 # Words that end an organisation's legal name, in the languages a cover is likely written in.
 _LEGAL_FORM = (
-    r"(?:Inc|Incorporated|Corp|Corporation|Company|Co|Ltd|Limited|LLC|L\.L\.C|LLP|LP|L\.P|plc|PLC|N\.V|S\.A|SE|AG|"
-    r"GmbH|S\.p\.A|B\.V|Pty|K\.K|Group|Holdings)\.?"
+    r"(?:(?:Inc|Corp|Co|Ltd|L\.L\.C|L\.P|N\.V|S\.A|S\.p\.A|B\.V|K\.K|Pty)\.?"
+    r"|(?:Incorporated|Corporation|Company|Limited|LLC|LLP|LP|plc|PLC|SE|AG|GmbH|Group|Holdings)(?!\w))"
 )
 _ORGANISATION = re.compile(rf"^[A-Z][\w&.,'’\- ]{{1,80}}?\b{_LEGAL_FORM}$")
 _COPYRIGHT = re.compile(
@@ -278,6 +278,8 @@ def _issuer(evidence: CardEvidence, cover: str, first_pages: str, title: str) ->
     return "", None
 
 
+_SUBJECT_TITLE_WORDS = 8
+_PLACEHOLDER_SUBJECT = re.compile(r"^(?:unspecified|none|n/?a|untitled|subject|default)$", re.I)
 _TYPE_WORDS = {
     DocType.MANUAL: _MANUAL_TITLE,
     DocType.GUIDE: _GUIDE_TITLE,
@@ -291,10 +293,14 @@ def _subject(
     """The metadata subject when it reads like one; else what a manual's, guide's or brochure's
     title names besides its type ("Model X200 Owner's Manual" is about the Model X200)."""
     subject = _tidy_name(evidence.metadata.get("Subject", ""))
-    if _letters(subject) >= 3 and subject.lower() != title.lower() and not _WEB_ADDRESS.search(subject):
+    if (
+        _letters(subject) >= 3 and subject.lower() != title.lower()
+        and not _WEB_ADDRESS.search(subject) and not _PLACEHOLDER_SUBJECT.match(subject)
+    ):
         return subject, CardSource.METADATA
     words = _TYPE_WORDS.get(doc_type)
-    if words is not None and title and words.search(title):
+    # Only a title's few words name a product; a sentence that mentions a manual does not.
+    if words is not None and title and len(title.split()) <= _SUBJECT_TITLE_WORDS and words.search(title):
         rest = _tidy_name(re.sub(r"\s+[-–—:|]\s*$|^\s*[-–—:|]\s+", "", words.sub(" ", title)))
         rest = rest.strip(" -–—:|,")
         if _letters(rest) >= 2:

@@ -55,6 +55,19 @@ class DocumentPeriod(BaseModel):
         default_factory=list, description="Calendar or fiscal years the text is about, ascending."
     )
 
+    def describe(self) -> str:
+        """"FY2023 Q2, ended 2023-06-02"; '' when empty."""
+        parts = []
+        if self.fiscal_year is not None:
+            parts.append(f"FY{self.fiscal_year}" + (f" Q{self.fiscal_quarter}" if self.fiscal_quarter else ""))
+        elif self.fiscal_quarter is not None:
+            parts.append(f"Q{self.fiscal_quarter}")
+        if self.period_end is not None:
+            parts.append(f"ended {self.period_end.isoformat()}")
+        if not parts and self.years:
+            parts.append(", ".join(str(y) for y in self.years))
+        return ", ".join(parts)
+
     def is_empty(self) -> bool:
         return self.fiscal_year is None and self.fiscal_quarter is None and self.period_end is None and not self.years
 
