@@ -23,7 +23,8 @@ SPEC: dict[str, Any] = create_app(
 def _response_schema(path: str) -> dict[str, Any]:
     content = SPEC["paths"][path]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
     ref = content.get("$ref") or content["items"]["$ref"]
-    return SPEC["components"]["schemas"][ref.rsplit("/", 1)[-1]]
+    schema: dict[str, Any] = SPEC["components"]["schemas"][ref.rsplit("/", 1)[-1]]
+    return schema
 
 
 def test_one_document_is_described_with_its_card_and_the_listing_without() -> None:

@@ -7,6 +7,7 @@ import io
 
 import pypdf
 import pytest
+from pypdf.constants import PageLabelStyle
 
 from services.indexer.page_labels import footer_page_labels
 from services.indexer.pipeline import index_document
@@ -18,8 +19,8 @@ from tests.pdfs import manual_pdf, plain_pdf
 def labelled_pdf() -> bytes:
     """Six pages: a preface numbered i, ii, then the body from 1; written by pypdf."""
     writer = pypdf.PdfWriter(clone_from=io.BytesIO(plain_pdf(6)))
-    writer.set_page_label(0, 1, style="/r")
-    writer.set_page_label(2, 5, style="/D", start=1)
+    writer.set_page_label(0, 1, style=PageLabelStyle.LOWERCASE_ROMAN)
+    writer.set_page_label(2, 5, style=PageLabelStyle.DECIMAL, start=1)
     buffer = io.BytesIO()
     writer.write(buffer)
     return buffer.getvalue()
