@@ -258,6 +258,26 @@ def _headline_issuer(cover: str, title: str) -> str:
     return ""
 
 
+# A listed company is named before its ticker in a release's dateline: "-- Northwind Inc.
+# (“Northwind” or the “Company”) (NYSE: NWT) today reported ...".
+_TICKER = re.compile(r"[(\[]\s*(?:NYSE(?:\s+American)?|Nasdaq|NASDAQ|AMEX|LSE|TSX|OTC\w*)\s*:\s*[A-Z.]{1,6}\s*[)\]]")
+_TRAILING_ALIAS = re.compile(r"\s*\([^()]{0,80}\)\s*$")
+_DATELINE_BREAK = re.compile(r"\s[-–—]{1,2}\s|--|/PRNewswire/|\(GLOBE NEWSWIRE\)|\(BUSINESS WIRE\)|[.;:]\s|\n")
+
+
+def _ticker_issuer(cover: str) -> str:
+    ticker = _TICKER.search(cover)
+    if ticker is None:
+        return ""
+    before = cover[max(0, ticker.start() - 2 * _NAME_CHARS) : ticker.start()].rstrip()
+    while (alias := _TRAILING_ALIAS.search(before)) is not None:
+        before = before[: alias.start()]
+    name = _tidy_name(_DATELINE_BREAK.split(before)[-1])
+    if not name[:1].isupper() or len(name.split()) > _NAME_WORDS // 2 or _letters(name) < 2:
+        return ""
+    return name
+
+
 def _organisation_author(metadata: dict[str, str]) -> str:
     author = _tidy_name(metadata.get("Author", ""))
     if not author or _PLACEHOLDER_AUTHOR.match(author) or _WEB_ADDRESS.search(author):
@@ -266,7 +286,7 @@ def _organisation_author(metadata: dict[str, str]) -> str:
 
 
 def _issuer(evidence: CardEvidence, cover: str, first_pages: str, title: str) -> tuple[str, CardSource | None]:
-    for name in (_registrant(first_pages), _headline_issuer(cover, title)):
+    for name in (_registrant(first_pages), _headline_issuer(cover, title), _ticker_issuer(cover)):
         if name:
             return name, CardSource.COVER
     author = _organisation_author(evidence.metadata)

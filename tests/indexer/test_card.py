@@ -114,6 +114,20 @@ def test_an_earnings_release_gives_its_announcer_quarter_and_named_fiscal_year()
     assert card.dates == [date(2024, 5, 30), date(2024, 5, 12)]
 
 
+def test_a_release_without_a_headline_verb_names_its_issuer_before_the_ticker() -> None:
+    dateline = (
+        "Exhibit 99.1\nFinancial results\nDENVER, Colorado, February 8, 2023 – Contoso Resorts Ltd (NYSE: CRL) "
+        "(“Contoso” or the “Company”) today reported financial results for the quarter and year ended "
+        "December 31, 2022.\n"
+    )
+    card = card_of(dateline)
+    assert card.doc_type is DocType.EARNINGS_RELEASE and card.issuer == "Contoso Resorts Ltd"
+    assert (card.period.fiscal_year, card.period.fiscal_quarter) == (2022, 4)
+    aliased = card_of("SEATTLE, May 1, 2024 (GLOBE NEWSWIRE) -- Northwind Traders Inc. (“Northwind”)\n"
+                      "(Nasdaq: NWT) today announced its results for the quarter.")
+    assert aliased.issuer == "Northwind Traders Inc."
+
+
 def test_a_manual_gives_its_product_and_its_maker() -> None:
     card = card_of(MANUAL, cover_title="AquaPure X200 Owner's Manual")
     assert card.doc_type is DocType.MANUAL
