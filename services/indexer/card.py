@@ -121,6 +121,7 @@ _FILE_NAME_TYPES = (
     (re.compile(r"^e?brochure$"), DocType.BROCHURE),
     (re.compile(r"^(?:slides|deck|presentation)$"), DocType.SLIDES),
 )
+_TITLE_LINE_WORDS = 10
 # A slide is wider than tall and holds little text.
 _LANDSCAPE = 1.2
 _SLIDE_CHARS = 700
@@ -143,7 +144,9 @@ def _cover_type(cover: str, first_pages: str, title: str) -> DocType | None:
         return DocType.EARNINGS_RELEASE
     if _ARXIV.search(cover) or (_ABSTRACT_LINE.search(first_pages) and _INTRODUCTION_LINE.search(first_pages)):
         return DocType.PAPER
-    return _title_type(f"{title}\n{head}")
+    # A title is a short line: "report" or "manual" inside a sentence says nothing of the document.
+    short = [line for line in head.split("\n") if len(line.split()) <= _TITLE_LINE_WORDS]
+    return _title_type("\n".join([title, *short]))
 
 
 def _title_type(text: str) -> DocType | None:

@@ -174,6 +174,12 @@ def test_text_with_no_signals_gives_an_empty_card() -> None:
     assert card == DocumentCard(title="We met on the hill.", sources={"title": CardSource.COVER})
 
 
+def test_a_type_word_inside_a_sentence_names_no_type() -> None:
+    text = "Minutes of the meeting\nThe treasurer will report on the budget and hand out the manual for new members.\n"
+    assert card_of(text).doc_type is DocType.UNKNOWN
+    assert card_of("Annual Report 2022\n" + text).doc_type is DocType.ANNUAL_REPORT
+
+
 def test_only_the_first_pages_are_read_for_what_the_document_is() -> None:
     late = "FORM 10-K\nFor the fiscal year ended December 31, 2020\n"
     pages = ["Some introduction."] * CARD_PAGES + [late]
