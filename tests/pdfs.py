@@ -160,6 +160,18 @@ def plain_pdf(pages: int = 3, text: str = BODY) -> bytes:
     return bytes(pdf.output())
 
 
+def lines_pdf(pages: list[str]) -> bytes:
+    """Each page's text as it is given, one printed line per line (a cover page, a filing)."""
+    pdf = _new_pdf()
+    for text in pages:
+        pdf.add_page()
+        pdf.set_font("Helvetica", "", 10)
+        pdf.set_xy(10, 15)
+        for line in text.split("\n"):
+            pdf.cell(0, 5, line, new_x="LMARGIN", new_y="NEXT")
+    return bytes(pdf.output())
+
+
 def image_only_pdf(pages: int = 3) -> bytes:
     """Scanned-looking pages: a raster image each, no text layer."""
     from PIL import Image, ImageDraw

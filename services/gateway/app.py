@@ -47,6 +47,7 @@ from services.gateway.pagination import (
 from services.gateway.readiness import readiness
 from services.gateway.schemas import (
     DeletedOut,
+    DocumentDetailOut,
     DocumentOut,
     FileUploadResult,
     PageOut,
@@ -374,9 +375,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             )
         return record
 
-    @app.get("/v1/documents/{doc_id}", response_model=DocumentOut, tags=["documents"])
-    async def get_document(doc_id: str, caller: CallerDep) -> DocumentOut:
-        return DocumentOut.of(await find(doc_id, caller))
+    @app.get("/v1/documents/{doc_id}", response_model=DocumentDetailOut, tags=["documents"])
+    async def get_document(doc_id: str, caller: CallerDep) -> DocumentDetailOut:
+        return DocumentDetailOut.of(await find(doc_id, caller))
 
     @app.get("/v1/documents/{doc_id}/tree", tags=["documents"])
     async def get_tree(doc_id: str, caller: CallerDep) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from shared.adapters.mongo.queries import QueryRecord, QueryStatus
+from shared.model.card import DocumentCard
 from shared.model.documents import BuilderName, DocumentRecord, DocumentStatus
 from shared.model.events import QueryOutcome, StageTiming
 from shared.model.formats import DocumentFormat
@@ -71,6 +72,19 @@ class DocumentOut(BaseModel):
 
     @classmethod
     def of(cls, record: DocumentRecord) -> DocumentOut:
+        return cls.model_validate(record.model_dump())
+
+
+class DocumentDetailOut(DocumentOut):
+    """One document with its card; listings leave the card out (page labels run to thousands)."""
+
+    card: DocumentCard | None = Field(
+        default=None, description="What the document is, whose and of which period (read at indexing); "
+        "null for documents indexed before cards were read.",
+    )
+
+    @classmethod
+    def of(cls, record: DocumentRecord) -> DocumentDetailOut:
         return cls.model_validate(record.model_dump())
 
 

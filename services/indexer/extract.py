@@ -102,6 +102,12 @@ class PdfContent:
     ocr_errors: list[str] = field(default_factory=list)
     # False for documents paginated here (DOCX, HTML, Markdown, text): no printed furniture.
     printed: bool = True
+    # The Info dictionary's text entries (Title, Author, Subject, Keywords, Creator, Producer).
+    metadata: dict[str, str] = field(default_factory=dict)
+    # The printed label of each page from the PDF's /PageLabels; [] when it has none.
+    page_labels: list[str] = field(default_factory=list)
+    # (width, height) in points of the first pages, for the card's page-shape rule.
+    page_sizes: list[tuple[float, float]] = field(default_factory=list)
 
 
 def open_document(data: bytes, max_pages: int) -> pdfium.PdfDocument:
@@ -182,11 +188,42 @@ def read_outline(pdf: pdfium.PdfDocument) -> list[OutlineEntry]:
     return entries
 
 
-def _metadata_title(pdf: pdfium.PdfDocument) -> str:
+_METADATA_KEYS = ("Title", "Author", "Subject", "Keywords", "Creator", "Producer")
+# Pages whose shape the card looks at (see services/indexer/card.py).
+SHAPE_PAGES = 3
+
+
+def _metadata(pdf: pdfium.PdfDocument) -> dict[str, str]:
+    entries: dict[str, str] = {}
+    for key in _METADATA_KEYS:
+        try:
+            value = " ".join((pdf.get_metadata_value(key) or "").split())
+        except Exception:  # broken Info dictionaries are common and never fatal
+            continue
+        if value:
+            entries[key] = value
+    return entries
+
+
+def _page_labels(pdf: pdfium.PdfDocument, count: int) -> list[str]:
+    """Labels from /PageLabels. pdfium answers '' for every page of a PDF without them, and
+    reads them in microseconds (0.01 s for 2,400 pages)."""
     try:
-        return " ".join((pdf.get_metadata_value("Title") or "").split())
-    except Exception:  # broken Info dictionaries are common and never fatal
-        return ""
+        labels = [pdf.get_page_label(index) for index in range(count)]
+    except pdfium.PdfiumError:
+        return []
+    return labels if any(labels) else []
+
+
+def _page_sizes(pdf: pdfium.PdfDocument, count: int) -> list[tuple[float, float]]:
+    sizes = []
+    for index in range(min(count, SHAPE_PAGES)):
+        try:
+            width, height = pdf.get_page_size(index)
+        except pdfium.PdfiumError:
+            continue
+        sizes.append((float(width), float(height)))
+    return sizes
 
 
 class _LineSampler:
@@ -396,12 +433,16 @@ def extract_content(
         raise CorruptPdfError("no page could be read")
     ocr_pages, ocr_errors = _recognise(pdf, textless, ocr, pages, layouts, progress) if ocr else ([], [])
     cover_lines = layouts[0].lines if layouts else _first_page_lines(pdf)
+    metadata = _metadata(pdf)
     return PdfContent(
         page_count=count,
         pages=pages,
         layouts=layouts,
         outline=read_outline(pdf) if outline is None else outline,
-        metadata_title=_metadata_title(pdf),
+        metadata_title=metadata.get("Title", ""),
+        metadata=metadata,
+        page_labels=_page_labels(pdf, count),
+        page_sizes=_page_sizes(pdf, count),
         unreadable_pages=unreadable,
         styles_reliable=sampler is None or sampler.named_fonts >= sampler.unnamed_fonts,
         cover_title=_cover_title(cover_lines),

@@ -7,7 +7,6 @@ Pure: no storage, no transport. The CLI and the indexer service both call `index
 from __future__ import annotations
 
 import logging
-import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from services.indexer.card import card_of_content
 from services.indexer.errors import NotAPdfError, TooManyPartsError, UnsupportedFormatError
 from services.indexer.extract import (
     OutlineEntry,
@@ -27,7 +27,7 @@ from services.indexer.extract import (
 from services.indexer.formats import read_text_document
 from services.indexer.formats.paginate import paginate
 from services.indexer.ocr import OcrNotInstalledError, TesseractOcr, make_ocr
-from services.indexer.furniture import content_lines, find_furniture
+from services.indexer.furniture import find_furniture
 from services.indexer.layout import build_layout_tree
 from services.indexer.nesting import assign_ids, relevel
 from services.indexer.outline import build_outline_tree, usable_outline
@@ -36,6 +36,7 @@ from services.indexer.verify import verify_tree
 from services.indexer.windows import build_windows, split_long_leaves
 from shared.adapters.embeddings.document import embed_document
 from shared.adapters.logs import log_fields
+from shared.model.card import DocumentCard
 from shared.model.documents import (
     BuilderName,
     DocumentRecord,
@@ -119,19 +120,14 @@ def _llm_summaries(
         warnings.append(f"model summaries failed ({exc}); kept extractive summaries")
 
 
-_FILE_LIKE_TITLE = re.compile(r"\.(dvi|docx?|pptx?|xlsx?|rtf|tex|indd|qxd|pdf)$|^microsoft (word|powerpoint) - |^untitled", re.I)
-
-
-def _document_title(content: PdfContent, furniture: frozenset[str], file_name: str) -> str:
-    """The largest text on the first page, else the metadata title when it reads like one,
-    else the first line of the first page, else the file name."""
-    if content.cover_title:
-        return content.cover_title
-    meta = content.metadata_title
-    if sum(ch.isalpha() for ch in meta) >= 3 and not _FILE_LIKE_TITLE.search(meta):
-        return meta
-    first = content_lines(content.pages[0], furniture)[:1]
-    return first[0][:120] if first else Path(file_name).stem
+def _card(content: PdfContent, furniture: frozenset[str], file_name: str, doc_id: str) -> DocumentCard:
+    started = time.perf_counter()
+    card = card_of_content(content, furniture, file_name)
+    logger.debug(
+        "card built",
+        extra=log_fields(doc_id=doc_id, doc_type=card.doc_type.value, ms=round((time.perf_counter() - started) * 1000, 2)),
+    )
+    return card
 
 
 def _ocr_engine(options: IndexOptions) -> TesseractOcr | None:
@@ -316,11 +312,13 @@ def _index_content(
         _llm_summaries(nodes, pages, llm, options.domain, warnings)
     embeddings = embed_document(doc_id, pages, nodes, embedder) if embedder is not None else None
 
+    card = _card(content, furniture, file_name, doc_id)
     elapsed = time.perf_counter() - started
     record = DocumentRecord(
         doc_id=doc_id,
         file_name=Path(file_name).name,
-        title=_document_title(content, furniture, file_name),
+        title=card.title or Path(file_name).stem,
+        card=card,
         page_count=content.page_count,
         builder=builder,
         build_seconds=round(elapsed, 3),

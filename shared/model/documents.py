@@ -8,6 +8,7 @@ from enum import StrEnum
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from shared.model.card import DocumentCard
 from shared.model.clock import utc_now
 from shared.model.formats import DocumentFormat
 from shared.model.tree import TreeNode
@@ -45,6 +46,10 @@ class DocumentRecord(BaseModel):
     created_at: datetime = Field(default_factory=utc_now)
     updated_at: datetime = Field(default_factory=utc_now)
     version: int = Field(default=1, description="Bumped whenever the tree is rebuilt.")
+    card: DocumentCard | None = Field(
+        default=None, description="What the document is, whose and of which period; None for records "
+        "indexed before cards were read, or imported.",
+    )
 
 
 class DocumentTree(BaseModel):

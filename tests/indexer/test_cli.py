@@ -138,3 +138,23 @@ def test_index_of_a_folder_without_pdfs_says_so(tmp_path, capsys) -> None:  # ty
     (tmp_path / "empty").mkdir()
     assert main(["index", str(tmp_path / "empty"), "--store", str(tmp_path / "store")]) == 1
     assert "no .pdf/" in capsys.readouterr().err
+
+
+def test_tree_shows_the_documents_card_above_the_tree(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    cover = (
+        "FORM 10-K\nANNUAL REPORT PURSUANT TO SECTION 13 OR 15(d) OF THE SECURITIES EXCHANGE ACT OF 1934\n"
+        "For the fiscal year ended September 30, 2019\nCommission File Number: 001-12345\n"
+        "NORTHWIND TRADERS, INC.\n(Exact name of registrant as specified in its charter)"
+    )
+    body = "Item 1. Business\nNorthwind sells goods to the trade and the public through its stores."
+    path = pdfs.write(tmp_path, "northwind-annual.pdf", pdfs.lines_pdf([cover, body, body]))
+    store = str(tmp_path / "store")
+    assert main(["index", str(path), "--store", store]) == 0
+    capsys.readouterr()
+
+    assert main(["tree", "northwind-annual.pdf", "--store", store]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    card_lines = lines[1 : lines.index(next(ln for ln in lines if ln.startswith("  ✓") or ln.startswith("  ✗")))]
+    shown = " ".join(card_lines)
+    assert "type: 10-K" in shown and "issuer: NORTHWIND TRADERS, INC." in shown
+    assert "period: FY2019, ended 2019-09-30" in shown

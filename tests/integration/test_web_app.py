@@ -221,6 +221,8 @@ def test_the_uploaded_pdf_is_listed_ready_with_its_pages(gateway: Gateway, uploa
     assert document["status"] == "ready"
     assert document["page_count"] == len(TOPICS)
     assert document["file_name"] == FILE_NAME
+    # The card read at indexing travels through the indexer, MongoDB and the gateway.
+    assert document["card"] is not None and document["card"]["title"] == document["title"]
 
 
 def test_a_section_of_the_tree_opens_its_first_page(gateway: Gateway, browser: Any, uploaded: dict[str, Any]) -> None:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+from datetime import date
 from pathlib import Path
 
 from shared.adapters.embedded.store import EmbeddedRepository
+from shared.model.card import CardSource, DocType, DocumentCard, DocumentPeriod
 from shared.model.documents import (
     DocumentRecord,
     DocumentStatus,
@@ -62,3 +65,30 @@ async def test_a_record_changed_or_deleted_by_another_process_is_read_as_it_now_
 
     await writer.delete_document("abc123")
     assert await reader.get_document("abc123") is None
+
+
+async def test_the_documents_card_survives_a_new_process(tmp_path: Path) -> None:
+    card = DocumentCard(
+        title="Form 10-Q", issuer="Northwind Traders, Inc.", doc_type=DocType.FORM_10Q,
+        period=DocumentPeriod(fiscal_year=2023, fiscal_quarter=2, period_end=date(2023, 7, 1), years=[2023]),
+        dates=[date(2023, 7, 1), date(2023, 7, 28)], language="en", page_labels=["", "1", "2"],
+        sources={"doc_type": CardSource.COVER, "page_labels": CardSource.FOOTERS},
+    )
+    indexed = _indexed("abc123", "northwind-q2.pdf")
+    indexed.record.card = card
+    await EmbeddedRepository(tmp_path).put_indexed(indexed)
+
+    stored = await EmbeddedRepository(tmp_path).get_document("abc123")
+    assert stored is not None and stored.card == card
+
+
+async def test_a_record_stored_before_cards_were_read_still_loads(tmp_path: Path) -> None:
+    repo = EmbeddedRepository(tmp_path)
+    await repo.put_indexed(_indexed("abc123", "manual.pdf"))
+    path = tmp_path / "documents" / "abc123.json"
+    older = json.loads(path.read_text())
+    older.pop("card")
+    path.write_text(json.dumps(older))
+
+    stored = await EmbeddedRepository(tmp_path).get_document("abc123")
+    assert stored is not None and stored.card is None and stored.file_name == "manual.pdf"

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from shared.adapters.embedded.store import EmbeddedRepository
+from shared.model.card import DocumentCard, DocType
 from shared.model.documents import DocumentRecord, DocumentTree
 from shared.model.tree import TreeNode
 from shared.settings import get_settings
@@ -37,6 +38,19 @@ async def load_document(store: Path, key: str) -> tuple[DocumentRecord, Document
         return record, tree
     finally:
         await repo.close()
+
+
+def format_card(card: DocumentCard) -> list[str]:
+    """A few lines on what the document is: type, issuer, subject, period, language, labels."""
+    facts = [("type", card.doc_type.value if card.doc_type is not DocType.UNKNOWN else ""),
+             ("issuer", card.issuer), ("subject", card.subject), ("period", card.period.describe()),
+             ("cover dates", ", ".join(d.isoformat() for d in card.dates[:4])), ("language", card.language)]
+    labelled = [label for label in card.page_labels if label]
+    if labelled:
+        facts.append(("printed pages", f"{labelled[0]} … {labelled[-1]}"))
+    shown = [f"{name}: {value}" for name, value in facts if value]
+    # Three facts a line keeps each line short enough for a terminal.
+    return ["  " + " · ".join(shown[i : i + 3]) for i in range(0, len(shown), 3)]
 
 
 def format_tree(nodes: list[TreeNode], indent: int = 0) -> list[str]:
@@ -81,6 +95,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print(f"{record.title or record.file_name}  ({record.file_name}, {record.doc_id}, "
           f"{record.page_count} pages, {record.builder or 'imported'} tree)")
+    if record.card is not None:
+        for line in format_card(record.card):
+            print(line)
     for line in format_tree(tree.nodes, 1):
         print(line)
     return 0

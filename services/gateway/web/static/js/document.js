@@ -11,6 +11,28 @@ function fact(list, name, value) {
   list.append(el("dt", { text: name }), el("dd", { text: value }));
 }
 
+// "FY2023 Q2, ended 2023-06-02", as `treerag tree` says it.
+function periodText(p) {
+  const parts = [];
+  if (p.fiscal_year) parts.push(`FY${p.fiscal_year}${p.fiscal_quarter ? ` Q${p.fiscal_quarter}` : ""}`);
+  else if (p.fiscal_quarter) parts.push(`Q${p.fiscal_quarter}`);
+  if (p.period_end) parts.push(`ended ${p.period_end}`);
+  if (!parts.length && p.years.length) parts.push(p.years.join(", "));
+  return parts.join(", ");
+}
+
+// What the card read at indexing; facts it could not read are left out.
+function cardFacts(list, card) {
+  if (card.doc_type && card.doc_type !== "unknown") fact(list, "Type", card.doc_type);
+  if (card.issuer) fact(list, "Issuer", card.issuer);
+  if (card.subject) fact(list, "Subject", card.subject);
+  const period = periodText(card.period);
+  if (period) fact(list, "Period", period);
+  if (card.language) fact(list, "Language", card.language);
+  const labels = card.page_labels.filter((l) => l);
+  if (labels.length) fact(list, "Printed pages", `${labels[0]} … ${labels[labels.length - 1]}`);
+}
+
 function node(n, doc) {
   const range = n.page_start === n.page_end ? `p. ${n.page_start}` : `pp. ${n.page_start}–${n.page_end}`;
   const open = el(
@@ -50,6 +72,7 @@ async function load() {
   fact(facts, "Status", statusLabel(doc.status) + (doc.reason ? `: ${doc.reason}` : ""));
   fact(facts, "Pages", String(doc.page_count));
   if (doc.builder) fact(facts, "Tree built from", doc.builder);
+  if (doc.card) cardFacts(facts, doc.card);
   const warnings = document.getElementById("doc-warnings");
   warnings.replaceChildren(...doc.warnings.map((w) => el("li", { text: w })));
   if (doc.status !== "ready") {
