@@ -26,7 +26,7 @@ from bench.common import configure_bench_logging, shared_data
 from services.navigator.index import DocumentIndex
 from services.navigator.ranking.model import MODEL_PATH
 from shared.model.query import QuerySettings
-from treerag.commands.eval import load_collections
+from treerag.commands.eval import load_collections, load_pool, pool_names
 from treerag.evaluation.dataset import QAItem
 from treerag.evaluation.fitting import fit_collections
 
@@ -48,12 +48,20 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="folder with qa/*.jsonl and pdfs/ (default: ../shared/data)")
     parser.add_argument("--store", type=Path, default=Path("/tmp/treerag-eval-store"))
     parser.add_argument("--out", type=Path, default=MODEL_PATH)
+    parser.add_argument("--pool", type=Path, action="append", default=[],
+                        help="a folder whose every document joins the routing shelf of the questions whose "
+                        "documents it holds (a shared store; repeatable)")
     parser.add_argument("--dense-only", action="store_true",
                         help="write the configured embedder's model only, not the lexical one beside it")
     args = parser.parse_args(argv)
     configure_bench_logging()
     collections, indexes = dev_sets(args.data, args.store)
-    model, lexical = fit_collections(collections, indexes, QuerySettings(), lexical=not args.dense_only)
+    pool: list[str] = []
+    for folder in args.pool:
+        names = pool_names(folder)
+        indexes |= {name: b.index for name, b in asyncio.run(load_pool(names, folder, args.store)).items()}
+        pool += names
+    model, lexical = fit_collections(collections, indexes, QuerySettings(), lexical=not args.dense_only, pool=pool)
     written = [(args.out, model)]
     if lexical is not None:
         written.append((args.out.with_name(args.out.stem + "-lexical.json"), lexical))

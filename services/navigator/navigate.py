@@ -17,6 +17,7 @@ from services.navigator.evidence import (
     rerank_pages,
     term_weights,
 )
+from services.navigator.card_match import uncovered_years
 from services.navigator.index import DocumentIndex
 from services.navigator.ranking.features import (
     CandidateSet,
@@ -466,6 +467,9 @@ def explore(
     )
     if unmentioned:
         warnings.append(f"the documents never mention {', '.join(dict.fromkeys(map(bare_name, unmentioned)))}")
+    uncovered = uncovered_years(indexes, question)
+    if uncovered:
+        warnings.append(f"no document reports {', '.join(map(str, uncovered))}: the answer may be of another period")
     evidence: list[DocumentEvidence] = []
     path: list[VisitedSection] = []
     for scores, prior in zip(shortlist, log_prior, strict=True):

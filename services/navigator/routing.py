@@ -1,6 +1,6 @@
 """Which documents a question asks about, when it is asked of several at once.
 
-Every document gets four features, each relative to the best document for the question (so one
+Every document gets seven features, each relative to the best document for the question (so one
 set of weights serves any number of documents):
 
 | feature | what it measures |
@@ -9,6 +9,9 @@ set of weights serves any number of documents):
 | opening | the question's terms on the opening pages, each weighted by how few openings hold it (whose document: the company, the product, the parties) |
 | opening_numbers | the same for the numbers inside the question's mixed terms ("FY2017" → "2017"): covers print the year, questions name it in their own notation |
 | dense | best cosine of the question's embedding with one of the document's pages |
+| card_name | the question's terms in the document's card (title, issuer, subject) and file name, each weighted by how few cards hold it |
+| card_year | 1 when the card's fiscal year is the one asked about, 0.5 when the document covers it only among other years |
+| card_quarter | 1 when the card's span is the asked one (the quarter named, or a whole year when only a year is) |
 
 The routing score is a linear score over them (`RouterModel`), fitted on training questions
 asked of every training document of their collection (gold document against the others). Its
@@ -24,19 +27,20 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from services.navigator.card_match import identity_match, period_matches
 from services.navigator.index import DocumentIndex
 from services.navigator.ranking.dense import page_vectors, question_vector
 from services.navigator.ranking.model import RouterModel
 from shared.text.lexical import bm25_idf, terms
 
-ROUTING_FEATURES = ("page", "opening", "opening_numbers", "dense")
+ROUTING_FEATURES = ("page", "opening", "opening_numbers", "dense", "card_name", "card_year", "card_quarter")
 # A document names its subject (the company, the product, the parties) on its opening pages.
 OPENING_PAGES = 2
 # Digit runs of at least two digits inside a term that also holds letters ("fy2017", "q3fy23").
 _NUMBER_IN_TERM = re.compile(r"\d{2,}")
 # Without a fitted router (models fitted before routing was): the best page and the opening pages
 # weigh the same, and the routing probability does not enter the page scores.
-UNFITTED_ROUTER = RouterModel(features=list(ROUTING_FEATURES), coef=[1.0, 1.0, 0.0, 0.0], prior_weight=0.0)
+UNFITTED_ROUTER = RouterModel(features=list(ROUTING_FEATURES[:4]), coef=[1.0, 1.0, 0.0, 0.0], prior_weight=0.0)
 
 
 def number_terms(qterms: Sequence[str]) -> list[str]:
@@ -82,6 +86,11 @@ def routing_matrix(
             return opening_match(indexes, qterms)
         if name == "opening_numbers":
             return opening_match(indexes, number_terms(qterms))
+        if name == "card_name":
+            return identity_match(indexes, qterms)
+        if name in ("card_year", "card_quarter"):
+            years, quarters = period_matches(indexes, question)
+            return years if name == "card_year" else quarters
         asked = question_vector(question)
         if not asked.any():
             return np.zeros(len(indexes))

@@ -5,6 +5,8 @@ year, and share every other word."""
 
 from __future__ import annotations
 
+from shared.model.card import DocType, DocumentCard, DocumentPeriod
+
 from services.navigator.index import DocumentIndex
 from tests.query.conftest import build
 from tests.query.documents import FILLER, indexed, node
@@ -57,7 +59,11 @@ def filing(company: str, year: int, turnover: str) -> DocumentIndex:
     ]
     nodes = [node("0001", "Cover", 1, 2), node("0002", "Business", 3, 3), node("0003", "Statements", 4, 5)]
     doc_id = f"{company.lower()}{year}".ljust(16, "0")[:16]
-    return build(indexed(doc_id, f"{company.lower()}_{year}.pdf", pages, nodes))
+    document = indexed(doc_id, f"{company.lower()}_{year}.pdf", pages, nodes)
+    # The card the indexer reads off such a cover.
+    document.record.card = DocumentCard(issuer=f"{company} Holdings", doc_type=DocType.FORM_10K,
+                                        period=DocumentPeriod(fiscal_year=year, years=[year]))
+    return build(document)
 
 
 def turnover_question(company: str, year: int) -> str:

@@ -47,6 +47,12 @@ def test_features_are_relative_to_the_best_document(filings: dict[tuple[str, int
     # The company is named on both Pacer covers; the year only on one.
     assert matrix[pacer_2017, opening] == matrix[pacer_2016, opening] == 1.0
     assert matrix[pacer_2017, numbers] == 1.0 and matrix[pacer_2016, numbers] == 0.0
+    # The cards say whose filing and which year: only Pacer's 2017 one matches both.
+    name, year, span = (ROUTING_FEATURES.index(f) for f in ("card_name", "card_year", "card_quarter"))
+    assert matrix[pacer_2017, name] == matrix[pacer_2016, name] == 1.0
+    assert matrix[pacer_2017, year] == 1.0 and matrix[pacer_2016, year] == 0.0
+    assert matrix[:, year].sum() == sum(1 for (_, y) in filings if y == 2017)
+    assert matrix[pacer_2017, span] == 1.0  # a whole year asked of an annual report
     unweighed = document_features(turnover_question("Pacer", 2017), shelf, UNFITTED_ROUTER)
     assert not unweighed[:, numbers].any()  # a feature the router does not weigh is not computed
 
@@ -78,7 +84,7 @@ def test_prior_weight_reorders_pages_across_documents_and_leaves_abstention_alon
 ) -> None:
     shelf = [filings[("Pacer", 2016)], filings[("Pacer", 2017)]]
     # Both filings stay on the shortlist (within the relative floor); the year names one of them.
-    router = RouterModel(features=list(ROUTING_FEATURES), coef=[1.0, 0.0, 0.5, 0.0], prior_weight=0.0)
+    router = RouterModel(features=list(ROUTING_FEATURES[:4]), coef=[1.0, 0.0, 0.5, 0.0], prior_weight=0.0)
     found = explore(turnover_question("Pacer", 2017), shelf, QuerySettings(), router=router)
     priors = {e.index.label: e.log_prior for e in found.evidence}
     assert priors[shelf[1].label] > priors[shelf[0].label]
@@ -94,7 +100,7 @@ def test_prior_weight_reorders_pages_across_documents_and_leaves_abstention_alon
 
 def test_a_lone_document_is_ranked_the_same_whatever_the_router(plant: DocumentIndex) -> None:
     question = "How often does the shift supervisor test a safety valve?"
-    heavy = RouterModel(features=list(ROUTING_FEATURES), coef=[1.0, 5.0, 5.0, 1.0], prior_weight=2.0)
+    heavy = RouterModel(features=list(ROUTING_FEATURES), coef=[1.0, 5.0, 5.0, 1.0, 5.0, 5.0, 5.0], prior_weight=2.0)
     found = explore(question, [plant], QuerySettings(), router=heavy)
     assert [e.log_prior for e in found.evidence] == [0.0]
     model = shipped_model()

@@ -205,7 +205,7 @@ def cross_validate(
     items = [item for name in sorted(collections) for item in collections[name]]
     collection_of = {item.id: name for name in sorted(collections) for item in collections[name]}
     shipped = k == 0
-    folds = fold_assignment(collections, k, split)
+    folds = fold_assignment(collections, k, split).with_pool(indexes, pool)
     k = folds.k
     pairs = negative_pairs(collections, indexes)
     asked = AskedDocuments(indexes)
@@ -250,7 +250,7 @@ def cross_validate(
             train = [e for e in labelled if folds.trains(e.group, fold)]
             train += [e for e, p in zip(negatives, pairs, strict=True)
                       if folds.trains(p.doc, fold) and folds.trains(p.question_doc, fold)]
-            corpus_train = corpus_questions(collections, indexes, lambda doc, fold=fold: folds.trains(doc, fold))
+            corpus_train = corpus_questions(collections, indexes, lambda doc, fold=fold: folds.trains(doc, fold), pool)
             model = fit_model(train, {"fold": fold, "folds": k, "embeddings": embeddings}, recipe, corpus_train)
             if "ranker" in model.fitted_on:
                 choices.append({key: model.fitted_on[key] for key in ("ranker", "false_abstention_budget")})

@@ -441,7 +441,7 @@ def negative_pairs(
 
 def fit_collections(
     collections: Mapping[str, Sequence[QAItem]], indexes: Mapping[str, DocumentIndex], settings: QuerySettings,
-    lexical: bool = True,
+    lexical: bool = True, pool: Sequence[str] = (),
 ) -> tuple[RankingModel, RankingModel | None]:
     """The shipped models' recipe: every question on its own document plus the pairs of
     `negative_pairs`, all fitted at once; (with dense features, lexical only: None unless
@@ -450,7 +450,7 @@ def fit_collections(
     labelled, negatives = explore_examples(items, negative_pairs(collections, indexes), indexes, settings)
     note = {"datasets": ",".join(sorted(collections)), "embeddings": embedder_name() or "off"}
     examples = labelled + negatives
-    corpus = corpus_questions(collections, indexes, lambda doc: True)
+    corpus = corpus_questions(collections, indexes, lambda doc: True, pool)
     dense = fit_model(examples, note, corpus=corpus)
     if not lexical:
         return dense, None
@@ -458,13 +458,19 @@ def fit_collections(
 
 
 def corpus_questions(
-    collections: Mapping[str, Sequence[QAItem]], indexes: Mapping[str, DocumentIndex], keep: Callable[[str], bool]
+    collections: Mapping[str, Sequence[QAItem]], indexes: Mapping[str, DocumentIndex], keep: Callable[[str], bool],
+    pool: Sequence[str] = (),
 ) -> list[CorpusQuestion]:
     """Every answerable question whose document `keep`s, asked of every kept document of its
-    collection (collections with one kept document ask nothing)."""
+    collection and, when its documents are stored among the `pool` (a shared store), every kept
+    pool document beside them (a company's other years and forms are the hardest negatives); a
+    shelf of one document asks nothing."""
     questions = []
+    pooled = set(pool)
     for name in sorted(collections):
-        docs = sorted({item.doc for item in collections[name] if keep(item.doc)})
+        own = {item.doc for item in collections[name]}
+        beside = pooled if own & pooled else set()
+        docs = sorted({*(d for d in own if keep(d)), *(d for d in beside if keep(d))})
         if len(docs) < 2:
             continue
         shelf = tuple(indexes[doc] for doc in docs)

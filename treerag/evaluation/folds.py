@@ -28,6 +28,7 @@ A pair of any kind belongs to the fold of the document asked.
 
 from __future__ import annotations
 
+import re
 import zlib
 from collections import Counter
 from dataclasses import dataclass
@@ -36,6 +37,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from services.navigator.index import DocumentIndex
 from shared.text.names import named_words
 from treerag.evaluation.dataset import QAItem
 
@@ -73,6 +75,12 @@ def assign_folds(items: Sequence[QAItem], k: int, group: Callable[[QAItem], str]
     return {item.doc: fold_of_group[group(item)] for item in items}
 
 
+def issuer_key(index: DocumentIndex) -> str:
+    """The issuer the document's card names, in a form two filings of one company share."""
+    card = index.record.card
+    return re.sub(r"[^a-z0-9]+", " ", card.issuer.lower()).strip() if card is not None else ""
+
+
 @dataclass(frozen=True)
 class Folds:
     """Which fold judges each question and which folds may not train on each document."""
@@ -88,6 +96,22 @@ class Folds:
     def judges(self, pair: NegativePair) -> int:
         """The fold that asks a pair: one of the asked document's."""
         return min(self.held_out[pair.doc])
+
+    def with_pool(self, indexes: Mapping[str, DocumentIndex], pool: Sequence[str]) -> Folds:
+        """The pool's documents held out of every fold that holds out a document of the same
+        issuer (by their cards), so that no fold learns to route among the other filings of a
+        company it is judged on; a pool document of no known issuer trains every fold."""
+        issuer_folds: dict[str, set[int]] = {}
+        for doc, folds in self.held_out.items():
+            key = issuer_key(indexes[doc]) if doc in indexes else ""
+            if key:
+                issuer_folds.setdefault(key, set()).update(folds)
+        held_out = dict(self.held_out)
+        for doc in pool:
+            key = issuer_key(indexes[doc])
+            if doc not in held_out and key in issuer_folds:
+                held_out[doc] = frozenset(issuer_folds[key])
+        return Folds(self.k, self.of_item, held_out)
 
     @property
     def of_document(self) -> dict[str, int]:
