@@ -2,7 +2,8 @@
 
     python -m bench.questions_table [--results bench/results]
 
-(`cv_documents.json` and `cv_corpus.json`); a test checks the README holds exactly these rows.
+(`cv_collections.json`, `cv_documents.json`, `cv_corpus.json`, then `cv_shared_store.json`); a
+test checks the README holds exactly these rows.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from treerag.evaluation.cv_report import readme_rows
+from treerag.evaluation.cv_report import readme_rows, shared_store_rows
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -21,9 +22,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--results", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
-    documents = json.loads((args.results / "cv_documents.json").read_text(encoding="utf-8"))
-    corpus = json.loads((args.results / "cv_corpus.json").read_text(encoding="utf-8"))
-    print("\n".join(readme_rows(documents, corpus)))
+    def results(name: str) -> dict:
+        return json.loads((args.results / name).read_text(encoding="utf-8"))
+
+    print("\n".join(readme_rows(results("cv_collections.json"), results("cv_documents.json"),
+                                results("cv_corpus.json"))))
+    print()
+    print("\n".join(shared_store_rows(results("cv_shared_store.json"))))
     return 0
 
 

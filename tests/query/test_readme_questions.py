@@ -1,12 +1,13 @@
-"""The README's "Questions" table is the one `make eval` wrote: every row it prints from
-`bench/results/cv_documents.json` and `cv_corpus.json` is in the README, in order."""
+"""The README's "Questions" tables are the ones `make eval` wrote: every row they print from
+`bench/results/cv_collections.json`, `cv_documents.json`, `cv_corpus.json` and
+`cv_shared_store.json` is in the README, in order."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from treerag.evaluation.cv_report import README_SETS, README_SYSTEMS, readme_rows
+from treerag.evaluation.cv_report import README_SETS, README_SYSTEMS, readme_rows, shared_store_rows
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -16,12 +17,16 @@ def _results(name: str) -> dict:
 
 
 def test_the_readme_questions_table_is_the_last_make_eval_run() -> None:
-    documents, corpus = _results("cv_documents.json"), _results("cv_corpus.json")
+    collections, documents = _results("cv_collections.json"), _results("cv_documents.json")
+    corpus, store = _results("cv_corpus.json"), _results("cv_shared_store.json")
+    assert collections["split"] == "collection" and documents["split"] == "document"
     assert documents["corpus"] is False and corpus["corpus"] is True
-    rows = readme_rows(documents, corpus)
-    assert len(rows) == len(README_SETS) * len(README_SYSTEMS)
+    assert store["corpus"] is True and store["split"] == "company" and store["pool"] >= 100
     readme = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
-    at = [readme.index(row) if row in readme else -1 for row in rows]
-    missing = [row for row, line in zip(rows, at, strict=True) if line < 0]
-    assert not missing, "README differs from bench/results; print the rows with `python -m bench.questions_table`"
-    assert at == list(range(at[0], at[0] + len(rows)))
+    rows = readme_rows(collections, documents, corpus)
+    assert len(rows) == len(README_SETS) * len(README_SYSTEMS)
+    for table in (rows, shared_store_rows(store)):
+        at = [readme.index(row) if row in readme else -1 for row in table]
+        missing = [row for row, line in zip(table, at, strict=True) if line < 0]
+        assert not missing, "README differs from bench/results; print the rows with `python -m bench.questions_table`"
+        assert at == list(range(at[0], at[0] + len(table)))

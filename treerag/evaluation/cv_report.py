@@ -148,26 +148,40 @@ def markdown(results: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-# The README's "Questions" table: set labels as it prints them, and the systems in its order.
+# The README's "Questions" tables: set labels as it prints them, and the systems in its order.
 README_SETS = (("r-manuals-dev", "R manuals"), ("mmlongbench-dev", "MMLongBench"),
                ("financebench-dev", "FinanceBench"), (POOLED, "pooled"))
-README_SYSTEMS = (PRODUCT_SYSTEM, "treerag-tree", "bm25-pages", "bm25-chunks")
+README_SYSTEMS = (PRODUCT_SYSTEM, "bm25-pages", "bm25-chunks", "dense-pages")
+SHARED_STORE_SET = "financebench-dev"
 
 
-def readme_rows(documents: dict[str, Any], corpus: dict[str, Any]) -> list[str]:
-    """The rows of the README's "Questions" table from the two results of `make eval` (questions
-    asked of their own document, and corpus-wide)."""
+def readme_rows(collections: dict[str, Any], documents: dict[str, Any], corpus: dict[str, Any]) -> list[str]:
+    """The rows of the README's "Questions" table from three results of `make eval`: each set
+    held out whole (leave-one-collection-out), held out by document, and asked corpus-wide."""
     rows = []
     for key, label in README_SETS:
         for k, system in enumerate(README_SYSTEMS):
-            row, wide = documents["sets"][key][system], corpus["sets"][key][system]
+            row = collections["sets"][key][system]
+            by_document, wide = documents["sets"][key][system], corpus["sets"][key][system]
             first = f"{label} ({row['n']})" if k == 0 else ""
             rows.append(
                 f"| {first} | {system} | {_cell(row['hit_at_1'])} "
                 f"| {_ci(row, 'bm25-pages')} | {_ci(row, 'bm25-chunks')} | {_cell(row['hit_at_3'])} "
-                f"| {_cell(row['context_recall'])} | {row['context_tokens']:,.0f} | {_cell(row['false_abstention'])} "
+                f"| {_cell(row['false_abstention'])} | {_cell(row['abstention_unanswerable'])} "
                 f"| {_cell(row['abstention_off_topic'])} | {_cell(row.get('abstention_missing_name'))} "
-                f"| {_cell(row.get('abstention_evidence_removed'))} | {_cell(wide['hit_at_1'])} "
-                f"| {_cell(wide['routing_accuracy'])} |"
+                f"| {_cell(by_document['hit_at_1'])} | {_cell(by_document['false_abstention'])} "
+                f"| {_cell(wide['hit_at_1'])} | {_cell(wide['routing_accuracy'])} |"
             )
     return rows
+
+
+def shared_store_rows(store: dict[str, Any]) -> list[str]:
+    """The rows of the README's shared-store table: the FinanceBench questions asked of every
+    filing of the store at once, cross-validated by company."""
+    table = store["sets"][SHARED_STORE_SET]
+    return [
+        f"| {system} | {_cell(row['routing_accuracy'])} | {_cell(row.get('document_recall_at_3'))} "
+        f"| {_cell(row['hit_at_1'])} | {_ci(row, 'bm25-pages')} | {_cell(row['hit_at_3'])} "
+        f"| {_cell(row['false_abstention'])} | {row['latency_ms_p50']:.1f} |"
+        for system, row in table.items()
+    ]
