@@ -1,9 +1,10 @@
-"""Deleting a document over in-memory ports: the rule empties the store and publishes
-`document.deleted`; the query stages then hold nothing of the document in memory."""
+"""Deleting a document over in-memory ports: the rule makes the document unreadable and publishes
+`document.deleted` at once, then empties the store; the query stages then hold nothing of the
+document in memory."""
 
 from __future__ import annotations
 
-from shared.app.deletion import delete_document
+from shared.app.deletion import delete_document, finish_deletion
 from shared.app.outbox import OutboxPublisher
 from shared.model.events import DocumentDeleted, DocumentUploaded
 from tests.fakes import FakeOutbox
@@ -33,6 +34,8 @@ async def test_deleted_document_leaves_nothing_in_the_store_or_the_stages_memory
     deletion = await delete_document(gone, stages.repository, stages.queries, stages.bus, outbox)
     assert deletion is not None and deletion.queries_removed == 1  # the stored answer
     assert await outbox.pending() == 0  # the owed upload will not bring the document back
+    assert await stages.repository.get_document(gone) is None  # unreadable before anything is removed
+    assert await finish_deletion(gone, stages.repository, stages.queries) == 1
 
     [event] = stages.bus.of_type(DocumentDeleted)
     assert event.doc_id == gone
