@@ -323,8 +323,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             try:
                 await live.repo.put_document(record.model_copy(update={"status": DocumentStatus.UPLOADED,
                                                                        "reason": None}))
-            except DocumentBeingDeleted as exc:  # its deletion started meanwhile
-                await live.outbox.outbox.discard(doc_id)
+            except DocumentBeingDeleted as exc:
+                # Its deletion started meanwhile: the indexer drops the upload owed for it.
                 raise HTTPException(409, str(exc)) from exc
             published = await live.outbox.send(event)
             logger.info("document uploaded", extra=log_fields(file_name=file_name, bytes=len(data),

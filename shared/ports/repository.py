@@ -22,8 +22,8 @@ class DocumentBeingDeleted(LookupError):
     """A write named a document whose deletion has started: it would bring the document back."""
 
     def __init__(self, doc_id: str) -> None:
-        super().__init__(f"document {doc_id} is being deleted; upload it again once the deletion has finished "
-                         "(GET /v1/documents/{id} answers 404 then)")
+        super().__init__(f"document {doc_id} is being deleted; upload it again in a few seconds, once its "
+                         "deletion has finished")
         self.doc_id = doc_id
 
 
