@@ -25,8 +25,8 @@ from shared.model.events import QueryOutcome
 from shared.model.queries import QueryRecord
 from shared.model.query import Citation, QuerySettings, VerifiedAnswer
 from shared.ports.repository import DocumentBeingDeleted
-from tests.query.documents import indexed, node
 from tests.integration.pdfs import manual_pdf
+from tests.query.documents import indexed, node
 
 pytestmark = pytest.mark.integration
 

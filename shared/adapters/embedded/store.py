@@ -12,7 +12,6 @@ from stat import S_ISREG
 from typing import Any
 
 from shared.app.indexing import store_indexed
-from shared.ports.repository import DocumentBeingDeleted
 from shared.model.documents import (
     DocumentEmbeddings,
     DocumentRecord,
@@ -20,6 +19,7 @@ from shared.model.documents import (
     DocumentTree,
     IndexedDocument,
 )
+from shared.ports.repository import DocumentBeingDeleted
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
@@ -30,7 +30,9 @@ def _write_atomic(path: Path, data: bytes) -> None:
 
 
 class EmbeddedRepository:
-    """Layout: documents/<id>.json, pages/<id>.json, trees/<id>.json, pdfs/<id>.pdf,
+    """A record whose deletion has started (status `deleting`) is hidden from every reader.
+
+    Layout: documents/<id>.json, pages/<id>.json, trees/<id>.json, pdfs/<id>.pdf,
     embeddings/<id>.vec (a JSON header line, then the packed float16 page and node vectors),
     cache/<namespace>/<sha256(key)>.json, and cache-refs/<doc id>/<namespace>/<sha256(key)>: an
     empty file per cached value made from that document, so deleting it finds them."""
