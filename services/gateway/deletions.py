@@ -13,6 +13,7 @@ query with no deadline are removed when a gateway next starts (ledgers without a
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
@@ -83,7 +84,7 @@ class BackgroundDeletions:
         for doc_id in interrupted:
             self.finish(doc_id)
         for doc_id in leftovers:
-            await self._retried(doc_id, lambda d=doc_id: self._remove_late_rows(d))
+            await self._retried(doc_id, functools.partial(self._remove_late_rows, doc_id))
 
     async def _retried(self, doc_id: str, attempt: Callable[[], Awaitable[None]]) -> None:
         tried = 0
