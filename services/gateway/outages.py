@@ -72,8 +72,10 @@ async def bounded(work: Awaitable[T], backend: str, timeout_s: float) -> T:
         raise BackendUnavailable(backend, f"did not answer within {timeout_s:.1f} s") from None
 
 
-# How long the budget's 503 waits for each backend's ping before naming it as down.
+# How long the budget's 503 waits for each backend's ping before naming it as down (the pings
+# start that long before the budget ends), and how often the end is looked at until then.
 PROBE_TIMEOUT_S = 1.0
+PROBE_POLL_S = 0.25
 
 Probes = dict[str, Callable[[], Awaitable[Any]]]
 
@@ -138,6 +140,7 @@ class RequestBudget:
             started = started or message["type"] == "http.response.start"
             await send(message)
 
+        probing: asyncio.Task[list[str]] | None = None
         try:
             async with asyncio.timeout_at(loop.time() + self.timeout_s) as budget:
                 async def timed_receive() -> Message:
@@ -145,6 +148,7 @@ class RequestBudget:
                     budget.reschedule(loop.time() + self.timeout_s)  # a body still coming is not an outage
                     return message
 
+                probing = asyncio.create_task(self._probe_before_end(budget))
                 token = _budget.set(budget)
                 try:
                     await self.app(scope, timed_receive, tracked_send)
@@ -154,7 +158,7 @@ class RequestBudget:
             if started:
                 raise
             budget_text = f"the request's budget (a query's timeout_s, else TREERAG_REQUEST_TIMEOUT_S = {self.timeout_s:g} s)"
-            down = await down_backends(self.probes())
+            down = await probing if probing is not None else []
             logger.warning("request over its time budget",
                            extra={"fields": {"path": scope.get("path"), "down": down}})
             if down:
@@ -165,6 +169,23 @@ class RequestBudget:
                     "the gateway", f"did not finish within {budget_text}, while Kafka and MongoDB answer",
                     self.retry_after_s)
             await response(scope, receive, send)
+        finally:
+            if probing is not None and not probing.done():
+                probing.cancel()
+
+    async def _probe_before_end(self, budget: asyncio.Timeout) -> list[str]:
+        """The backends that are down, pinged `PROBE_TIMEOUT_S` before the budget ends (wherever
+        it has been moved to meanwhile), so a 503 naming them still comes within the budget."""
+        loop = asyncio.get_running_loop()
+        while True:
+            end = budget.when()
+            if end is None:
+                return []
+            wait = end - PROBE_TIMEOUT_S - loop.time()
+            if wait <= 0:
+                return await down_backends(self.probes(), PROBE_TIMEOUT_S)
+            # In steps: a query's handler moves its budget (`extend_deadline`), sooner or later.
+            await asyncio.sleep(min(wait, PROBE_POLL_S))
 
 
 def install_outage_handling(app: FastAPI, settings: Settings, probes: Callable[[], Probes]) -> None:
