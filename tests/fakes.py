@@ -28,6 +28,7 @@ from shared.model.documents import (
 )
 from shared.model.events import DeadLetter, Event
 from shared.model.outbox import OutboxEntry
+from shared.ports.repository import DocumentBeingDeleted
 
 E = TypeVar("E", bound=Event)
 
@@ -53,33 +54,52 @@ class FakeRepository:
         self.cache_refs: dict[tuple[str, str], tuple[str, ...]] = {}
         self.reads: Counter[str] = Counter()
 
+    def _readable(self) -> dict[str, DocumentRecord]:
+        return {d: r for d, r in self.documents.items() if r.status != DocumentStatus.DELETING}
+
     async def put_document(self, record: DocumentRecord) -> None:
+        if await self.being_deleted(record.doc_id):
+            raise DocumentBeingDeleted(record.doc_id)
         self.documents[record.doc_id] = record.model_copy(update={"updated_at": _now()})
 
     async def get_document(self, doc_id: str) -> DocumentRecord | None:
         self.reads["get_document"] += 1
-        return self.documents.get(doc_id)
+        return self._readable().get(doc_id)
 
     async def list_documents(self) -> list[DocumentRecord]:
         self.reads["list_documents"] += 1
-        return sorted(self.documents.values(), key=lambda r: (r.file_name, r.doc_id))
+        return sorted(self._readable().values(), key=lambda r: (r.file_name, r.doc_id))
 
     async def find_document(self, key: str) -> DocumentRecord | None:
         self.reads["find_document"] += 1
-        if key in self.documents:
-            return self.documents[key]
-        records = list(self.documents.values())
+        readable = self._readable()
+        if key in readable:
+            return readable[key]
+        records = list(readable.values())
         matches = [r for r in records if r.doc_id.startswith(key)] or [
             r for r in records if r.file_name == key or Path(r.file_name).stem == key
         ]
         return matches[0] if len(matches) == 1 else None
 
     async def set_status(self, doc_id: str, status: DocumentStatus, reason: str | None = None) -> bool:
-        record = self.documents.get(doc_id)
+        record = self._readable().get(doc_id)
         if record is None:
             return False
         self.documents[doc_id] = record.model_copy(update={"status": status, "reason": reason})
         return True
+
+    async def begin_deletion(self, doc_id: str) -> DocumentRecord | None:
+        record = self._readable().get(doc_id)
+        if record is not None:
+            self.documents[doc_id] = record.model_copy(update={"status": DocumentStatus.DELETING})
+        return record
+
+    async def being_deleted(self, doc_id: str) -> bool:
+        record = self.documents.get(doc_id)
+        return record is not None and record.status == DocumentStatus.DELETING
+
+    async def deleting_documents(self) -> list[DocumentRecord]:
+        return [r for r in self.documents.values() if r.status == DocumentStatus.DELETING]
 
     async def put_pages(self, doc_id: str, pages: list[str]) -> None:
         self.pages[doc_id] = list(pages)

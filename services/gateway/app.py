@@ -9,7 +9,7 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import timedelta
@@ -24,6 +24,7 @@ from faststream.kafka.annotations import KafkaMessage
 from pydantic import ValidationError
 
 from services.gateway.answers import AnswerWaiter
+from services.gateway.deletions import BackgroundDeletions
 from services.gateway.auth import AUTHENTICATED, Caller, CallerDep, install_auth, require_admin
 from services.gateway.errors import detail_text, install_validation_handler, invalid, shortened
 from services.gateway.limits import install_body_limits
@@ -31,6 +32,7 @@ from services.gateway.outages import (
     CLIENT_TIMEOUT,
     UNAVAILABLE_RESPONSES,
     BackendUnavailable,
+    PROBE_TIMEOUT_S,
     bounded,
     extend_deadline,
     install_outage_handling,
@@ -51,6 +53,7 @@ from services.gateway.schemas import (
     DocumentOut,
     FileUploadResult,
     PageOut,
+    QUERY_TIMEOUT_MAX_S,
     QueryAccepted,
     QueryRequest,
     QueryResponse,
@@ -97,6 +100,7 @@ from shared.model.file_names import FileNameError, ascii_fallback, file_name_lab
 from shared.model.formats import FILE_EXTENSIONS, MEDIA_TYPES, PDF_MAGIC, DocumentFormat, sniff_format
 from shared.model.ids import BuilderChoice, document_id
 from shared.model.query import QuerySettings
+from shared.ports.repository import DocumentBeingDeleted
 from shared.settings import Settings, get_settings
 
 logger = logging.getLogger(__name__)
@@ -114,6 +118,7 @@ class Backends:
     outbox: OutboxPublisher  # document events: never lost to a Kafka outage
     keys: MongoKeyStore
     heartbeats: MongoHeartbeats
+    deletions: BackgroundDeletions
 
 
 def query_outcome(finished: QueryRecord | None) -> str:
@@ -177,19 +182,24 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         await queries.ensure_indexes()
         await outbox.ensure_indexes()
         publisher = OutboxPublisher(outbox, bus, send_timeout_s=settings.publish_timeout_s)
+        # A query started before a deletion may store its result until its deadline has passed.
+        deletions = BackgroundDeletions(repo, queries, late_writes_s=max(settings.query_timeout_s, QUERY_TIMEOUT_MAX_S))
         backends["live"] = Backends(repo, queries, AnswerWaiter(queries), publisher,
-                                    MongoKeyStore(mongo, settings.mongo_db), MongoHeartbeats(mongo[settings.mongo_db]))
+                                    MongoKeyStore(mongo, settings.mongo_db), MongoHeartbeats(mongo[settings.mongo_db]),
+                                    deletions)
         if settings.metrics_port is not None:
             # Scrapers read this port (loopback unless TREERAG_METRICS_HOST), no key needed;
             # the API port's /metrics asks for an admin key like any other route.
             start_metrics_server(settings.metrics_port, addr=settings.metrics_host)
         await broker.start()
         relay = asyncio.create_task(publisher.run_relay(settings.outbox_relay_interval_s))
+        deletions.resume()
         logger.info("gateway ready", extra=log_fields(kafka=settings.kafka_bootstrap, mongo_db=settings.mongo_db))
         try:
             yield
         finally:
             relay.cancel()
+            await deletions.close()
             await broker.stop()
             backends.clear()
             await mongo.close()
@@ -208,7 +218,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_validation_handler(app)
     install_auth(app, settings, lambda: b().keys)
     install_body_limits(app, settings)
-    install_outage_handling(app, settings)
+    def backend_probes() -> dict[str, Callable[[], Awaitable[Any]]]:
+        live = backends.get("live")
+        probes: dict[str, Callable[[], Awaitable[Any]]] = {"Kafka": lambda: broker.ping(timeout=PROBE_TIMEOUT_S)}
+        if live is not None:
+            probes["MongoDB"] = live.repo.ping
+        return probes
+
+    install_outage_handling(app, settings, backend_probes)
     mount_web(app, lambda: b().repo, settings.prometheus_url)
 
     @app.middleware("http")
@@ -287,6 +304,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             raise invalid(("body", "file"), str(exc)) from exc
         live = b()
         with correlated(doc_id=doc_id):
+            if await live.repo.being_deleted(doc_id):
+                raise HTTPException(409, str(DocumentBeingDeleted(doc_id)))
             existing = await live.repo.get_document(doc_id)
             if existing is not None and existing.tenant != caller.tenant:
                 raise HTTPException(409, "this id is taken by a document of another tenant; change the file and upload again")
@@ -302,7 +321,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             # Owed before the record says "uploaded": whatever fails next, the event goes out.
             await live.outbox.stage(event)
             record = (existing or DocumentRecord(doc_id=doc_id, file_name=file_name, format=fmt, tenant=caller.tenant))
-            await live.repo.put_document(record.model_copy(update={"status": DocumentStatus.UPLOADED, "reason": None}))
+            try:
+                await live.repo.put_document(record.model_copy(update={"status": DocumentStatus.UPLOADED,
+                                                                       "reason": None}))
+            except DocumentBeingDeleted as exc:
+                # Its deletion started meanwhile: the indexer drops the upload owed for it.
+                raise HTTPException(409, str(exc)) from exc
             published = await live.outbox.send(event)
             logger.info("document uploaded", extra=log_fields(file_name=file_name, bytes=len(data),
                                                               published=published))
@@ -409,12 +433,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @app.delete("/v1/documents/{doc_id}", response_model=DeletedOut, tags=["documents"])
     async def delete(doc_id: str, caller: CallerDep) -> DeletedOut:
-        """The PDF, pages, tree, record, cached answers and stored queries citing it; the stages
-        drop what they keep in memory."""
+        """Once this answers, nothing serves the document (its routes answer 404, queries never
+        use it); its file, pages, tree, vectors, cached answers and the stored queries asked over
+        or citing it (`queries_removed`) are removed in the background within seconds, and the
+        stages drop what they keep in memory."""
         await find(doc_id, caller)
         live = b()
         with correlated(doc_id=doc_id):
             deletion = await delete_document(doc_id, live.repo, live.queries, live.outbox, live.outbox.outbox)
+            if deletion is not None:
+                live.deletions.finish(doc_id)
         if deletion is None:
             raise HTTPException(404, f"no document with id {doc_id!r}; GET /v1/documents lists them")
         return DeletedOut(doc_id=doc_id, file_name=deletion.record.file_name,

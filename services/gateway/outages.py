@@ -4,7 +4,8 @@ Every request has a time budget: TREERAG_REQUEST_TIMEOUT_S once its body is read
 is not cut while its bytes keep coming), or the query's own `timeout_s` (the handler sets it
 with `extend_deadline`). A backend that does not answer within the budget, or whose client
 reports it unreachable, gives 503 + `Retry-After` naming what is down, never a bare 500 after
-the drivers' own 10-40 s timeouts.
+the drivers' own 10-40 s timeouts. A request over its budget while both answer (the work
+itself was slow) names the gateway, not them: the budget's 503 pings both first.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import asyncio
 import contextvars
 import json
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from aiokafka.errors import KafkaConnectionError, KafkaTimeoutError
@@ -45,12 +46,14 @@ class BackendUnavailable(Exception):
 
 class Unavailable(BaseModel):
     detail: str
-    unavailable: str = Field(description="What did not answer: Kafka, MongoDB, or the gateway itself (starting).")
+    unavailable: str = Field(description="What did not answer: Kafka, MongoDB, or the gateway itself (starting, "
+                                         "or slower than the request's budget while both answer).")
 
 
 # Declared on every operation (FastAPI(responses=...)): any of them may meet an outage.
 UNAVAILABLE_RESPONSES: dict[int | str, dict[str, Any]] = {
-    503: {"model": Unavailable, "description": "Kafka or MongoDB is down or too slow; retry after `Retry-After` s."},
+    503: {"model": Unavailable, "description": "Kafka or MongoDB is down or too slow, or the gateway did not finish "
+                                               "in time; retry after `Retry-After` s."},
 }
 
 
@@ -67,6 +70,26 @@ async def bounded(work: Awaitable[T], backend: str, timeout_s: float) -> T:
         return await asyncio.wait_for(work, timeout_s)
     except TimeoutError:
         raise BackendUnavailable(backend, f"did not answer within {timeout_s:.1f} s") from None
+
+
+# How long the budget's 503 waits for each backend's ping before naming it as down (the pings
+# start that long before the budget ends), and how often the end is looked at until then.
+PROBE_TIMEOUT_S = 1.0
+PROBE_POLL_S = 0.25
+
+Probes = dict[str, Callable[[], Awaitable[Any]]]
+
+
+async def down_backends(probes: Probes, timeout_s: float = PROBE_TIMEOUT_S) -> list[str]:
+    """The names of the probed backends that fail, answer False, or not within `timeout_s`."""
+    async def down(probe: Callable[[], Awaitable[Any]]) -> bool:
+        try:
+            return await asyncio.wait_for(probe(), timeout_s) is False
+        except Exception:
+            return True
+
+    verdicts = await asyncio.gather(*(down(probe) for probe in probes.values()))
+    return [name for name, is_down in zip(probes, verdicts, strict=True) if is_down]
 
 
 def extend_deadline(seconds: float) -> None:
@@ -99,10 +122,11 @@ CLIENT_TIMEOUT = Depends(follow_client_timeout)
 class RequestBudget:
     """ASGI middleware: the request's handler runs within its budget, restarted by each body chunk."""
 
-    def __init__(self, app: ASGIApp, timeout_s: float, retry_after_s: int) -> None:
+    def __init__(self, app: ASGIApp, timeout_s: float, retry_after_s: int, probes: Callable[[], Probes]) -> None:
         self.app = app
         self.timeout_s = timeout_s
         self.retry_after_s = retry_after_s
+        self.probes = probes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -116,6 +140,7 @@ class RequestBudget:
             started = started or message["type"] == "http.response.start"
             await send(message)
 
+        probing: asyncio.Task[list[str]] | None = None
         try:
             async with asyncio.timeout_at(loop.time() + self.timeout_s) as budget:
                 async def timed_receive() -> Message:
@@ -123,6 +148,7 @@ class RequestBudget:
                     budget.reschedule(loop.time() + self.timeout_s)  # a body still coming is not an outage
                     return message
 
+                probing = asyncio.create_task(self._probe_before_end(budget))
                 token = _budget.set(budget)
                 try:
                     await self.app(scope, timed_receive, tracked_send)
@@ -131,15 +157,40 @@ class RequestBudget:
         except TimeoutError:
             if started:
                 raise
-            logger.warning("request over its time budget", extra={"fields": {"path": scope.get("path")}})
-            response = unavailable_response(
-                "Kafka or MongoDB", f"did not answer within the request's budget (a query's timeout_s, else "
-                f"TREERAG_REQUEST_TIMEOUT_S = {self.timeout_s:g} s)", self.retry_after_s)
+            budget_text = f"the request's budget (a query's timeout_s, else TREERAG_REQUEST_TIMEOUT_S = {self.timeout_s:g} s)"
+            down = await probing if probing is not None else []
+            logger.warning("request over its time budget",
+                           extra={"fields": {"path": scope.get("path"), "down": down}})
+            if down:
+                response = unavailable_response(" and ".join(down), f"did not answer within {budget_text}",
+                                                self.retry_after_s)
+            else:
+                response = unavailable_response(
+                    "the gateway", f"did not finish within {budget_text}, while Kafka and MongoDB answer",
+                    self.retry_after_s)
             await response(scope, receive, send)
+        finally:
+            if probing is not None and not probing.done():
+                probing.cancel()
+
+    async def _probe_before_end(self, budget: asyncio.Timeout) -> list[str]:
+        """The backends that are down, pinged `PROBE_TIMEOUT_S` before the budget ends (wherever
+        it has been moved to meanwhile), so a 503 naming them still comes within the budget."""
+        loop = asyncio.get_running_loop()
+        while True:
+            end = budget.when()
+            if end is None:
+                return []
+            wait = end - PROBE_TIMEOUT_S - loop.time()
+            if wait <= 0:
+                return await down_backends(self.probes(), PROBE_TIMEOUT_S)
+            # In steps: a query's handler moves its budget (`extend_deadline`), sooner or later.
+            await asyncio.sleep(min(wait, PROBE_POLL_S))
 
 
-def install_outage_handling(app: FastAPI, settings: Settings) -> None:
-    """Added right after the body limits: the budget covers the route and its body parsing."""
+def install_outage_handling(app: FastAPI, settings: Settings, probes: Callable[[], Probes]) -> None:
+    """Added right after the body limits: the budget covers the route and its body parsing.
+    `probes()`: a ping per backend by name, tried when a request runs over its budget."""
     retry_after_s = max(1, round(settings.retry_after_s))
 
     @app.exception_handler(BackendUnavailable)
@@ -158,4 +209,5 @@ def install_outage_handling(app: FastAPI, settings: Settings) -> None:
         logger.warning("Kafka unreachable", extra={"fields": {"error": type(exc).__name__}})
         return unavailable_response("Kafka", "is unreachable", retry_after_s)
 
-    app.add_middleware(RequestBudget, timeout_s=settings.request_timeout_s, retry_after_s=retry_after_s)
+    app.add_middleware(RequestBudget, timeout_s=settings.request_timeout_s, retry_after_s=retry_after_s,
+                       probes=probes)

@@ -91,7 +91,9 @@ class DocumentDetailOut(DocumentOut):
 class DeletedOut(BaseModel):
     doc_id: str
     file_name: str
-    queries_removed: int = Field(description="Stored queries asked over the document or citing it.")
+    queries_removed: int = Field(description="Stored queries asked over the document or citing it (each with its "
+                                             "result), counted when the deletion started: they are removed in the "
+                                             "background, with the document's pages, file and cached answers.")
 
 
 class PageOut(BaseModel):

@@ -24,7 +24,7 @@ from shared.model.tree import count_nodes
 from shared.ports.bus import Publisher
 from shared.ports.ledger import DoneLedger
 from shared.ports.model_roles import Embedder
-from shared.ports.repository import Repository
+from shared.ports.repository import DocumentBeingDeleted, Repository
 
 logger = logging.getLogger(__name__)
 
@@ -85,6 +85,9 @@ class IndexerHandlers:
         if await self.ledger.is_done(STAGE, event.event_id):
             logger.info("upload already handled; redelivery skipped")
             return
+        if await self.repo.being_deleted(event.doc_id):
+            await self._drop_deleted(event)
+            return
         previous = await self.repo.get_document(event.doc_id)
         if previous is not None and previous.tenant != event.tenant:
             # Ids are per tenant (`document_id`): an event naming another tenant's document is not
@@ -107,7 +110,11 @@ class IndexerHandlers:
                 f"the file of {event.doc_id} ({event.pdf_ref}) is not where this indexer reads files: give the gateway "
                 "and every indexer the same TREERAG_BLOB_DIR (or none), or upload it again"
             )
-        await self._mark_indexing(event, previous)
+        try:
+            await self._mark_indexing(event, previous)
+        except DocumentBeingDeleted:
+            await self._drop_deleted(event)
+            return
         options = IndexOptions(**{"max_pages": self.max_pages, **self.ocr_options, **event.index_options})
         try:
             # Extraction and tree building are CPU work: a worker thread keeps heartbeats going.
@@ -125,7 +132,13 @@ class IndexerHandlers:
             logger.info("document deleted while indexing; result dropped")
             return
         record = self._finish_record(indexed, event, previous)
-        await self.repo.put_indexed(indexed.model_copy(update={"record": record}))
+        try:
+            await self.repo.put_indexed(indexed.model_copy(update={"record": record}))
+        except DocumentBeingDeleted:
+            # Its deletion started while the pages were being stored: they go with it.
+            await self.repo.delete_document(event.doc_id)
+            await self._drop_deleted(event)
+            return
         builder = record.builder.value if record.builder else "unknown"
         PAGES_INDEXED.labels(builder=builder).inc(record.page_count)
         TREE_BUILD_SECONDS.labels(builder=builder).observe(record.build_seconds)
@@ -137,6 +150,11 @@ class IndexerHandlers:
             extra=log_fields(pages=record.page_count, builder=builder, version=record.version,
                              seconds=record.build_seconds),
         )
+
+    async def _drop_deleted(self, event: DocumentUploaded) -> None:
+        """An upload of a document whose deletion has started: indexing it would bring it back."""
+        await self.ledger.mark_done(STAGE, event.event_id)
+        logger.info("upload of a document being deleted; dropped")
 
     async def _mark_indexing(self, event: DocumentUploaded, previous: DocumentRecord | None) -> None:
         if previous is None:
@@ -161,10 +179,14 @@ class IndexerHandlers:
     async def _fail_document(self, doc_id: str, tenant: str, file_name: str, reason: str, error_type: str) -> None:
         found = await self.repo.set_status(doc_id, DocumentStatus.FAILED, reason)
         if not found:
-            await self.repo.put_document(
-                DocumentRecord(doc_id=doc_id, file_name=file_name, tenant=tenant,
-                               status=DocumentStatus.FAILED, reason=reason)
-            )
+            try:
+                await self.repo.put_document(
+                    DocumentRecord(doc_id=doc_id, file_name=file_name, tenant=tenant,
+                                   status=DocumentStatus.FAILED, reason=reason)
+                )
+            except DocumentBeingDeleted:
+                logger.info("failure of a document being deleted not recorded", extra=log_fields(reason=reason))
+                return
         DOCUMENTS.labels(status=DocumentStatus.FAILED.value).inc()
         await self.bus.publish(
             DocumentFailed(doc_id=doc_id, tenant=tenant, file_name=file_name,

@@ -45,22 +45,18 @@ class PageTexts:
 
     A version is written once (a rebuild gets a new version), so the verifier reads a document's
     pages from MongoDB once instead of on every query that cites it. Only the pages of the asking
-    tenant's documents are read: another tenant's document has none."""
+    tenant's readable documents are given: another tenant's document, or one whose deletion has
+    started, has none (its record is read on every call, one `_id` lookup, for that)."""
 
     def __init__(self, repo: PageStore, max_chars: int = 64_000_000) -> None:
         self.repo = repo
         self.max_chars = max_chars
         self._pages: OrderedDict[tuple[str, int], list[str]] = OrderedDict()
         self._chars = 0
-        self._tenants: dict[str, str] = {}  # doc id -> its tenant (an id never changes tenant)
 
     async def _tenant_of(self, doc_id: str) -> str | None:
-        if doc_id not in self._tenants:
-            record = await self.repo.get_document(doc_id)
-            if record is None:
-                return None
-            self._tenants[doc_id] = record.tenant
-        return self._tenants[doc_id]
+        record = await self.repo.get_document(doc_id)
+        return record.tenant if record is not None else None
 
     async def texts(self, tenant: str, doc_id: str, version: int | None, numbers: set[int]) -> dict[int, str]:
         if await self._tenant_of(doc_id) != tenant:
@@ -83,7 +79,6 @@ class PageTexts:
 
     def forget(self, doc_id: str) -> int:
         """Drop every version of a deleted document's pages; how many versions were kept."""
-        self._tenants.pop(doc_id, None)
         stale = [key for key in self._pages if key[0] == doc_id]
         for key in stale:
             self._chars -= sum(map(len, self._pages.pop(key)))
@@ -129,6 +124,10 @@ class VerifierHandlers:
         )
         return {(doc_id, n): text for doc_id, pages in zip(wanted, found, strict=True) for n, text in pages.items()}
 
+    async def _all_readable(self, documents: list[tuple[str, int]]) -> bool:
+        records = await asyncio.gather(*(self.repo.get_document(doc_id) for doc_id, _ in documents))
+        return all(record is not None for record in records)
+
     async def on_context_compressed(self, event: ContextCompressed, delivery: Delivery) -> None:
         if event.query_id in self.done:
             logger.info("query already answered; redelivery skipped")
@@ -167,8 +166,9 @@ class VerifierHandlers:
             # An answer navigated with lexical fallbacks (the model failed) is not kept: the
             # next ask should get the model's ranking.
             # The key is the navigator's (an event without one is not cached).
+            # Nor one over a document whose deletion started meanwhile: it would outlive it.
             if (self.cache is not None and event.documents and event.answer_key
-                    and not navigation.stats.scorer_fallbacks):
+                    and not navigation.stats.scorer_fallbacks and await self._all_readable(event.documents)):
                 cache_put = self.cache.put(event.answer_key, outcome.model_dump(mode="json"),
                                            refs=[doc_id for doc_id, _ in event.documents])
         else:

@@ -26,6 +26,9 @@ class DocumentStatus(StrEnum):
     INDEXING = "indexing"
     READY = "ready"
     FAILED = "failed"
+    # Set by the one update that starts a deletion: from then on no read path serves the
+    # document, while what was made from it is removed (the record goes last).
+    DELETING = "deleting"
 
 
 class DocumentRecord(BaseModel):

@@ -32,6 +32,11 @@ class QueryStore(Protocol):
         completes the record with the pending row's question and settings."""
         ...
 
+    async def count_owned(self, doc_id: str) -> int:
+        """How many stored queries are asked over `doc_id` or cite it (each with its result)."""
+        ...
+
     async def forget_document(self, doc_id: str) -> int:
-        """Remove the stored queries and results asked over or citing `doc_id`; how many."""
+        """Remove the stored queries asked over or citing `doc_id`, with their results; how many
+        queries. Idempotent: after a stop midway, calling it again finishes."""
         ...

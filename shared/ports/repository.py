@@ -18,8 +18,23 @@ from shared.model.documents import (
 )
 
 
+class DocumentBeingDeleted(LookupError):
+    """A write named a document whose deletion has started: it would bring the document back."""
+
+    def __init__(self, doc_id: str) -> None:
+        super().__init__(f"document {doc_id} is being deleted; upload it again in a few seconds, once its "
+                         "deletion has finished")
+        self.doc_id = doc_id
+
+
 class Repository(Protocol):
-    async def put_document(self, record: DocumentRecord) -> None: ...
+    """Readers never see a record in `DocumentStatus.DELETING`: `get_document`, `list_documents`
+    and `find_document` treat it as gone, so nothing is served of a document whose deletion
+    has started while its pages, tree and cached answers are being removed."""
+
+    async def put_document(self, record: DocumentRecord) -> None:
+        """Raises `DocumentBeingDeleted` when the stored record is being deleted."""
+        ...
 
     async def get_document(self, doc_id: str) -> DocumentRecord | None: ...
 
@@ -30,7 +45,21 @@ class Repository(Protocol):
         ...
 
     async def set_status(self, doc_id: str, status: DocumentStatus, reason: str | None = None) -> bool:
-        """Set the status (and reason) without rewriting the record; False when it is missing."""
+        """Set the status (and reason) without rewriting the record; False when it is missing or
+        being deleted (`begin_deletion` is the only way into that state)."""
+        ...
+
+    async def begin_deletion(self, doc_id: str) -> DocumentRecord | None:
+        """Mark the record `deleting` with one update of that record alone, after which no reader
+        sees it; the record as it was, or None when none is stored or its deletion has started."""
+        ...
+
+    async def being_deleted(self, doc_id: str) -> bool:
+        """Whether the document's deletion has started and not yet finished."""
+        ...
+
+    async def deleting_documents(self) -> list[DocumentRecord]:
+        """The records whose deletion started and has not finished (a process stopped midway)."""
         ...
 
     async def put_pages(self, doc_id: str, pages: list[str]) -> None: ...
@@ -75,8 +104,9 @@ class Repository(Protocol):
         ...
 
     async def delete_document(self, doc_id: str) -> bool:
-        """Remove the document's record, PDF, pages, tree, vectors and every cached value made from it
-        (named in `refs`, or an answer citing it). False when no record was stored."""
+        """Remove the document's PDF, pages, tree, vectors and every cached value made from it
+        (named in `refs`), then its record, last. Idempotent: after a stop midway, calling it
+        again finishes. False when no record was stored."""
         ...
 
     async def close(self) -> None: ...

@@ -1,14 +1,18 @@
-"""Deleting a document over HTTP: nothing of it stays in any collection or stage cache."""
+"""Deleting a document over HTTP: from the answer on nothing serves it, and soon after nothing of
+it stays in any collection or stage cache; a gateway that stopped midway is finished by the next."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import bson
 import httpx
 import pytest
 
-from .conftest import upload_ready
+from shared.adapters.mongo.store import MongoRepository
+
+from .conftest import upload, upload_ready
 from .pdfs import manual_pdf
 from .stack import Gateway, ServiceProcess, Stack, wait_until
 
@@ -51,12 +55,13 @@ def test_deleted_document_leaves_no_text_in_any_collection_or_stage_cache(
 
     deleted = gateway.delete(f"/v1/documents/{gone}", timeout=30)
     assert deleted.status_code == 200, deleted.text
-    assert deleted.json()["doc_id"] == gone and deleted.json()["queries_removed"] >= 2
-
-    assert collections_holding(db, text) == {}
-    assert collections_holding(db, gone) == {}, "a collection still names the deleted document"
+    assert deleted.json()["doc_id"] == gone and deleted.json()["queries_removed"] == 2
     for path in ("", "/tree", "/pdf", "/pages/1"):
         assert gateway.get(f"/v1/documents/{gone}{path}", timeout=10).status_code == 404
+
+    # The rest goes in the background.
+    wait_until(lambda: collections_holding(db, text) == {} or None, 60, "the deleted document's text to go")
+    assert collections_holding(db, gone) == {}, "a collection still names the deleted document"
     assert gateway.get(f"/v1/queries/{first.json()['query_id']}", timeout=10).status_code == 404
     assert gateway.delete(f"/v1/documents/{gone}", timeout=10).status_code == 404
     assert gone not in {d["doc_id"] for d in gateway.get("/v1/documents", timeout=10).json()}
@@ -73,3 +78,52 @@ def test_deleted_document_leaves_no_text_in_any_collection_or_stage_cache(
     assert "621 bar" not in (after.json()["answer"] or "")
     other = ask(gateway, "At what pressure does the safety valve of unit 612 open?", doc_ids=[kept])
     assert other.status_code == 200 and "622 bar" in other.json()["answer"], other.text
+
+
+def start_deleting(stack: Stack, doc_id: str) -> None:
+    """The record marked `deleting` and nothing removed yet: a gateway that stopped right after
+    answering a DELETE."""
+    async def mark() -> None:
+        repo = MongoRepository.from_url(stack.mongo_url, stack.db_name)
+        try:
+            assert await repo.begin_deletion(doc_id) is not None
+        finally:
+            await repo.close()
+
+    asyncio.run(mark())
+
+
+def test_a_document_being_deleted_is_served_by_no_route_and_the_next_gateway_finishes_it(
+    stack: Stack, gateway: Gateway, indexer: ServiceProcess, query_stages: list[ServiceProcess], db: Any,
+    api_key: str,
+) -> None:
+    data = manual_pdf(unit=613)
+    gone = upload_ready(gateway, data, "unit-613.pdf")["doc_id"]
+    question = "At what pressure does the safety valve of unit 613 open?"
+    assert "623 bar" in ask(gateway, question, doc_ids=[gone]).json()["answer"]
+    start_deleting(stack, gone)
+
+    for path in ("", "/tree", "/pdf", "/pages/1", "/pages/1/image", "/pages/1/text-layer"):
+        assert gateway.get(f"/v1/documents/{gone}{path}", timeout=10).status_code == 404, path
+    assert gone not in {d["doc_id"] for d in gateway.get("/v1/documents", timeout=10).json()}
+    assert gateway.get("/v1/documents", params={"file_name": "unit-613.pdf"}, timeout=10).json() == []
+    assert ask(gateway, question, doc_ids=[gone]).status_code == 404  # not the cached answer
+    over_all = ask(gateway, question)
+    assert all(c["doc_id"] != gone for c in over_all.json().get("citations", [])), over_all.text
+    assert "623 bar" not in (over_all.json().get("answer") or "")
+    verify = gateway.post("/v1/verify", json={"answer": "It opens at 623 bar.",
+                                              "citations": [{"doc_id": gone, "pages": [1]}]}, timeout=30)
+    assert verify.status_code == 404, verify.text
+    again = upload(gateway, data, "unit-613.pdf")
+    assert again.status_code == 409 and "being deleted" in again.text, again.text
+    assert gateway.delete(f"/v1/documents/{gone}", timeout=10).status_code == 404
+    assert "page_chunks" in collections_holding(db, gone)  # nothing removed: no gateway is finishing it
+
+    fresh = stack.start_gateway(api_key)
+    try:
+        wait_until(fresh.ready, 240, "a new gateway /readyz", interval_s=0.5)
+        wait_until(lambda: collections_holding(db, gone) == {} or None, 60,
+                   "the new gateway to finish the interrupted deletion")
+    finally:
+        stack.stop(fresh.process)
+    assert collections_holding(db, "623 bar") == {}

@@ -9,9 +9,12 @@ from typing import Any
 
 import pytest
 
+from services.navigator.index_cache import NoDocumentsError
 from shared.adapters.cache import AnswerCache
 from shared.adapters.embedded.store import EmbeddedRepository
+from shared.model.documents import DocumentStatus
 from shared.model.query import QuerySettings
+from shared.ports.repository import DocumentBeingDeleted
 from tests.integration.pdfs import manual_pdf
 from treerag.cli import main
 from treerag.engine import QueryEngine
@@ -81,3 +84,29 @@ def test_delete_refuses_what_is_not_a_stored_doc_id(tmp_path: Path, capsys, key:
     if key.endswith(".pdf"):
         assert "not a doc id" in err  # a file name is a label: the error names the id to use
 
+
+
+def test_a_document_being_deleted_is_not_served_and_the_next_delete_finishes_it(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    store = tmp_path / "store"
+    (tmp_path / "unit-504.pdf").write_bytes(manual_pdf(unit=504))
+    assert main(["index", str(tmp_path / "unit-504.pdf"), "--store", str(store), "--no-progress"]) == 0
+    [record] = _stored(store, "list_documents")
+    assert "514 bar" in _ask(store, "At what pressure does the safety valve of unit 504 open?")
+
+    # A deletion that stopped right after it started: the record marked, nothing removed yet.
+    assert _stored(store, "begin_deletion", record.doc_id) is not None
+    for method, key in (("get_document", record.doc_id), ("find_document", record.doc_id[:6]),
+                        ("find_document", "unit-504.pdf"), ("find_document", "unit-504")):
+        assert _stored(store, method, key) is None, (method, key)
+    assert _stored(store, "list_documents") == []
+    with pytest.raises(NoDocumentsError):  # nor its cached answer
+        _ask(store, "At what pressure does the safety valve of unit 504 open?")
+    with pytest.raises(DocumentBeingDeleted):
+        _stored(store, "put_document", record)
+    assert not _stored(store, "set_status", record.doc_id, DocumentStatus.READY)
+    assert _files_holding(store, "opens at a pressure of 514 bar")  # still stored, never served
+    capsys.readouterr()
+
+    assert main(["delete", record.doc_id, "--store", str(store)]) == 0
+    assert "stopped midway" in capsys.readouterr().out
+    assert _files_holding(store, record.doc_id) == [] and _files_holding(store, "514 bar") == []

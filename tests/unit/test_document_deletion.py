@@ -1,12 +1,13 @@
-"""Deleting a document over in-memory ports: the rule empties the store and publishes
-`document.deleted`; the query stages then hold nothing of the document in memory."""
+"""Deleting a document over in-memory ports: the rule makes the document unreadable and publishes
+`document.deleted` at once, then empties the store; the query stages then hold nothing of the
+document in memory."""
 
 from __future__ import annotations
 
-from shared.app.deletion import delete_document
+from shared.app.deletion import delete_document, finish_deletion
 from shared.app.outbox import OutboxPublisher
-from shared.model.events import DocumentDeleted, DocumentUploaded
-from tests.fakes import FakeOutbox
+from shared.model.events import DocumentDeleted, DocumentUploaded, QueryFailed
+from tests.fakes import FakeOutbox, RecordingPublisher
 from tests.query.documents import kitchen_guide, plant_manual
 from tests.unit.stages import TENANT, QueryStages, delivery, question
 from tests.unit.test_query_handlers import PUMP, ask
@@ -33,6 +34,8 @@ async def test_deleted_document_leaves_nothing_in_the_store_or_the_stages_memory
     deletion = await delete_document(gone, stages.repository, stages.queries, stages.bus, outbox)
     assert deletion is not None and deletion.queries_removed == 1  # the stored answer
     assert await outbox.pending() == 0  # the owed upload will not bring the document back
+    assert await stages.repository.get_document(gone) is None  # unreadable before anything is removed
+    assert await finish_deletion(gone, stages.repository, stages.queries) == 1
 
     [event] = stages.bus.of_type(DocumentDeleted)
     assert event.doc_id == gone
@@ -46,3 +49,26 @@ async def test_deleted_document_leaves_nothing_in_the_store_or_the_stages_memory
     assert gone not in repository.documents and gone not in repository.pages and gone not in repository.trees
     assert kept in repository.documents and repository.pages[kept]
     assert await delete_document(gone, stages.repository, stages.queries, stages.bus, outbox) is None
+
+
+async def test_a_document_whose_deletion_started_is_neither_asked_over_nor_quoted_from_memory() -> None:
+    plant, kitchen = plant_manual(tenant=TENANT), kitchen_guide(tenant=TENANT)
+    gone = plant.record.doc_id
+    stages = QueryStages()
+    for document in (plant, kitchen):
+        await stages.repository.put_indexed(document)
+    answered = await ask(stages, question(PUMP, doc_ids=[gone]))
+    assert any(c.doc_id == gone for c in answered.outcome.answer.citations)
+    assert gone in stages.verifier.pages  # its pages are kept in memory
+
+    # Started, not finished, and no `document.deleted` delivered yet: only the record changed.
+    assert await delete_document(gone, stages.repository, stages.queries, RecordingPublisher()) is not None
+
+    named = question(PUMP, query_id="q-named", doc_ids=[gone])
+    await stages.navigator.on_query_received(named, delivery("navigator", named.TOPIC))
+    [failed] = stages.bus.of_type(QueryFailed)
+    assert failed.query_id == "q-named" and gone in failed.reason  # not its cached answer either
+    over_all = await ask(stages, question(PUMP, query_id="q-all"))
+    assert all(c.doc_id != gone for c in over_all.outcome.answer.citations)
+    assert "500 operating hours" not in over_all.outcome.answer.answer
+    assert await stages.verifier.pages.texts(TENANT, gone, plant.record.version, {2}) == {}

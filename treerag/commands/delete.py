@@ -10,7 +10,7 @@ from pathlib import Path
 from shared.adapters.embedded.store import EmbeddedRepository
 from shared.adapters.memory.bus import InMemoryBus
 from shared.adapters.memory.queries import InMemoryQueryStore
-from shared.app.deletion import delete_document
+from shared.app.deletion import delete_document, finish_deletion, finish_interrupted
 from shared.model.documents import DocumentRecord
 from shared.settings import get_settings
 
@@ -31,7 +31,12 @@ def _by_id(records: list[DocumentRecord], key: str) -> list[DocumentRecord]:
 
 async def _delete(store: Path, key: str) -> tuple[int, str]:
     repo = EmbeddedRepository(store)
+    queries = InMemoryQueryStore()  # one process: nothing else stores queries
     try:
+        # A deletion stopped midway (the process was killed) is finished first.
+        resumed = await finish_interrupted(repo, queries)
+        if key in resumed:
+            return 0, f"deleted {key} (finishing a deletion that had stopped midway)"
         records = await repo.list_documents()
         matches = _by_id(records, key) if key else []
         if len(matches) != 1:
@@ -42,10 +47,12 @@ async def _delete(store: Path, key: str) -> tuple[int, str]:
                 ids = ", ".join(r.doc_id for r in named)
                 return 1, f"{key!r} is a file name, not a doc id; delete by id ({ids})"
             return 1, f"no document with id {key!r} in {store}; `treerag tree` lists the documents"
-        # One process: no stage keeps anything in memory, so the event has nobody to tell.
-        deletion = await delete_document(matches[0].doc_id, repo, InMemoryQueryStore(), InMemoryBus())
+        # One process: no stage keeps anything in memory, so the event has nobody to tell, and
+        # the rest is removed before returning.
+        deletion = await delete_document(matches[0].doc_id, repo, queries, InMemoryBus())
         if deletion is None:
             return 1, f"document {matches[0].doc_id} was deleted meanwhile"
+        await finish_deletion(deletion.record.doc_id, repo, queries)
         return 0, f"deleted {deletion.record.doc_id} ({deletion.record.file_name})"
     finally:
         await repo.close()

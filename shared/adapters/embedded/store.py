@@ -19,6 +19,7 @@ from shared.model.documents import (
     DocumentTree,
     IndexedDocument,
 )
+from shared.ports.repository import DocumentBeingDeleted
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
@@ -29,7 +30,9 @@ def _write_atomic(path: Path, data: bytes) -> None:
 
 
 class EmbeddedRepository:
-    """Layout: documents/<id>.json, pages/<id>.json, trees/<id>.json, pdfs/<id>.pdf,
+    """A record whose deletion has started (status `deleting`) is hidden from every reader.
+
+    Layout: documents/<id>.json, pages/<id>.json, trees/<id>.json, pdfs/<id>.pdf,
     embeddings/<id>.vec (a JSON header line, then the packed float16 page and node vectors),
     cache/<namespace>/<sha256(key)>.json, and cache-refs/<doc id>/<namespace>/<sha256(key)>: an
     empty file per cached value made from that document, so deleting it finds them."""
@@ -49,9 +52,19 @@ class EmbeddedRepository:
         return Path(self._file(kind, name, suffix))
 
     async def put_document(self, record: DocumentRecord) -> None:
+        """Raises `DocumentBeingDeleted` over a record whose deletion has started."""
+        stored = await self._stored(record.doc_id)
+        if stored is not None and stored.status == DocumentStatus.DELETING:
+            raise DocumentBeingDeleted(record.doc_id)
         _write_atomic(self._path("documents", record.doc_id), record.model_dump_json().encode())
 
     async def get_document(self, doc_id: str) -> DocumentRecord | None:
+        """None for a record being deleted, as for one not stored."""
+        record = await self._stored(doc_id)
+        return record if record is not None and record.status != DocumentStatus.DELETING else None
+
+    async def _stored(self, doc_id: str) -> DocumentRecord | None:
+        """The stored record in any state."""
         path = self._file("documents", doc_id)
         try:
             stat = os.stat(path)
@@ -72,7 +85,7 @@ class EmbeddedRepository:
         if not folder.is_dir():
             return []
         records = [DocumentRecord.model_validate_json(p.read_bytes()) for p in folder.glob("*.json")]
-        return sorted(records, key=lambda r: (r.file_name, r.doc_id))
+        return sorted((r for r in records if r.status != DocumentStatus.DELETING), key=lambda r: (r.file_name, r.doc_id))
 
     async def find_document(self, key: str) -> DocumentRecord | None:
         exact = await self.get_document(key) if "/" not in key else None
@@ -90,6 +103,25 @@ class EmbeddedRepository:
             return False
         await self.put_document(record.model_copy(update={"status": status, "reason": reason}))
         return True
+
+    async def begin_deletion(self, doc_id: str) -> DocumentRecord | None:
+        """One atomic replace of the record file."""
+        record = await self.get_document(doc_id)
+        if record is None:
+            return None
+        deleting = record.model_copy(update={"status": DocumentStatus.DELETING})
+        _write_atomic(self._path("documents", doc_id), deleting.model_dump_json().encode())
+        return record
+
+    async def being_deleted(self, doc_id: str) -> bool:
+        record = await self._stored(doc_id)
+        return record is not None and record.status == DocumentStatus.DELETING
+
+    async def deleting_documents(self) -> list[DocumentRecord]:
+        folder = self.root / "documents"
+        records = [DocumentRecord.model_validate_json(p.read_bytes()) for p in folder.glob("*.json")] \
+            if folder.is_dir() else []
+        return [r for r in records if r.status == DocumentStatus.DELETING]
 
     async def put_pages(self, doc_id: str, pages: list[str]) -> None:
         _write_atomic(self._path("pages", doc_id), json.dumps(pages, ensure_ascii=False).encode())

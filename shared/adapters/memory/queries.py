@@ -47,16 +47,20 @@ class InMemoryQueryStore:
         )
         return True
 
-    async def forget_document(self, doc_id: str) -> int:
-        asked = {q for q, r in self.pending.items() if doc_id in r.doc_ids}
-
-        def involves(query_id: str, record: QueryRecord) -> bool:
+    def _owned(self, doc_id: str) -> set[str]:
+        """Ids of the queries asked over `doc_id` or citing it."""
+        def involves(record: QueryRecord) -> bool:
             cited = record.outcome is not None and any(c.doc_id == doc_id for c in record.outcome.answer.citations)
-            return query_id in asked or doc_id in record.doc_ids or cited
+            return doc_id in record.doc_ids or cited
 
-        removed = 0
-        for records in (self.pending, self.results):
-            for query_id in [q for q, r in records.items() if involves(q, r)]:
-                del records[query_id]
-                removed += 1
-        return removed
+        return {q for records in (self.pending, self.results) for q, r in records.items() if involves(r)}
+
+    async def count_owned(self, doc_id: str) -> int:
+        return len(self._owned(doc_id))
+
+    async def forget_document(self, doc_id: str) -> int:
+        owned = self._owned(doc_id)
+        for query_id in owned:
+            self.pending.pop(query_id, None)
+            self.results.pop(query_id, None)
+        return len(owned)

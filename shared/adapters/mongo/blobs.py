@@ -83,9 +83,26 @@ class GridFsBlobs:
         return b"".join(bytes(row["data"]) for row in rows if row is not None)
 
     async def delete(self, key: str) -> None:
-        for bucket in (bucket_name(key), LEGACY_BUCKET):
-            await self.db[f"{bucket}.files"].delete_many({"_id": key})
-            await self.db[f"{bucket}.chunks"].delete_many({"files_id": key})
+        """Chunks first (by `_id`, the last first), the files row last: a deletion stopped
+        midway is finished by calling again. A file written by a standard GridFS client (or into
+        the bucket of earlier releases) has chunk ids of its own: those are found by `files_id`,
+        a scan of that bucket, which only such files pay."""
+        bucket = bucket_name(key)
+        chunks = self.db[f"{bucket}.chunks"]
+        count = 0
+        while await chunks.find_one({"_id": f"{key}:{count}"}, {"_id": 1}) is not None:
+            count += 1
+        files = self.db[f"{bucket}.files"]
+        stored = await files.find_one({"_id": key}, {"length": 1, "chunkSize": 1})
+        for n in reversed(range(count)):
+            await chunks.delete_one({"_id": f"{key}:{n}"})
+        if stored is not None and count == 0 and int(stored.get("length", 0)) > 0:
+            await chunks.delete_many({"files_id": key})
+        await files.delete_one({"_id": key})
+        legacy = self.db[f"{LEGACY_BUCKET}.files"]
+        if await legacy.find_one({"_id": key}, {"_id": 1}) is not None:
+            await self.db[f"{LEGACY_BUCKET}.chunks"].delete_many({"files_id": key})
+            await legacy.delete_one({"_id": key})
 
     async def _read_gridfs(self, bucket: str, key: str) -> bytes | None:
         try:

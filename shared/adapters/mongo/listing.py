@@ -14,6 +14,7 @@ served by the `_id` index.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 from pymongo import ReturnDocument
@@ -82,10 +83,11 @@ class DocumentOrder:
         counter = await self.counters.find_one({"_id": _counter_id(tenant)})
         return int(counter["last"]) if counter else 0
 
-    async def page(self, tenant: str, limit: int, before: int | None,
-                   status: DocumentStatus | None) -> tuple[list[Row], int | None]:
-        """Up to `limit` of the tenant's record rows below position `before` (None: from the
-        newest), newest first, and the position the next page starts below (None: no more)."""
+    async def page(self, tenant: str, limit: int, before: int | None, status: DocumentStatus | None,
+                   readable: Callable[[Row], bool] = lambda row: True) -> tuple[list[Row], int | None]:
+        """Up to `limit` of the tenant's `readable` record rows below position `before` (None:
+        from the newest), newest first, and the position the next page starts below (None: no
+        more)."""
         position = before if before is not None else await self.last_position(tenant) + 1
         budget = limit * LOOKAHEAD
         found: list[Row] = []
@@ -96,7 +98,7 @@ class DocumentOrder:
             budget -= len(batch)
             for at, row in zip(batch, rows, strict=True):
                 position = at
-                if row is not None and (status is None or row.get("status") == status.value):
+                if row is not None and readable(row) and (status is None or row.get("status") == status.value):
                     found.append(row)
                     if len(found) == limit:
                         break

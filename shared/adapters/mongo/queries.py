@@ -9,6 +9,9 @@ collection for every update, while an insert or an `_id` lookup stays cheap as i
 
 A failure row holds ids, the stage and the reason only (see `mark_failed`); `get` completes it
 with the question and settings of the pending row.
+
+Each query is also noted in the ledger of every document it is asked over or cites
+(ownership.py), so deleting a document removes its queries by `_id`, however many are stored.
 """
 
 from __future__ import annotations
@@ -19,14 +22,22 @@ from typing import Any
 from pymongo import ASCENDING, AsyncMongoClient
 from pymongo.errors import DuplicateKeyError
 
+from shared.adapters.mongo.ownership import Owned, OwnershipLedger, remove_each
 from shared.model.events import QueryOutcome, StageTiming
 from shared.model.queries import REASON_MAX_CHARS, QueryRecord, QueryStatus, utc_now
+
+
+def _documents_of(record: QueryRecord) -> set[str]:
+    """The documents a stored query is asked over or cites."""
+    cited = {c.doc_id for c in record.outcome.answer.citations} if record.outcome is not None else set()
+    return set(record.doc_ids) | cited
 
 
 class MongoQueryRepository:
     def __init__(self, client: AsyncMongoClient[dict[str, Any]], db_name: str = "treerag") -> None:
         self.queries = client[db_name]["queries"]
         self.results = client[db_name]["query_results"]
+        self.owned = OwnershipLedger(client[db_name])
 
     async def ensure_indexes(self) -> None:
         await self.queries.create_index([("status", ASCENDING), ("created_at", ASCENDING)])
@@ -37,6 +48,8 @@ class MongoQueryRepository:
         doc = record.model_dump(mode="json")
         doc["_id"] = record.query_id
         doc["created_at"] = record.created_at
+        # Noted first: a row stored is always one its documents' deletion finds.
+        await self.owned.note(Owned.QUERIES, _documents_of(record), record.query_id)
         try:
             await self.queries.insert_one(doc)
         except DuplicateKeyError:
@@ -60,6 +73,7 @@ class MongoQueryRepository:
         return QueryRecord.model_validate(doc)
 
     async def _insert_result(self, record: QueryRecord) -> bool:
+        await self.owned.note(Owned.QUERIES, _documents_of(record), record.query_id)
         doc = record.model_dump(mode="json")
         doc["_id"] = record.query_id
         doc["created_at"] = record.created_at
@@ -108,16 +122,22 @@ class MongoQueryRepository:
             return False
         return True
 
+    async def count_owned(self, doc_id: str) -> int:
+        return await self.owned.count(doc_id, Owned.QUERIES)
+
     async def forget_document(self, doc_id: str) -> int:
-        """Remove the queries asked over `doc_id` with their results (a failure names only its
-        query), and the results citing it (an answer over all documents names the ones it used
-        only in its citations)."""
-        asked = [row["_id"] for row in await self.queries.find({"doc_ids": doc_id}, {"_id": 1}).to_list(None)]
-        removed = (await self.queries.delete_many({"_id": {"$in": asked}})).deleted_count if asked else 0
-        finished = await self.results.delete_many(
-            {"$or": [{"_id": {"$in": asked}}, {"doc_ids": doc_id}, {"outcome.answer.citations.doc_id": doc_id}]}
-        )
-        return removed + finished.deleted_count
+        """Remove the queries noted in the document's ledger, each with its result (a failure
+        names only its query), by `_id`; the ledger goes last, so a stop midway is finished by
+        calling again. An answer over all documents is noted under the ones it cites."""
+        owned = await self.owned.items(doc_id, Owned.QUERIES)
+
+        async def remove(query_id: str) -> None:
+            await self.results.delete_one({"_id": query_id})
+            await self.queries.delete_one({"_id": query_id})
+
+        await remove_each(owned, remove)
+        await self.owned.drop(doc_id, Owned.QUERIES)
+        return len(owned)
 
     async def purge(self, older_than: timedelta) -> int:
         cutoff = utc_now() - older_than

@@ -20,8 +20,9 @@ Collections (database `settings.mongo_db`):
                at most `CHUNK_BYTES` each; kept apart from `embeddings` so that reading a head
                never scans vector bytes on FerretDB
 - `cache.<h>`  `_id` = "<namespace>:<sha256(key)>", `refs` = the doc ids the value was made
-               from (so a deleted document's cached answers go with it), spread over CACHE_BUCKETS collections by the
-               first hex digit <h> of the hash (see below)
+               from, spread over CACHE_BUCKETS collections by the first hex digit <h> of the hash
+               (see below); each row's id is noted in the ledger `owned.<doc_id>.cache` of every
+               document it refers to, so the document's deletion finds it by `_id` (ownership.py)
 - PDF bytes: in the blob store the repository is given (shared/ports/blobs.py); by default
                GridFS buckets `pdfs.<h>` in this database (see blobs.py)
 
@@ -33,6 +34,10 @@ the index and costs the same at 10 or 10,000 documents (bench/store_scale.py). S
 written once with inserts where possible and updated only on rare paths (rebuilds); what is read
 per document (pages, trees) is read once per tree version and kept in memory by the stages; the
 listing is read by position (listing.py). MongoDB serves the same lookups from its index.
+
+A deletion (shared/app/deletion.py) first sets the record's status to `deleting` (one update by
+`_id`); `get_document`, `list_documents`, `find_document` and the listing treat such a record as
+gone from then on, and `delete_document` removes the rest by `_id`, the record last.
 """
 
 from __future__ import annotations
@@ -55,6 +60,7 @@ from pymongo.errors import BulkWriteError, DuplicateKeyError
 
 from shared.adapters.mongo.blobs import GridFsBlobs
 from shared.adapters.mongo.listing import POSITION_FIELD, DocumentOrder
+from shared.adapters.mongo.ownership import Owned, OwnershipLedger, remove_each
 from shared.app.indexing import store_indexed
 from shared.model.clock import utc_now
 from shared.model.documents import (
@@ -67,6 +73,7 @@ from shared.model.documents import (
 from shared.model.ids import DEFAULT_TENANT
 from shared.model.listing import DocumentPage
 from shared.ports.blobs import BlobStore
+from shared.ports.repository import DocumentBeingDeleted
 
 logger = logging.getLogger(__name__)
 
@@ -116,6 +123,11 @@ def _record_from(doc: dict[str, Any]) -> DocumentRecord:
     return DocumentRecord.model_validate(doc)
 
 
+def _readable(doc: dict[str, Any] | None) -> bool:
+    """A stored record a reader may see: not one whose deletion has started."""
+    return doc is not None and doc.get("status") != DocumentStatus.DELETING.value
+
+
 class MongoRepository:
     """The async `Repository` (shared/ports/repository.py) on a MongoDB-protocol server."""
 
@@ -137,6 +149,7 @@ class MongoRepository:
         self.embeddings = self.db["embeddings"]
         self.embedding_parts = self.db["embedding_parts"]
         self.order = DocumentOrder(self.db["counters"], self.db["document_order"], self.documents)
+        self.owned = OwnershipLedger(self.db)
         # The last full listing and the write stamp it was read under (see `list_documents`).
         self._listing: tuple[tuple[str, int, int], list[DocumentRecord]] | None = None
         self.gridfs = GridFsBlobs(self.db)
@@ -193,9 +206,12 @@ class MongoRepository:
         """A new document also gets the next listing position (see listing.py)."""
         record = record.model_copy(update={"updated_at": utc_now()})
         doc = _record_doc(record)
-        position = await self.order.position_of(record.doc_id)
-        doc[POSITION_FIELD] = position if position is not None else await self.order.allocate(record.tenant,
-                                                                                               record.doc_id)
+        stored = await self.documents.find_one({"_id": record.doc_id}, {POSITION_FIELD: 1, "status": 1})
+        if stored is not None and not _readable(stored):
+            raise DocumentBeingDeleted(record.doc_id)
+        position = stored.get(POSITION_FIELD) if stored is not None else None
+        doc[POSITION_FIELD] = int(position) if position is not None else await self.order.allocate(record.tenant,
+                                                                                                   record.doc_id)
         async with self._changing_documents():
             await self.documents.replace_one({"_id": record.doc_id}, doc, upsert=True)
 
@@ -203,12 +219,12 @@ class MongoRepository:
                         status: DocumentStatus | None = None) -> DocumentPage:
         """The tenant's records, newest first, `limit` below position `before` (None: from the
         newest); every read is an `_id` lookup, so a page costs the same whatever the store holds."""
-        rows, next_position = await self.order.page(tenant, limit, before, status)
+        rows, next_position = await self.order.page(tenant, limit, before, status, _readable)
         return DocumentPage(records=[_record_from(row) for row in rows], next_position=next_position)
 
     async def get_document(self, doc_id: str) -> DocumentRecord | None:
         doc = await self.documents.find_one({"_id": doc_id})
-        return _record_from(doc) if doc else None
+        return _record_from(doc) if doc is not None and _readable(doc) else None
 
     async def list_documents(self) -> list[DocumentRecord]:
         """Every record, sorted by file name. The navigator lists on every query without doc ids
@@ -219,7 +235,7 @@ class MongoRepository:
         if before is not None and self._listing is not None and self._listing[0] == before:
             return list(self._listing[1])
         docs = await self.documents.find({}).to_list()
-        records = sorted((_record_from(d) for d in docs), key=lambda r: (r.file_name, r.doc_id))
+        records = sorted((_record_from(d) for d in docs if _readable(d)), key=lambda r: (r.file_name, r.doc_id))
         # Kept only if no write started or finished while reading.
         if before is not None and before == await self._settled_stamp():
             self._listing = (before, records)
@@ -237,16 +253,51 @@ class MongoRepository:
             docs = await self.documents.find(
                 {"file_name": {"$regex": "^" + re.escape(stem) + r"\.pdf$", "$options": "i"}}
             ).to_list(2)
+        docs = [d for d in docs if _readable(d)]
         return _record_from(docs[0]) if len(docs) == 1 else None
 
     async def set_status(
         self, doc_id: str, status: DocumentStatus, reason: str | None = None, **fields: Any
     ) -> bool:
-        """Set the status (and reason) without rewriting the record; False when it is missing."""
+        """Set the status (and reason) without rewriting the record; False when it is missing or
+        being deleted."""
+        if not await self.stored_readable(doc_id):
+            return False
         update = {"status": status.value, "reason": reason, "updated_at": utc_now().isoformat(), **fields}
         async with self._changing_documents():
             result = await self.documents.update_one({"_id": doc_id}, {"$set": update})
         return result.matched_count == 1
+
+    async def stored_readable(self, doc_id: str) -> bool:
+        return _readable(await self.documents.find_one({"_id": doc_id}, {"status": 1}))
+
+    async def begin_deletion(self, doc_id: str) -> DocumentRecord | None:
+        """Read, then one update by `_id` alone (a second condition would scan on FerretDB): two
+        deletions racing may both start it, and finishing twice is harmless."""
+        doc = await self.documents.find_one({"_id": doc_id})
+        if doc is None or not _readable(doc):
+            return None
+        update = {"status": DocumentStatus.DELETING.value, "updated_at": utc_now().isoformat()}
+        async with self._changing_documents():
+            result = await self.documents.update_one({"_id": doc_id}, {"$set": update})
+        return _record_from(doc) if result.matched_count == 1 else None
+
+    async def being_deleted(self, doc_id: str) -> bool:
+        doc = await self.documents.find_one({"_id": doc_id}, {"status": 1})
+        return doc is not None and not _readable(doc)
+
+    async def deleting_documents(self) -> list[DocumentRecord]:
+        """A filter on `status` (a scan of `documents` on FerretDB: one row per document, not per
+        query); read when a gateway starts."""
+        docs = await self.documents.find({"status": DocumentStatus.DELETING.value}).to_list(None)
+        return [_record_from(doc) for doc in docs]
+
+    async def owned_leftovers(self) -> list[str]:
+        """Doc ids with no record whose ledgers still name rows: a query or cached answer stored
+        by a stage that was still working on the document when its deletion finished."""
+        ledgers = await self.owned.documents()
+        records = await asyncio.gather(*(self.documents.find_one({"_id": d}, {"_id": 1}) for d in sorted(ledgers)))
+        return [d for d, record in zip(sorted(ledgers), records, strict=True) if record is None]
 
     # ------------------------------------------------------------ pages
 
@@ -453,6 +504,7 @@ class MongoRepository:
         cid = self._cache_id(namespace, key)
         bucket = self._cache_bucket(cid)
         row = {"_id": cid, "namespace": namespace, "value": value, "refs": list(refs), "at": utc_now()}
+        await self.owned.note(Owned.CACHE, refs, cid)  # first: a stored row is always found
         try:
             await bucket.insert_one(row)
         except DuplicateKeyError:
@@ -469,27 +521,41 @@ class MongoRepository:
     # ------------------------------------------------------------ deletion
 
     async def delete_document(self, doc_id: str) -> bool:
-        """Everything derived first, the record last: a deletion that dies midway is finished
-        by asking again (the record still names the document)."""
+        """Everything derived first, by `_id`, the record last: a deletion that stops midway is
+        finished by calling again (the record still names the document)."""
         stored = await self.documents.find_one({"_id": doc_id}, {"tenant": 1, POSITION_FIELD: 1})
-        existed = stored is not None
-        await self.page_chunks.delete_many({"doc_id": doc_id})
-        await self.trees.delete_many({"_id": doc_id})
-        await self.delete_embeddings(doc_id)
-        # Parts a write that died midway left without a head listing them.
-        await self.embedding_parts.delete_many({"_id": {"$regex": "^" + re.escape(doc_id) + ":"}})
+        await self._delete_numbered(self.page_chunks, doc_id)
+        await self.trees.delete_one({"_id": doc_id})
+        await self.embeddings.delete_one({"_id": doc_id})
+        await self._delete_numbered(self.embedding_parts, doc_id)
         await self.blobs.delete(doc_id)
         if self.blobs is not self.gridfs:
             await self.gridfs.delete(doc_id)
-        # Rows written before `refs` existed are found by the citations of the answer they hold.
-        cited = {"$or": [{"refs": doc_id}, {"value.answer.citations.doc_id": doc_id}]}
-        for cache in self._cache_buckets():
-            await cache.delete_many(cited)
+        await self.forget_cached(doc_id)
         async with self._changing_documents():
-            await self.documents.delete_many({"_id": doc_id})
+            await self.documents.delete_one({"_id": doc_id})
         if stored is not None:
             await self.order.forget(str(stored.get("tenant", DEFAULT_TENANT)), stored.get(POSITION_FIELD))
-        return existed
+        return stored is not None
+
+    async def forget_cached(self, doc_id: str) -> int:
+        """Remove the cached values made from `doc_id` (noted in its ledger) by `_id`, then the
+        ledger; how many."""
+        cached = await self.owned.items(doc_id, Owned.CACHE)
+        await remove_each(cached, lambda cid: self._cache_bucket(cid).delete_one({"_id": cid}))
+        await self.owned.drop(doc_id, Owned.CACHE)
+        return len(cached)
+
+    @staticmethod
+    async def _delete_numbered(collection: Any, doc_id: str) -> None:
+        """Rows `<doc_id>:0`, `<doc_id>:1`, ... up to the first missing one (they are written
+        from 0 on, so this also finds the parts of a write that died before its head), deleted
+        from the last: a deletion stopped midway leaves a run from 0 that the next one finds."""
+        count = 0
+        while await collection.find_one({"_id": f"{doc_id}:{count}"}, {"_id": 1}) is not None:
+            count += 1
+        for number in reversed(range(count)):
+            await collection.delete_one({"_id": f"{doc_id}:{number}"})
 
     async def close(self) -> None:
         if self._owns_client:
