@@ -462,8 +462,10 @@ def explore(
     if missing_pages:
         warnings.append(missing_pages)
     names = named_words(without_page_mentions(question))
+    # Over every document asked, not only the shortlist: a name another document of the set
+    # mentions is a routing miss, not evidence that the documents lack the question's subject.
     unmentioned = unmentioned_names(
-        names, [(s.index.vocabulary, s.index.vocabulary_by_initial, s.index.memo) for s in shortlist]
+        names, [(ix.vocabulary, ix.vocabulary_by_initial, ix.memo) for ix in indexes]
     )
     if unmentioned:
         warnings.append(f"the documents never mention {', '.join(dict.fromkeys(map(bare_name, unmentioned)))}")

@@ -29,7 +29,7 @@ from shared.model.query import QuerySettings
 
 # Weights of log P(document | question) in a page's score, tried in order (0: routing only
 # shortlists documents).
-PRIOR_GRID = (0.0, 0.25, 0.5, 1.0, 2.0)
+PRIOR_GRID = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 REGULARISATION = 1.0
 # Every feature computed, to fit on.
 ALL_FEATURES = RouterModel(features=list(ROUTING_FEATURES), coef=[1.0] * len(ROUTING_FEATURES), prior_weight=0.0)
