@@ -264,7 +264,10 @@ class DocumentIndex:
         groups now (`evidence.prepare` adds the sentence windows), so that queries never pay
         for them (a cached index answers in milliseconds).
         `embeddings`: the document's stored vectors, exposed as `dense`. `page_labels`: the
-        document's printed page labels, one per page (ignored when their count differs)."""
+        document's printed page labels, one per page (ignored when their count differs; by
+        default its card's)."""
+        if page_labels is None and record.card is not None and record.card.page_labels:
+            page_labels = record.card.page_labels
         nodes: list[FlatNode] = []
         roots: list[int] = []
 

@@ -124,7 +124,8 @@ def test_without_labels_a_printed_number_is_the_physical_page(
     indexed_pdfs: dict[str, tuple[IndexedDocument, list[str]]],
 ) -> None:
     doc, _ = indexed_pdfs["directory.pdf"]
-    unlabelled = DocumentIndex.build(doc.record, doc.tree, doc.pages)
+    # The record without its card: no printed labels known.
+    unlabelled = DocumentIndex.build(doc.record.model_copy(update={"card": None}), doc.tree, doc.pages)
     result = navigate("What is the fax number on page 7?", [unlabelled], QuerySettings())
     assert result.passages[0].pages == [7]
 
@@ -178,3 +179,19 @@ async def test_engine_cites_the_page_a_question_names_instead_of_refusing() -> N
     assert not rule.answer.abstained
     assert rule.answer.citations[0].pages == [16]
     assert handbook_rule(14).split(": ")[1].rstrip(".") in rule.answer.answer
+
+
+def test_the_cards_page_labels_resolve_printed_page_numbers() -> None:
+    from shared.model.card import DocumentCard
+    from tests.query.conftest import build
+    from tests.query.documents import indexed, node
+
+    pages = [f"Front matter {n}. Nothing here." for n in range(2)] + [
+        "The fax number of the office is 555-0142." if n == 3 else f"Body page {n} of the handbook." for n in range(1, 6)
+    ]
+    document = indexed("c" * 16, "handbook.pdf", pages, [node("0001", "Handbook", 1, len(pages))])
+    document.record.card = DocumentCard(page_labels=["i", "ii", "1", "2", "3", "4", "5"])
+    index = build(document)
+    assert index.page_labels == ["i", "ii", "1", "2", "3", "4", "5"]
+    result = navigate("What is the fax number on page 3?", [index], QuerySettings())
+    assert result.passages and result.passages[0].pages[0] == 5  # printed 3 is physical 5
