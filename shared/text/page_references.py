@@ -156,19 +156,7 @@ def _cardinal(words: str) -> int | None:
     words = words.strip()
     if words.isdigit():
         return int(words)
-    total = 0
-    for part in re.split(r"[\s-]+", words):
-        if part == "and":
-            continue
-        if part == "hundred":
-            total = max(total, 1) * 100
-        elif part in _UNITS:
-            total += _UNITS[part]
-        elif part in _TENS:
-            total += _TENS[part]
-        else:
-            return None
-    return total
+    return _spelled(words, "hundred", (_UNITS, _TENS))
 
 
 def _ordinal(words: str) -> int | None:
@@ -176,21 +164,24 @@ def _ordinal(words: str) -> int | None:
     digits = re.fullmatch(r"(\d{1,4})(?:st|nd|rd|th)", words)
     if digits:
         return int(digits.group(1))
+    return _spelled(words, "hundredth", (_ORDINAL_UNITS, _ORDINAL_TENS, _TENS, _UNITS)) or None
+
+
+def _spelled(words: str, hundred: str, tables: tuple[dict[str, int], ...]) -> int | None:
+    """The value of a number spelled in words ("twenty-one", "one hundred and fourth"): each
+    word is looked up in `tables` in order; `hundred` multiplies what came before."""
     total = 0
     for part in re.split(r"[\s-]+", words):
-        if part == "hundredth":
+        if part == "and":
+            continue
+        if part == hundred:
             total = max(total, 1) * 100
-        elif part in _ORDINAL_UNITS:
-            total += _ORDINAL_UNITS[part]
-        elif part in _ORDINAL_TENS:
-            total += _ORDINAL_TENS[part]
-        elif part in _TENS:
-            total += _TENS[part]
-        elif part in _UNITS:
-            total += _UNITS[part]
-        else:
+            continue
+        value = next((table[part] for table in tables if part in table), None)
+        if value is None:
             return None
-    return total or None
+        total += value
+    return total
 
 
 def _roman(text: str) -> int | None:
