@@ -1,9 +1,9 @@
 """The query pipeline in one process: the navigator, compressor and verifier stages' own
 handlers, declared by their own routes, over in-memory ports.
 
-The services run the same handlers on Kafka and MongoDB; here an `InMemoryBus` hands each
-published event to the next stage and an `InMemoryQueryStore` keeps the result, so `treerag
-ask` and the bus answer a question through the same code by construction. With a model client
+The services run the same handlers on Kafka and MongoDB; here `treerag.query_path.QueryPath`
+hands each published event to the next stage over an in-memory bus, so `treerag ask`, the
+evaluation harness and the bus answer a question through the same code by construction. With a model client
 the engine scores nodes (when `QuerySettings.llm_scoring`) and writes answers with it; with an
 `AnswerCache` a question asked before over the same document versions and settings is answered
 from the cache without navigating.

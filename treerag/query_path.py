@@ -37,7 +37,6 @@ from shared.model.documents import DocumentRecord
 from shared.model.events import (
     AnswerVerified,
     ContextCompressed,
-    Event,
     NodesSelected,
     QueryFailed,
     QueryReceived,
@@ -103,7 +102,8 @@ class HeldIndexes:
 
 @dataclass(frozen=True)
 class PathRun:
-    """What one question went through: the events each stage published, the last one first."""
+    """What one question went through: how it ended, and what the navigator selected and the
+    compressor handed on (None for a stage it did not reach)."""
 
     end: AnswerVerified | QueryFailed
     navigation: NavigationResult | None
@@ -154,8 +154,8 @@ class QueryPath:
             raise RuntimeError(f"the {run.end.stage} stage failed: {run.end.reason}")
         return run.end.outcome.answer
 
-    async def _run(self, first: Event) -> PathRun:
-        query_id = getattr(first, "query_id")
+    async def _run(self, first: QueryReceived | ContextCompressed) -> PathRun:
+        query_id = first.query_id
         await self.bus.publish(first)
         await self.bus.drain()
         mine = [e for e in self.bus.published if getattr(e, "query_id", None) == query_id]
