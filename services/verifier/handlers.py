@@ -154,6 +154,12 @@ class VerifierHandlers:
             warnings=navigation.warnings + answer.warnings,
             path=navigation.path,
         )
+        # An answer navigated with lexical fallbacks (the model failed) is not kept: the next ask
+        # should get the model's ranking. The key is the navigator's (an event without one is
+        # not cached). Nor one over a document whose deletion started meanwhile: it would
+        # outlive it. Judged before the timing is taken: the look-up is this stage's work.
+        cacheable = (self.cache is not None and bool(event.documents) and bool(event.answer_key)
+                     and not navigation.stats.scorer_fallbacks and await self._all_readable(event.documents))
         timings = [*event.timings, delivery.timing()]
         seed = query_seed(event)
         # Stored before it is published: a gateway that misses the event finds it here.
@@ -163,12 +169,7 @@ class VerifierHandlers:
             ANSWER_CONFIDENCE.observe(answer.confidence)
             if answer.abstained:
                 ABSTENTIONS.inc()
-            # An answer navigated with lexical fallbacks (the model failed) is not kept: the
-            # next ask should get the model's ranking.
-            # The key is the navigator's (an event without one is not cached).
-            # Nor one over a document whose deletion started meanwhile: it would outlive it.
-            if (self.cache is not None and event.documents and event.answer_key
-                    and not navigation.stats.scorer_fallbacks and await self._all_readable(event.documents)):
+            if cacheable and self.cache is not None and event.answer_key:
                 cache_put = self.cache.put(event.answer_key, outcome.model_dump(mode="json"),
                                            refs=[doc_id for doc_id, _ in event.documents])
         else:
