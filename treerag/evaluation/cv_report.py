@@ -23,12 +23,15 @@ PRODUCT_SYSTEM = "treerag-auto"
 
 
 def git_commit(folder: Path | None = None) -> str:
-    """The checked-out commit (with `+dirty` when the tree has uncommitted changes)."""
+    """The checked-out commit (with `+dirty` when the code has uncommitted changes; results files
+    under bench/results do not count)."""
     cwd = folder or Path(__file__).resolve().parent
     try:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True,
                                 check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=cwd,
+        # Results written by the run itself (make eval writes four) do not make the code dirty.
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ":/",
+                                ":(exclude,top)bench/results"], cwd=cwd,
                                capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
