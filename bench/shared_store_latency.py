@@ -1,12 +1,14 @@
 """One process over a shared store: how long loading every filing takes before the first query,
 and the latency of questions asked with no document selected, as the store grows.
 
-    python -m bench.shared_store_latency [--store DIR] [--sizes 36,72,143]
+    python -m bench.shared_store_latency [--store DIR] [--sizes 41,72,143]
 
-Indexes every PDF of ../shared/data/pdfs/financebench into `--store` when missing, then for
-each size loads that many filings into a fresh engine (with the configured embedder, so stored
-page vectors are used, as the navigator service does) and asks every FinanceBench dev question
-of all of them at once. Writes bench/results/shared_store_latency.json.
+Indexes every PDF of ../shared/data/pdfs/financebench into `--store` with `treerag index` (page
+and node vectors stored, as an upload stores them) when missing. Then, for each size, a store
+holding just that many filings (links to the first store's files: the questions' own filings
+first) is loaded into a fresh engine with the configured embedder, so stored vectors are used as
+the navigator service uses them, and every FinanceBench dev question is asked of all of its
+filings at once. Writes bench/results/shared_store_latency.json.
 """
 
 from __future__ import annotations
@@ -14,6 +16,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import shutil
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,18 +31,31 @@ from shared.adapters.embeddings import make_embedder
 from shared.model.query import QuerySettings
 from treerag.engine import QueryEngine
 from treerag.evaluation.dataset import load_dataset
-from treerag.evaluation.runner import ensure_indexed
 
 TARGET_P50_MS = 50.0
 TARGET_P95_MS = 150.0
 TARGET_LOAD_S = 10.0
 
 
-async def measure(store: Path, names: list[str], questions: list[str]) -> dict[str, Any]:
-    """Load `names` into a new engine and ask every question of all of them."""
+STORE_FOLDERS = ("documents", "pages", "trees", "embeddings")
+
+
+def substore(store: Path, doc_ids: list[str], folder: Path) -> Path:
+    """A store holding only `doc_ids`: links to `store`'s files of each."""
+    shutil.rmtree(folder, ignore_errors=True)
+    for name in STORE_FOLDERS:
+        (folder / name).mkdir(parents=True)
+        for source in (store / name).glob("*"):
+            if source.name.split(".")[0] in set(doc_ids):
+                (folder / name / source.name).symlink_to(source)
+    return folder
+
+
+async def measure(store: Path, questions: list[str]) -> dict[str, Any]:
+    """Load every document of `store` into a new engine and ask every question of all of them."""
     repository = EmbeddedRepository(store)
     try:
-        records = [r for r in await repository.list_documents() if r.file_name in set(names)]
+        records = await repository.list_documents()
         ids = [r.doc_id for r in records]
         engine = QueryEngine(repository, embedder=make_embedder())
         started, started_cpu = time.perf_counter(), time.process_time()
@@ -60,19 +79,24 @@ async def measure(store: Path, names: list[str], questions: list[str]) -> dict[s
 async def main_async(store: Path, sizes: Sequence[int]) -> dict[str, Any]:
     data = shared_data()
     folder = data / "pdfs" / "financebench"
-    names = sorted(p.name for p in folder.glob("*.pdf"))
+    if not (store / "documents").is_dir():
+        subprocess.run([sys.executable, "-m", "treerag", "index", str(folder), "--store", str(store), "--workers", "2",
+                        "--no-progress"], check=True)
+    items = load_dataset(data / "qa" / "financebench-dev.jsonl")
+    questions = [item.question for item in items]
+    asked = {item.doc for item in items}
     repository = EmbeddedRepository(store)
     try:
-        await ensure_indexed(repository, names, folder)
+        records = await repository.list_documents()
     finally:
         await repository.close()
-    questions = [item.question for item in load_dataset(data / "qa" / "financebench-dev.jsonl")]
-    asked = {item.doc for item in load_dataset(data / "qa" / "financebench-dev.jsonl")}
+    # The questions' own filings first, so every size holds the documents that answer.
+    ordered = sorted(records, key=lambda r: (r.file_name not in asked, r.file_name))
     runs = []
-    for size in sizes:
-        # The questions' own filings first, so every size holds the documents that answer.
-        chosen = sorted(asked)[:size] + [n for n in names if n not in asked][: max(0, size - len(asked))]
-        runs.append(await measure(store, chosen, questions))
+    with tempfile.TemporaryDirectory() as scratch:
+        for size in sizes:
+            chosen = [r.doc_id for r in ordered[:size]]
+            runs.append(await measure(substore(store, chosen, Path(scratch) / str(size)), questions))
     largest = runs[-1]
     return {
         "load_average_1min": round(os.getloadavg()[0], 2),
@@ -90,7 +114,7 @@ async def main_async(store: Path, sizes: Sequence[int]) -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--store", type=Path, default=Path("/tmp/treerag-eval-store"))
+    parser.add_argument("--store", type=Path, default=Path("/tmp/treerag-shared-store"))
     parser.add_argument("--sizes", default="41,72,143", help="numbers of filings to load, comma-separated")
     args = parser.parse_args(argv)
     configure_bench_logging()
