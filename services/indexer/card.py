@@ -193,7 +193,7 @@ _REGISTRANT_CAPTION = re.compile(r"\(?\s*exact\s+name\s+of\s+(?:the\s+)?registra
 _BEFORE_NAME = re.compile(
     r"commission\s+file\s*:?\s*(?:number|no\.?)\s*:?\s*[\d-]+|_{3,}|-{3,}|[☐☒■□¨]|transition\s+period\s+from[\s_]*to\b", re.I
 )
-# Small capitals some covers are set in come out as a capital on its own: "R\nESORTS I\nNTERNATIONAL".
+# Small capitals some covers are set in come out as a capital on its own: "H\nOLDINGS I\nNTERNATIONAL".
 _SPLIT_CAPITAL = re.compile(r"(?<![A-Za-z])([A-Z])\s*\n\s*(?=[A-Z]{2,})")
 _NAME_CHARS = 100
 _NAME_WORDS = 12
@@ -248,7 +248,7 @@ def _last_name_lines(text: str) -> str:
 
 
 def _tidy_name(name: str) -> str:
-    # "NIKE, Inc ." and "Inc .": a space before a full stop is a typesetting artefact.
+    # "Acme, Inc ." and "Inc .": a space before a full stop is a typesetting artefact.
     return re.sub(r"\s+\.", ".", " ".join(name.split())).strip(" ,;:")
 
 

@@ -44,8 +44,8 @@ class DocumentPeriod(BaseModel):
     """The period a document (or a question) is about.
 
     Fiscal year convention: the calendar year in which the fiscal year ends ("fiscal year ended
-    January 28, 2023" is fiscal 2023), unless the text names the fiscal year itself ("first
-    quarter of fiscal 2023, ended November 20, 2022" is fiscal 2023). A quarter whose text names
+    January 26, 2030" is fiscal 2030), unless the text names the fiscal year itself ("first
+    quarter of fiscal 2031, ended November 16, 2030" is fiscal 2031). A quarter whose text names
     no fiscal year is taken to lie in the fiscal year of its end date's calendar year."""
 
     fiscal_year: int | None = Field(default=None, ge=1900, le=2200)

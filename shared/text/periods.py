@@ -110,7 +110,7 @@ def _date_of(match: re.Match[str]) -> date | None:
 
 
 def find_dates(text: str) -> list[date]:
-    """Every calendar date written out in `text` ("November 27, 2015", "27 Nov 2015",
+    """Every calendar date written out in `text` ("November 25, 2029", "25 Nov 2029",
     "2015-11-27", "11/27/2015" read month first), in order of first mention."""
     seen: list[date] = []
     for match in _DATE.finditer(text):
