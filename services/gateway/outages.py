@@ -80,16 +80,29 @@ PROBE_POLL_S = 0.25
 Probes = dict[str, Callable[[], Awaitable[Any]]]
 
 
-async def down_backends(probes: Probes, timeout_s: float = PROBE_TIMEOUT_S) -> list[str]:
-    """The names of the probed backends that fail, answer False, or not within `timeout_s`."""
-    async def down(probe: Callable[[], Awaitable[Any]]) -> bool:
-        try:
-            return await asyncio.wait_for(probe(), timeout_s) is False
-        except Exception:
-            return True
+def _forget(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()  # retrieved, so a late failure is not reported as never retrieved
 
-    verdicts = await asyncio.gather(*(down(probe) for probe in probes.values()))
-    return [name for name, is_down in zip(probes, verdicts, strict=True) if is_down]
+
+async def down_backends(probes: Probes, timeout_s: float = PROBE_TIMEOUT_S) -> list[str]:
+    """The names of the probed backends that fail, answer False, or not within `timeout_s`.
+
+    A ping still running at `timeout_s` is cancelled and not waited for: a driver that takes
+    seconds to give up on an unreachable server (server selection) must not hold the 503."""
+    tasks = {name: asyncio.ensure_future(probe()) for name, probe in probes.items()}
+    if not tasks:
+        return []
+    _, pending = await asyncio.wait(tasks.values(), timeout=timeout_s)
+    down = []
+    for name, task in tasks.items():
+        if task in pending:
+            task.add_done_callback(_forget)
+            task.cancel()
+            down.append(name)
+        elif task.exception() is not None or task.result() is False:
+            down.append(name)
+    return down
 
 
 def extend_deadline(seconds: float) -> None:

@@ -54,3 +54,27 @@ def test_a_slow_request_names_the_backends_that_do_not_answer() -> None:
     assert body["unavailable"] == "MongoDB"
     body = slow_app({"Kafka": down, "MongoDB": silent}).get("/slow").json()
     assert body["unavailable"] == "Kafka and MongoDB"
+
+
+async def stubborn() -> bool:
+    """A ping whose driver takes seconds to give up once cancelled (server selection)."""
+    try:
+        await asyncio.sleep(30)
+    except asyncio.CancelledError:
+        await asyncio.shield(asyncio.sleep(3))
+        raise
+    return True
+
+
+def test_a_ping_slow_to_give_up_is_named_down_without_being_waited_for() -> None:
+    from services.gateway.outages import down_backends
+
+    async def probe() -> tuple[list[str], float]:
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        found = await down_backends({"Kafka": up, "MongoDB": stubborn}, timeout_s=0.2)
+        return found, loop.time() - started
+
+    found, took = asyncio.run(probe())
+    assert found == ["MongoDB"]
+    assert took < 2.0  # not the three seconds the cancelled ping spends giving up
