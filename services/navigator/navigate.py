@@ -62,6 +62,11 @@ from shared.text.question import literals
 
 logger = logging.getLogger(__name__)
 
+class ConfiguredReranker:
+    """Stands for the reranker `TREERAG_RERANKER` names, read when `navigate` is called without one."""
+
+
+CONFIGURED_RERANKER = ConfiguredReranker()
 # Below this probability that the documents answer, an answer is marked as weakly supported.
 WEAK_EVIDENCE = 0.5
 # VecTree-RAG's lexical gate: a document or section is relevant when its best BM25 reaches 1.0.
@@ -599,7 +604,7 @@ def navigate(
     settings: QuerySettings,
     scorer: NodeScorer | None = None,
     model: RankingModel | None = None,
-    reranking: Reranking | None = None,
+    reranking: Reranking | None | ConfiguredReranker = CONFIGURED_RERANKER,
 ) -> NavigationResult:
     """Passages answering `question` from the given documents' trees.
 
@@ -607,7 +612,8 @@ def navigate(
     `settings.max_documents`). The tree walk and BM25 propose pages; the fitted `model` (the
     shipped `ranking/model.json` by default) orders them (`settings.ranking == "fused"`) and
     decides whether the documents answer at all; `reranking` (by default the configured
-    `TREERAG_RERANKER`, if any) then reorders its best pages and decides that again.
+    `TREERAG_RERANKER`, if any; None: none) then reorders its best pages and decides that again.
+    The stages hand their models in (`NavigatorModels`), so a query reads no settings.
     Deterministic for a given input.
     """
     started = time.perf_counter()
@@ -616,7 +622,8 @@ def navigate(
     stats, warnings, passages = found.stats, found.warnings, found.passages
     if found.candidates is not None:
         ranking = rank(found.candidates, model, found.missing)
-        reranking = reranking or configured_reranking()
+        if isinstance(reranking, ConfiguredReranker):
+            reranking = configured_reranking()
         if reranking is not None:
             ranking = rerank(ranking, found.candidates, reranking)
         stats.answer_probability = round(ranking.answer_probability, 4)

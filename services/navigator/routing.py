@@ -76,6 +76,7 @@ def routing_matrix(
     if unknown:
         raise ValueError(f"the router weighs unknown features {sorted(unknown)}; refit it with `python -m bench.fit_ranker`")
     weighed = {name for name, c in zip(router.features, router.coef, strict=True) if c != 0.0}
+    periods: list[tuple[np.ndarray, np.ndarray]] = []  # both card period columns, read once
 
     def column(name: str) -> np.ndarray:
         if name not in weighed:
@@ -89,7 +90,9 @@ def routing_matrix(
         if name == "card_name":
             return identity_match(indexes, qterms)
         if name in ("card_year", "card_quarter"):
-            years, quarters = period_matches(indexes, question)
+            if not periods:
+                periods.append(period_matches(indexes, question))
+            years, quarters = periods[0]
             return years if name == "card_year" else quarters
         asked = question_vector(question)
         if not asked.any():
