@@ -317,3 +317,15 @@ def test_eval_corpus_without_folds_runs_the_corpus_evaluation(tmp_path, capsys) 
     results = json.loads(out.read_text())
     assert results["corpus"] and results["split"] == "shipped" and results["pool"] == 2
     assert results["sets"]["set"]["treerag-auto"]["routing_accuracy"] == 1.0
+
+
+def test_eval_refuses_a_pool_without_corpus(tmp_path, capsys) -> None:  # noqa: ANN001
+    from treerag.cli import main
+
+    dataset = tmp_path / "a.jsonl"
+    dataset.write_text('{"id": "q", "doc": "x.pdf", "question": "q?", "answer": "a"}\n')
+    for extra in ([], ["--folds", "2"]):
+        code = main(["eval", "--dataset", str(dataset), "--pdfs", str(tmp_path), "--out", str(tmp_path / "r.json"),
+                     "--store", str(tmp_path / "store"), "--pool", str(tmp_path), *extra])
+        assert code == 2 and "--pool needs --corpus" in capsys.readouterr().err
+    assert not (tmp_path / "r.json").exists()

@@ -268,9 +268,6 @@ def run_folds(args: argparse.Namespace) -> int:
     if unknown:
         print(f"error: unknown system(s) {', '.join(unknown)}; choose from {', '.join(CV_SYSTEMS)}", file=sys.stderr)
         return 2
-    if args.pool is not None and not args.corpus:
-        print("error: --pool needs --corpus (the pooled documents join the corpus-wide store)", file=sys.stderr)
-        return 2
     try:
         collections, bundles = asyncio.run(load_collections(args.dataset, args.pdfs, args.store))
         pool: list[str] = []
@@ -300,6 +297,9 @@ def run_folds(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.pool is not None and not args.corpus:
+        print("error: --pool needs --corpus (the pooled documents join the corpus-wide store)", file=sys.stderr)
+        return 2
     if args.folds or args.corpus or args.split == "collection":
         return run_folds(args)
     if len(args.dataset) != 1:
