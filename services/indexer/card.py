@@ -1,7 +1,8 @@
 """A document's card (shared/model/card.py) from what indexing has already read: the text of
 the first pages, the metadata, the outline titles, the file name, the page shapes and the page
-labels. Pure and cheap: only the first `CARD_PAGES` pages are read for text signals (the page
-edges of every page for printed page numbers).
+labels. Pure and cheap: only the first `CARD_PAGES` pages are read for text signals (an interim
+report naming no quarter there, its first `STATEMENT_PAGES` for the statements' column heads;
+the page edges of every page for printed page numbers).
 
 Each field is read from the strongest source that has it, in this order: the cover (the
 document says so itself), the metadata, the outline, the page layout, the file name. A field no
@@ -20,13 +21,16 @@ from services.indexer.furniture import content_lines
 from services.indexer.page_labels import footer_page_labels
 from shared.model.card import CardSource, DocType, DocumentCard, DocumentPeriod
 from shared.text.language import document_language
-from shared.text.periods import document_period, find_dates
+from shared.text.periods import document_period, find_dates, year_to_date_quarter
 
 # The cover and what follows it: a filing's cover and contents, a release's headline and first
 # paragraphs, a paper's abstract. Later pages talk about other periods and other documents.
 CARD_PAGES = 3
 # Characters of each page read for text signals: a cover page holds fewer, a dense page more.
 _PAGE_CHARS = 6000
+# An interim report whose cover names no quarter prints it in its statements' column heads
+# ("Three Months Ended ... Six Months Ended"), which follow the cover and contents.
+STATEMENT_PAGES = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -358,6 +362,17 @@ def _file_name_period(file_name: str) -> DocumentPeriod:
     return DocumentPeriod()
 
 
+def _interim_quarter(period: DocumentPeriod, evidence: CardEvidence) -> DocumentPeriod:
+    """An interim report's quarter when its first pages do not name it: from the column heads
+    of its statements, else from a quarter in its file name of the same fiscal year."""
+    quarter = year_to_date_quarter("\n".join(page[:_PAGE_CHARS] for page in evidence.pages[:STATEMENT_PAGES]))
+    if quarter is None:
+        named = _file_name_period(evidence.file_name)
+        if named.fiscal_quarter is not None and named.fiscal_year in (period.fiscal_year, None):
+            quarter = named.fiscal_quarter
+    return period if quarter is None else period.model_copy(update={"fiscal_quarter": quarter})
+
+
 def build_card(evidence: CardEvidence) -> DocumentCard:
     """The card of one document; every field empty that no source speaks to."""
     first = [page[:_PAGE_CHARS] for page in evidence.pages[:CARD_PAGES]]
@@ -394,6 +409,9 @@ def build_card(evidence: CardEvidence) -> DocumentCard:
             period = _file_name_period(evidence.file_name)
             if not period.is_empty():
                 sources["period"] = CardSource.FILE_NAME
+
+    if doc_type is DocType.FORM_10Q and period.fiscal_quarter is None:
+        period = _interim_quarter(period, evidence)
 
     issuer, issuer_source = _issuer(evidence, cover, first_pages, title)
     if issuer_source:

@@ -8,6 +8,7 @@ are routing features (`routing.py`), fitted with the others.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import PurePath
@@ -15,12 +16,15 @@ from pathlib import PurePath
 import numpy as np
 
 from services.navigator.index import DocumentIndex
-from shared.model.card import DocumentCard, DocumentPeriod
+from shared.model.card import DocType, DocumentCard, DocumentPeriod
 from shared.text.lexical import bm25_idf, terms
 from shared.text.periods import question_period
 
 # An asked year a document reports only as a comparative (a 10-K shows two or three years).
 COMPARATIVE_YEAR = 0.5
+# A word the question writes with a capital or a digit first: a name ("Northwind", "PepsiCo",
+# "3M", "MGM") or a form ("10-K"), what a card's issuer, title and file name are made of.
+_NAME_WORD = re.compile(r"(?<![\w'’])[A-Z0-9][\w&'’-]*")
 
 
 def card_terms(index: DocumentIndex) -> frozenset[str]:
@@ -42,6 +46,50 @@ def identity_match(indexes: Sequence[DocumentIndex], qterms: Sequence[str]) -> n
     cards = [card_terms(ix) for ix in indexes]
     weights = {t: bm25_idf(len(cards), sum(t in c for c in cards)) for t in dict.fromkeys(qterms)}
     return np.array([sum(w for t, w in weights.items() if t in c) for c in cards], dtype=np.float64)
+
+
+@lru_cache(maxsize=4096)
+def name_terms(question: str) -> frozenset[str]:
+    """The index terms of the words the question writes as names (capital or digit first)."""
+    return frozenset(terms(" ".join(m.group(0) for m in _NAME_WORD.finditer(question))))
+
+
+def split_by_name(question: str, qterms: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The question's terms it writes as names, and the others ("Northwind's working capital":
+    "northwind"; "work", "capit"): a card matched on a name says whose document it is, one
+    matched on a common word ("Water Works" for "working") says much less."""
+    names = name_terms(question)
+    return [t for t in qterms if t in names], [t for t in qterms if t not in names]
+
+
+def latest_named(indexes: Sequence[DocumentIndex], name_scores: np.ndarray, question: str) -> np.ndarray:
+    """1 for the latest documents among those whose cards best match the names the question
+    gives, when it names no period (an analyst asking about a company without a year means
+    its current filings); 0 otherwise."""
+    out = np.zeros(len(indexes), dtype=np.float64)
+    asked = asked_period(question)
+    if not name_scores.size or name_scores.max() <= 0 or _asked_years(asked) or asked.period_end is not None:
+        return out
+    named = np.nonzero(name_scores >= name_scores.max())[0]
+    ages = {int(k): _recency(indexes[int(k)].record.card) for k in named}
+    known = [age for age in ages.values() if age is not None]
+    if not known:
+        return out
+    newest = max(known)
+    for k, age in ages.items():
+        out[k] = float(age == newest)
+    return out
+
+
+def _recency(card: DocumentCard | None) -> tuple[int, int] | None:
+    """(fiscal year, quarter) of the card's period, a whole year counting as its fourth
+    quarter; None when the card names no year."""
+    if card is None:
+        return None
+    year = card.period.fiscal_year or (card.period.period_end.year if card.period.period_end else None)
+    if year is None:
+        return None
+    return year, card.period.fiscal_quarter or 4
 
 
 @lru_cache(maxsize=4096)
@@ -69,6 +117,8 @@ def quarter_match(card: DocumentCard | None, asked: DocumentPeriod) -> float:
     question names a year and no quarter; 0 otherwise."""
     if card is None or not _asked_years(asked):
         return 0.0
+    if card.doc_type is DocType.FORM_10Q and card.period.fiscal_quarter is None:
+        return 0.0  # an interim report of an unknown quarter is no whole year, nor the quarter asked
     return float(card.period.fiscal_quarter == asked.fiscal_quarter)
 
 

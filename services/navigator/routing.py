@@ -1,6 +1,6 @@
 """Which documents a question asks about, when it is asked of several at once.
 
-Every document gets seven features, each relative to the best document for the question (so one
+Every document gets nine features, each relative to the best document for the question (so one
 set of weights serves any number of documents):
 
 | feature | what it measures |
@@ -9,9 +9,11 @@ set of weights serves any number of documents):
 | opening | the question's terms on the opening pages, each weighted by how few openings hold it (whose document: the company, the product, the parties) |
 | opening_numbers | the same for the numbers inside the question's mixed terms ("FY2017" → "2017"): covers print the year, questions name it in their own notation |
 | dense | best cosine of the question's embedding with one of the document's pages |
-| card_name | the question's terms in the document's card (title, issuer, subject) and file name, each weighted by how few cards hold it |
+| card_name | the question's names (words written with a capital or a digit first) in the document's card (title, issuer, subject) and file name, each weighted by how few cards hold it |
+| card_words | the same for the question's other terms |
 | card_year | 1 when the card's fiscal year is the one asked about, 0.5 when the document covers it only among other years |
 | card_quarter | 1 when the card's span is the asked one (the quarter named, or a whole year when only a year is) |
+| card_latest | when the question names no period: 1 for the latest documents among those its names match best |
 
 The routing score is a linear score over them (`RouterModel`), fitted on training questions
 asked of every training document of their collection (gold document against the others). Its
@@ -23,17 +25,19 @@ outranks a look-alike page of another one.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from services.navigator.card_match import identity_match, period_matches
+from services.navigator.card_match import identity_match, latest_named, period_matches, split_by_name
 from services.navigator.index import DocumentIndex
 from services.navigator.ranking.dense import page_vectors, question_vector
 from services.navigator.ranking.model import RouterModel
 from shared.text.lexical import bm25_idf, terms
 
-ROUTING_FEATURES = ("page", "opening", "opening_numbers", "dense", "card_name", "card_year", "card_quarter")
+ROUTING_FEATURES = (
+    "page", "opening", "opening_numbers", "dense", "card_name", "card_year", "card_quarter", "card_words", "card_latest",
+)
 # A document names its subject (the company, the product, the parties) on its opening pages.
 OPENING_PAGES = 2
 # Digit runs of at least two digits inside a term that also holds letters ("fy2017", "q3fy23").
@@ -76,7 +80,17 @@ def routing_matrix(
     if unknown:
         raise ValueError(f"the router weighs unknown features {sorted(unknown)}; refit it with `python -m bench.fit_ranker`")
     weighed = {name for name, c in zip(router.features, router.coef, strict=True) if c != 0.0}
-    periods: list[tuple[np.ndarray, np.ndarray]] = []  # both card period columns, read once
+    names, others = split_by_name(question, qterms)
+    shared: dict[str, np.ndarray] = {}  # columns two features read, computed once
+
+    def once(key: str, build: Callable[[], np.ndarray]) -> np.ndarray:
+        if key not in shared:
+            shared[key] = build()
+        return shared[key]
+
+    def periods() -> tuple[np.ndarray, np.ndarray]:
+        years = once("card_year", lambda: np.stack(period_matches(indexes, question)))
+        return years[0], years[1]
 
     def column(name: str) -> np.ndarray:
         if name not in weighed:
@@ -88,11 +102,13 @@ def routing_matrix(
         if name == "opening_numbers":
             return opening_match(indexes, number_terms(qterms))
         if name == "card_name":
-            return identity_match(indexes, qterms)
+            return once("card_name", lambda: identity_match(indexes, names))
+        if name == "card_words":
+            return identity_match(indexes, others)
+        if name == "card_latest":
+            return latest_named(indexes, once("card_name", lambda: identity_match(indexes, names)), question)
         if name in ("card_year", "card_quarter"):
-            if not periods:
-                periods.append(period_matches(indexes, question))
-            years, quarters = periods[0]
+            years, quarters = periods()
             return years if name == "card_year" else quarters
         asked = question_vector(question)
         if not asked.any():

@@ -46,11 +46,11 @@ _FISCAL_YEAR = re.compile(
     rf"|\bfull[\s-]year\s+(?:of\s+)?(?:fiscal\s+)?(?P<y4>{_YEAR})\b",
     re.IGNORECASE,
 )
-# "Q2 2023", "Q2 FY23", "Q2'23", "2023 Q2", "2023Q2", "second quarter of fiscal 2019",
+# "Q2 2023", "Q2 FY23", "Q2'23", "2023 Q2", "2023Q2", "FY2023Q2", "second quarter of fiscal 2019",
 # "first-quarter 2023", "3rd quarter 2021", and "the second quarter" with no year.
 _QUARTER = re.compile(
     rf"\bQ(?P<q1>[1-4])\s?(?:FY\s?|fiscal\s+)?'?(?P<y1>{_YEAR}|\d\d)?\b"
-    rf"|\b(?P<y2>{_YEAR})\s?Q(?P<q2>[1-4])\b"
+    rf"|\b(?:FY\s?)?(?P<y2>{_YEAR})\s?Q(?P<q2>[1-4])\b"
     rf"|\b{_ORDINAL}[\s-]quarter\b(?:\s*\([^()]{{0,30}}\))?(?:[\s,]+(?:of\s+)?(?:the\s+)?(?:fiscal\s+)?(?:year\s+)?(?P<y3>{_YEAR})\b"
     rf"|\s+(?:of\s+)?(?:fiscal\s+)?FY\s?'?(?P<y4>{_YEAR}|\d\d)\b)?",
     re.IGNORECASE,

@@ -44,7 +44,11 @@ _LITERAL = re.compile(r"(?<![\w.\-])(--?[A-Za-z][\w\-]*|\.[A-Za-z][\w.]*)")
 def asked_text(question: str) -> str:
     """The question without the sentences after it that only instruct how to write the answer."""
     sentences = _SENTENCE_BREAK.split(question.strip())
-    kept = sentences[:1] + [s for s in sentences[1:] if not _ANSWER_INSTRUCTION.search(s.strip())]
+    # A sentence that ends in a question mark asks something, whatever its lead-in says
+    # ("Please answer the following question: what is ...?").
+    kept = sentences[:1] + [
+        s for s in sentences[1:] if s.strip().endswith("?") or not _ANSWER_INSTRUCTION.search(s.strip())
+    ]
     return " ".join(kept)
 
 

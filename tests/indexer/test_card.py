@@ -90,6 +90,16 @@ def test_a_quarterly_report_gives_its_quarter_from_the_statement_columns() -> No
     assert (card.period.fiscal_year, card.period.fiscal_quarter, card.period.period_end) == (2022, 3, date(2022, 10, 1))
 
 
+def test_a_quarterly_report_whose_first_pages_name_no_quarter_reads_it_from_its_statements() -> None:
+    front = [QUARTERLY_COVER, "Contoso Holdings plc\nTABLE OF CONTENTS\nPART I\nItem 1. Financial Statements 4\n"]
+    statements = "CONDENSED CONSOLIDATED STATEMENTS OF OPERATIONS\nThree Months Ended Nine Months Ended\nRevenue 12 10\n"
+    card = card_of(*front, FILLER * 3, statements)
+    assert (card.period.fiscal_year, card.period.fiscal_quarter) == (2022, 3)
+    # Without statement columns, a quarter of the same year in the file name tells it.
+    assert card_of(*front, file_name="contoso-2022Q3-10q.pdf").period.fiscal_quarter == 3
+    assert card_of(*front, file_name="contoso-2019Q1-10q.pdf").period.fiscal_quarter is None
+
+
 def test_a_current_report_set_a_word_a_line_gives_form_issuer_and_report_date() -> None:
     card = card_of(CURRENT_REPORT, file_name="fabrikam-8k.pdf")
     assert card.doc_type is DocType.FORM_8K

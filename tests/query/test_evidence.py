@@ -76,6 +76,8 @@ def test_answer_type_words_are_not_topic_terms() -> None:
 def test_an_instruction_on_how_to_answer_is_not_part_of_the_topic() -> None:
     asked = "How many steps replace the filter? Give the answer as a whole integer."
     assert query_terms(asked) == query_terms("How many steps replace the filter?")
+    lead_in = "Use the balance sheet. Please answer the following question: what were net assets (in millions)?"
+    assert "asset" in " ".join(query_terms(lead_in)), "a sentence that asks is kept, whatever its lead-in"
     for kept in ("What is X? Give the amount of Y.", "Is the limit 3.5 million? Please explain."):
         assert query_terms(kept) == query_terms(kept.replace("?", " ")), kept
 

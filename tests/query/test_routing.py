@@ -40,7 +40,9 @@ def test_features_are_relative_to_the_best_document(filings: dict[tuple[str, int
     matrix = document_features(turnover_question("Pacer", 2017), shelf, RouterModel(
         features=list(ROUTING_FEATURES), coef=[1.0] * len(ROUTING_FEATURES), prior_weight=0.0))
     assert matrix.shape == (len(shelf), len(ROUTING_FEATURES))
-    assert matrix.max(axis=0).tolist() == pytest.approx([1.0] * len(ROUTING_FEATURES))
+    # The question's other words are on no card, and it names a year: the latest filing is moot.
+    quiet = {ROUTING_FEATURES.index("card_words"), ROUTING_FEATURES.index("card_latest")}
+    assert matrix.max(axis=0).tolist() == pytest.approx([0.0 if k in quiet else 1.0 for k in range(len(ROUTING_FEATURES))])
     opening, numbers = ROUTING_FEATURES.index("opening"), ROUTING_FEATURES.index("opening_numbers")
     pacer_2017 = shelf.index(filings[("Pacer", 2017)])
     pacer_2016 = shelf.index(filings[("Pacer", 2016)])
@@ -55,6 +57,33 @@ def test_features_are_relative_to_the_best_document(filings: dict[tuple[str, int
     assert matrix[pacer_2017, span] == 1.0  # a whole year asked of an annual report
     unweighed = document_features(turnover_question("Pacer", 2017), shelf, UNFITTED_ROUTER)
     assert not unweighed[:, numbers].any()  # a feature the router does not weigh is not computed
+
+
+def test_a_name_on_a_card_counts_apart_from_a_common_word_that_happens_to_be_on_one(
+    filings: dict[tuple[str, int], DocumentIndex],
+) -> None:
+    shelf = list(filings.values())
+    every = RouterModel(features=list(ROUTING_FEATURES), coef=[1.0] * len(ROUTING_FEATURES), prior_weight=0.0)
+    matrix = document_features("Is the holdings structure of Pacer cyclical?", shelf, every)
+    name, words = ROUTING_FEATURES.index("card_name"), ROUTING_FEATURES.index("card_words")
+    pacer = [shelf.index(filings[("Pacer", y)]) for y in YEARS]
+    assert sorted(np.nonzero(matrix[:, name])[0].tolist()) == sorted(pacer)
+    # "holdings", written in lower case, is on every card: a word, not the name asked about.
+    assert np.allclose(matrix[:, words], 1.0)
+
+
+def test_a_question_naming_no_period_marks_the_latest_of_the_documents_it_names(
+    filings: dict[tuple[str, int], DocumentIndex],
+) -> None:
+    shelf = list(filings.values())
+    every = RouterModel(features=list(ROUTING_FEATURES), coef=[1.0] * len(ROUTING_FEATURES), prior_weight=0.0)
+    latest = ROUTING_FEATURES.index("card_latest")
+    undated = document_features("What is Pacer's inventory turnover?", shelf, every)
+    assert np.nonzero(undated[:, latest])[0].tolist() == [shelf.index(filings[("Pacer", max(YEARS))])]
+    dated = document_features(turnover_question("Pacer", min(YEARS)), shelf, every)
+    assert not dated[:, latest].any()
+    unnamed = document_features("what is the inventory turnover?", shelf, every)
+    assert not unnamed[:, latest].any()
 
 
 def test_fitted_router_sends_each_question_to_its_own_filing(filings: dict[tuple[str, int], DocumentIndex]) -> None:
@@ -100,7 +129,7 @@ def test_prior_weight_reorders_pages_across_documents_and_leaves_abstention_alon
 
 def test_a_lone_document_is_ranked_the_same_whatever_the_router(plant: DocumentIndex) -> None:
     question = "How often does the shift supervisor test a safety valve?"
-    heavy = RouterModel(features=list(ROUTING_FEATURES), coef=[1.0, 5.0, 5.0, 1.0, 5.0, 5.0, 5.0], prior_weight=2.0)
+    heavy = RouterModel(features=list(ROUTING_FEATURES), coef=[1.0] + [5.0] * (len(ROUTING_FEATURES) - 1), prior_weight=2.0)
     found = explore(question, [plant], QuerySettings(), router=heavy)
     assert [e.log_prior for e in found.evidence] == [0.0]
     model = shipped_model()
