@@ -16,7 +16,7 @@ from PIL import Image
 
 from services.gateway.auth import install_auth
 from services.gateway.web.api import page_router
-from services.gateway.web.rendering import MAX_PIXELS
+from services.gateway.web.rendering import MAX_PIXELS, evidence_boxes, text_layer
 from shared.model.documents import DocumentRecord, DocumentStatus
 from shared.model.ids import content_id
 from shared.settings import Settings
@@ -186,9 +186,39 @@ def test_the_text_layer_places_each_printed_line_where_it_is(client: TestClient,
     assert response.status_code == 200
     layer = response.json()
     assert math.isclose(layer["aspect"], 841.89 / 595.28, rel_tol=1e-3)
-    texts = [run["text"] for run in layer["runs"]]
-    assert texts == [OTHER, CITED]  # in reading order
-    cited = layer["runs"][1]["box"]
-    assert math.isclose(cited["left"], CITED_AT_MM[0] / 210, abs_tol=0.02)
-    assert math.isclose(cited["top"], CITED_AT_MM[1] / 297, abs_tol=0.02)
+    assert [line["text"] for line in layer["lines"]] == [OTHER, CITED]  # in reading order
+    cited = layer["lines"][1]
+    assert [word["text"] for word in cited["words"]] == CITED.split()
+    assert math.isclose(cited["box"]["left"], CITED_AT_MM[0] / 210, abs_tol=0.02)
+    assert math.isclose(cited["box"]["top"], CITED_AT_MM[1] / 297, abs_tol=0.02)
+    lefts = [word["box"]["left"] for word in cited["words"]]
+    assert lefts == sorted(lefts) and cited["words"][0]["box"]["left"] == cited["box"]["left"]
     assert client.get(f"/v1/documents/{doc_id}/pages/4/text-layer").status_code == 404
+
+
+def glyph_by_glyph_pdf(line: str) -> bytes:
+    """One line set a glyph at a time, as a kerned filing is (each glyph placed on its own),
+    and drawn a second time a hair to the right, as a fake bold is."""
+    pdf = FPDF(format="A4")
+    pdf.add_page()
+    pdf.set_font("Helvetica", "", 12)
+    for shift in (0.0, 0.05):
+        x = 20.0
+        for char in line:
+            if char != " ":
+                pdf.text(x + shift, 60, char)
+            x += pdf.get_string_width(char) + (0.6 if char == " " else 0.05)
+    return bytes(pdf.output())
+
+
+def test_a_line_set_glyph_by_glyph_reads_as_its_words_once() -> None:
+    line = "the first priority for capital deployment"
+    layer = text_layer(glyph_by_glyph_pdf(line), 1)
+    assert [entry.text for entry in layer.lines] == [line]
+    assert [word.text for word in layer.lines[0].words] == line.split()
+
+
+def test_a_highlight_is_one_box_per_line_of_the_passage() -> None:
+    line = "the first priority for capital deployment"
+    found = evidence_boxes(glyph_by_glyph_pdf(line), 1, "first priority for capital")
+    assert found.match == "exact" and len(found.boxes) == 1

@@ -21,6 +21,8 @@ import pytest
 from fpdf import FPDF
 from PIL import Image, ImageStat
 
+from services.gateway.web.rendering import text_layer
+
 from .pdfs import FILLER, TOPICS, corrupt_pdf
 from .prometheus import Prometheus, wait_for_scrapes
 from .stack import Gateway, ServiceProcess, Stack, wait_until
@@ -253,6 +255,26 @@ def test_a_section_of_the_tree_opens_its_first_page(gateway: Gateway, browser: A
         tab.close()
 
 
+# Selects, as a reader dragging over it would, the text-layer line holding the word that starts
+# with `word`: from the first word after the previous line break to the last before the next.
+# Returns the selection's text and where the line is on screen.
+SELECT_LINE = """(word) => {
+  const spans = [...document.querySelectorAll('#viewer-text-layer span')];
+  const at = spans.find((s) => s.textContent.startsWith(word));
+  let first = at, last = at;
+  while (first.previousElementSibling && first.previousElementSibling.tagName === 'SPAN') first = first.previousElementSibling;
+  while (last.nextElementSibling && last.nextElementSibling.tagName === 'SPAN') last = last.nextElementSibling;
+  const range = document.createRange();
+  range.setStart(first.firstChild, 0);
+  range.setEnd(last.firstChild, last.firstChild.length);
+  const selection = window.getSelection();
+  selection.removeAllRanges();
+  selection.addRange(range);
+  const box = at.getBoundingClientRect(), end = last.getBoundingClientRect();
+  return {text: selection.toString(), top: box.top, right: end.right};
+}"""
+
+
 def ask_and_open_the_citation(tab: Page, gateway: Gateway, doc_id: str) -> None:
     tab.page.goto(f"{gateway.url}/ask")
     tab.page.locator(f"#doc-filter option[value='{doc_id}']").wait_for(state="attached")
@@ -287,15 +309,15 @@ def test_a_citation_opens_its_page_with_the_cited_sentence_highlighted(
         shot = Image.open(io.BytesIO(tab.page.locator("#viewer-boxes .box").first.screenshot())).convert("RGB")
         red, green, blue = ImageStat.Stat(shot).mean
         assert blue < red - 40 and blue < green - 40, (red, green, blue)
-        # The page's text lies over the image where it is printed, selectable: the cited line too.
-        line = tab.page.locator("#viewer-text-layer span", has_text=f"replaced after {30 + UNIT} days").first
-        line_box = line.bounding_box()
+        # The page's text lies over the image where it is printed, a word at a time, and a line
+        # selected in the browser copies as the line's text.
+        printed = next(line for line in text_layer(uploaded["data"], 4).lines if f"{30 + UNIT} days" in line.text)
+        copied = tab.page.evaluate(SELECT_LINE, f"{30 + UNIT} ")
+        assert copied["text"] == printed.text
         box = tab.page.locator("#viewer-boxes .box").first.bounding_box()  # measured after the scroll
-        assert abs(line_box["y"] - box["y"]) < 0.02 * frame["height"]
-        # The box starts mid-line (after the previous sentence) and ends with the line, as the run does.
-        assert abs(line_box["x"] + line_box["width"] - box["x"] - box["width"]) < 0.02 * frame["width"]
-        line.click(click_count=3)
-        assert f"{30 + UNIT} days" in tab.page.evaluate("() => window.getSelection().toString()")
+        assert abs(copied["top"] - box["y"]) < 0.02 * frame["height"]
+        # The box starts mid-line (after the previous sentence) and ends with the line, as its last word does.
+        assert abs(copied["right"] - box["x"] - box["width"]) < 0.02 * frame["width"]
         tab.page.locator("#answer-details summary").click()
         assert tab.page.locator("#answer-timings tbody tr").count() >= 3  # navigator, compressor, verifier, total
         # The navigation path: the sections visited in order, the cited one among those selected,

@@ -19,6 +19,9 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 from pydantic import BaseModel, Field
 
+from services.gateway.web.boxes import Box, one_per_line, page_box
+from services.gateway.web.text_layer import TextLayer, layer_of
+
 # A page image larger than this many pixels is rendered at the largest scale that fits, so one
 # request cannot make the gateway allocate hundreds of megabytes (A4 at scale 4 is 8.9 Mpx).
 MAX_PIXELS = 12_000_000
@@ -38,33 +41,11 @@ class UnreadablePdf(ValueError):
     """pdfium could not open the stored PDF."""
 
 
-class Box(BaseModel):
-    """A highlight rectangle as fractions of the page (origin top-left), so any scale can use it."""
-
-    left: float = Field(ge=0, le=1)
-    top: float = Field(ge=0, le=1)
-    width: float = Field(ge=0, le=1)
-    height: float = Field(ge=0, le=1)
-
-
 class EvidenceBoxes(BaseModel):
     page: int
     match: str = Field(description="exact: the text is on the page; closest: the best-matching passage; none.")
     matched_text: str = Field(default="", description="The page text the boxes cover.")
     boxes: list[Box] = Field(default_factory=list)
-
-
-class TextRun(BaseModel):
-    """One run of printed text (pdfium's rectangles: a line, or part of one) and where it is."""
-
-    text: str
-    box: Box
-
-
-class TextLayer(BaseModel):
-    page: int
-    aspect: float = Field(description="Page height / width: font sizes follow the page's width.")
-    runs: list[TextRun]
 
 
 @dataclass(frozen=True)
@@ -106,11 +87,11 @@ def render_page(data: bytes, number: int, scale: float) -> RenderedPage:
         # Rounded down: pdfium rounds each side up to whole pixels.
         limit = math.floor(1000 * (MAX_PIXELS / max(width_pt * height_pt, 1.0)) ** 0.5) / 1000
         used = min(scale, limit)
-        bitmap = page.render(scale=used, rotation=0)
-        image = bitmap.to_pil()
-        out = io.BytesIO()
-        image.save(out, format="PNG", optimize=False)
-        return RenderedPage(png=out.getvalue(), scale=round(used, 4), width=image.width, height=image.height)
+        image = page.render(scale=used, rotation=0).to_pil().copy()  # its own pixels, not pdfium's buffer
+    # Encoded outside pdfium's lock: a page's text layer or boxes need not wait for the PNG.
+    out = io.BytesIO()
+    image.save(out, format="PNG", optimize=False)
+    return RenderedPage(png=out.getvalue(), scale=round(used, 4), width=image.width, height=image.height)
 
 
 def _normalised(text: str) -> tuple[str, list[int]]:
@@ -172,18 +153,8 @@ def _boxes(textpage: pdfium.PdfTextPage, start: int, end: int, width: float, hei
     last = pdfium_c.FPDFText_GetCharIndexFromTextIndex(textpage.raw, end - 1)
     if first < 0 or last < first:
         return []
-    boxes: list[Box] = []
-    for i in range(textpage.count_rects(first, last - first + 1)):
-        left, bottom, right, top = textpage.get_rect(i)
-        boxes.append(Box(
-            left=_clamp(left / width), top=_clamp(1 - top / height),
-            width=_clamp((right - left) / width), height=_clamp((top - bottom) / height),
-        ))
-    return boxes
-
-
-def _clamp(value: float) -> float:
-    return min(max(value, 0.0), 1.0)
+    rects = [textpage.get_rect(i) for i in range(textpage.count_rects(first, last - first + 1))]
+    return one_per_line([page_box(left, bottom, right, top, width, height) for left, bottom, right, top in rects])
 
 
 def evidence_boxes(data: bytes, number: int, evidence: str) -> EvidenceBoxes:
@@ -203,17 +174,8 @@ def evidence_boxes(data: bytes, number: int, evidence: str) -> EvidenceBoxes:
 
 
 def text_layer(data: bytes, number: int) -> TextLayer:
-    """The page's text as positioned runs, so a viewer can lay it over the image for selection."""
+    """The page's text as words and lines where they are printed (`text_layer.py`), so a viewer
+    can lay it over the image for selection."""
     with _opened_page(data, number) as page:
         width, height = page.get_size()
-        textpage = page.get_textpage()
-        runs: list[TextRun] = []
-        for i in range(textpage.count_rects()):
-            left, bottom, right, top = textpage.get_rect(i)
-            text = textpage.get_text_bounded(left, bottom, right, top).strip()
-            if text:
-                runs.append(TextRun(text=text, box=Box(
-                    left=_clamp(left / width), top=_clamp(1 - top / height),
-                    width=_clamp((right - left) / width), height=_clamp((top - bottom) / height),
-                )))
-        return TextLayer(page=number, aspect=round(height / max(width, 1.0), 6), runs=runs)
+        return layer_of(page.get_textpage(), number, width, height)

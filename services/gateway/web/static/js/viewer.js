@@ -82,9 +82,11 @@ export class PageViewer {
       return;
     }
     this.image.alt = `Page ${page} of ${name}`;
+    // The text layer is asked for first: it is read in tens of milliseconds, while a dense page
+    // can take a second to render, and the gateway reads one PDF page at a time.
+    this.loadTextLayer(id, page);
     this.loadImage(`/v1/documents/${id}/pages/${page}/image?scale=${SCALE}`, page);
     if (this.textPanel.open) this.loadText();
-    this.loadTextLayer(id, page);
     if (!evidence) return;
     try {
       const found = await api(`/v1/documents/${id}/pages/${page}/boxes?text=${encodeURIComponent(evidence)}`);
@@ -127,8 +129,11 @@ export class PageViewer {
     this.image.src = this.imageUrl;
   }
 
-  // The page's text as transparent runs over the image, where it is printed: it can be selected
-  // and copied as on the PDF. Font sizes follow the frame's width, so the layer scales with it.
+  // The page's text as transparent words over the image, where they are printed: it can be
+  // selected and copied as on the PDF, a line break after each line. Laid out in one pass with no
+  // layout read: a word's font size and its stretch both follow the frame's width (cqw), so its
+  // stretch is the ratio of its printed width to its width in the layer's font, measured once on
+  // a canvas, and holds at any zoom.
   async loadTextLayer(id, page) {
     let layer;
     try {
@@ -137,21 +142,23 @@ export class PageViewer {
       return;
     }
     if (this.state.page !== page) return;
-    const spans = layer.runs.map((run) => {
-      const span = document.createElement("span");
-      span.textContent = run.text;
-      span.style.left = `${run.box.left * 100}%`;
-      span.style.top = `${run.box.top * 100}%`;
-      span.style.fontSize = `${run.box.height * layer.aspect * 100}cqw`;
-      return span;
-    });
-    this.layer.replaceChildren(...spans);
-    const frameWidth = this.layer.getBoundingClientRect().width;
-    if (!frameWidth) return;
-    layer.runs.forEach((run, i) => {
-      const width = spans[i].getBoundingClientRect().width;
-      if (width > 0) spans[i].style.transform = `scaleX(${(run.box.width * frameWidth) / width})`;
-    });
+    const measure = textMeasure();
+    const parts = [];
+    for (const line of layer.lines) {
+      line.words.forEach((word, k) => {
+        const span = document.createElement("span");
+        span.textContent = k < line.words.length - 1 ? `${word.text} ` : word.text;
+        const size = word.box.height * layer.aspect; // font size as a share of the frame's width
+        span.style.left = `${word.box.left * 100}%`;
+        span.style.top = `${word.box.top * 100}%`;
+        span.style.fontSize = `${size * 100}cqw`;
+        const natural = measure(word.text) * size; // the word's width in the layer's font, same share
+        if (natural > 0) span.style.transform = `scaleX(${word.box.width / natural})`;
+        parts.push(span);
+      });
+      parts.push(document.createElement("br"));
+    }
+    this.layer.replaceChildren(...parts);
   }
 
   // The page's text; `evidence` found in it is marked (text-only pages have no image to box).
@@ -185,4 +192,16 @@ function findLoosely(text, needle) {
 export function pageViewer() {
   const root = document.getElementById("viewer");
   return root ? new PageViewer(root) : null;
+}
+
+// Width of a text in the text layer's font, per unit of font size (a canvas measures it without
+// laying out the page). One canvas serves every page.
+const TEXT_LAYER_FONT = "sans-serif";
+let measuringContext = null;
+function textMeasure() {
+  if (!measuringContext) {
+    measuringContext = document.createElement("canvas").getContext("2d");
+    measuringContext.font = `100px ${TEXT_LAYER_FONT}`;
+  }
+  return (text) => measuringContext.measureText(text).width / 100;
 }
