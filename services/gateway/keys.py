@@ -21,6 +21,7 @@ from shared.app.api_keys import issue_key
 from shared.model.ids import TENANT_PATTERN
 from shared.ports.api_keys import KeyStore
 from shared.settings import get_settings
+from shared.text.secrets import redact
 
 
 def _tenant(value: str) -> str:
@@ -92,8 +93,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         code, message = asyncio.run(_run(args))
     except Exception as exc:  # the store is unreachable or refused: say where we looked
-        where = args.store or f"{args.mongo_url} (database {args.mongo_db})"
-        print(f"error: the key store at {where} failed: {exc}", file=sys.stderr)
+        where = args.store or f"{redact(args.mongo_url)} (database {args.mongo_db})"
+        print(f"error: the key store at {where} failed: {redact(str(exc))}", file=sys.stderr)
         return 1
     print(message if code == 0 else f"error: {message}", file=sys.stdout if code == 0 else sys.stderr)
     return code

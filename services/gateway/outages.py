@@ -26,6 +26,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from services.gateway.schemas import QUERY_TIMEOUT_MAX_S
 from shared.settings import Settings
+from shared.text.secrets import redact
 
 logger = logging.getLogger(__name__)
 
@@ -59,7 +60,7 @@ UNAVAILABLE_RESPONSES: dict[int | str, dict[str, Any]] = {
 
 def unavailable_response(backend: str, why: str, retry_after_s: int) -> JSONResponse:
     return JSONResponse(
-        {"detail": f"{backend} {why}; retry in {retry_after_s} s", "unavailable": backend},
+        {"detail": redact(f"{backend} {why}; retry in {retry_after_s} s"), "unavailable": backend},
         status_code=503, headers={"Retry-After": str(retry_after_s)},
     )
 

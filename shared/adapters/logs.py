@@ -1,4 +1,6 @@
-"""Structured JSON logs with correlation fields (doc_id, query_id, event_id) carried by context."""
+"""Structured JSON logs with correlation fields (doc_id, query_id, event_id) carried by context.
+Every line has the passwords of the URLs it quotes masked (`shared/text/secrets.py`), whatever
+logged them: a message, a field or a driver's exception."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from shared.settings import Settings
+from shared.text.secrets import redact
 
 _correlation: contextvars.ContextVar[dict[str, Any]] = contextvars.ContextVar(
     "treerag_correlation", default={}
@@ -33,7 +36,7 @@ class JsonFormatter(logging.Formatter):
         entry.update(getattr(record, "fields", {}))
         if record.exc_info:
             entry["exc"] = self.formatException(record.exc_info)
-        return json.dumps(entry, ensure_ascii=False, default=str)
+        return redact(json.dumps(entry, ensure_ascii=False, default=str))
 
 
 def configure_logging(level: str = "INFO", stream: Any = None, file: Path | None = None,

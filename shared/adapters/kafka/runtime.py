@@ -41,6 +41,7 @@ from shared.adapters.mongo.store import MongoRepository, connect
 from shared.model.delivery import Delivery
 from shared.model.events import Event
 from shared.settings import Settings, get_settings
+from shared.text.secrets import redact
 
 logger = logging.getLogger(__name__)
 
@@ -227,7 +228,7 @@ class StageRuntime:
             await self._repo.ping()
         except Exception as exc:
             raise RuntimeError(
-                f"MongoDB at {self.settings.mongo_url} is not reachable ({exc}). "
+                f"MongoDB at {redact(self.settings.mongo_url)} is not reachable ({redact(str(exc))}). "
                 "Start it (make up, or scripts/infra/ferretdb.sh start) or fix TREERAG_MONGO_URL."
             ) from exc
         await self._repo.ensure_indexes()
