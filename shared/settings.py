@@ -88,6 +88,14 @@ class Settings(BaseSettings):
         default=20.0, ge=0, description="Requests per second each API key may make on average (per replica; 0: no limit)."
     )
     rate_limit_burst: int = Field(default=60, ge=1, description="Requests an API key may make at once.")
+    auth_failures_per_s: float = Field(
+        default=1.0, ge=0,
+        description="Requests with a key that is not valid one client address may make per second on average, "
+        "past its burst; further ones get 429 before any look-up (per replica; 0: no limit).",
+    )
+    auth_failure_burst: int = Field(
+        default=20, ge=1, description="Requests with a key that is not valid one client address may make at once."
+    )
     cors_origins: str = Field(
         default="", description="Origins allowed to call the gateway from a browser (comma-separated); empty: none."
     )

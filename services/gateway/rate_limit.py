@@ -1,4 +1,5 @@
-"""Per-key request budgets: a token bucket per API key, in the gateway process.
+"""Request budgets: a token bucket per API key (and, for failed sign-ins, per client address),
+in the gateway process.
 
 Each key may make `burst` requests at once and `rate_per_s` per second on average. The budget is
 per gateway replica (N replicas admit up to N times the rate): it protects the pipeline from one
@@ -30,6 +31,14 @@ class RateLimiter:
         self.burst = burst
         self.clock = clock
         self._buckets: dict[str, _Bucket] = {}
+
+    def wait(self, key: str) -> float:
+        """Seconds until `key` may spend one request (0: now); nothing is spent."""
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            return 0.0
+        tokens = min(float(self.burst), bucket.tokens + (self.clock() - bucket.at) * self.rate)
+        return 0.0 if tokens >= 1.0 else (1.0 - tokens) / self.rate
 
     def take(self, key: str) -> float:
         """Spend one request of `key`'s budget: 0 when it is admitted, else the seconds until

@@ -170,6 +170,43 @@ def test_a_key_over_its_budget_gets_429_with_retry_after() -> None:
     assert client.get("/healthz").status_code == 200  # probes are not counted
 
 
+def random_keys(n: int) -> list[str]:
+    """Well-formed keys nobody issued."""
+    return [f"trk_{k:012x}_{'A' * 43}" for k in range(1, n + 1)]
+
+
+def test_a_flood_of_guessed_keys_gets_429_from_its_address_and_costs_the_store_only_the_burst() -> None:
+    store = FakeKeyStore()
+    issued = asyncio.run(issue_key(store, "acme"))
+    client = keyed_app(store, auth_failures_per_s=0.01, auth_failure_burst=20, auth_cache_s=60)
+    assert client.get("/v1/whoami", headers=bearer(issued.key)).status_code == 200
+    answers = [client.get("/v1/whoami", headers=bearer(key)).status_code for key in random_keys(1000)]
+    assert answers[:20] == [401] * 20 and set(answers[20:]) == {429}
+    assert store.reads == 1 + 20  # the valid key once, then the burst of guesses; none after
+    limited = client.get("/v1/whoami", headers=bearer(random_keys(1)[0]))
+    assert int(limited.headers["Retry-After"]) >= 1 and "not valid" in limited.json()["detail"]
+    # Another address is not held back, and its valid key is still cached.
+    other = TestClient(client.app, client=("203.0.113.9", 50000))
+    assert other.get("/v1/whoami", headers=bearer(issued.key)).json()["tenant"] == "acme"
+    assert store.reads == 21
+
+
+def test_unknown_key_ids_never_push_a_key_in_use_out_of_the_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("services.gateway.auth.MAX_UNKNOWN_KEYS", 50)
+    monkeypatch.setattr("services.gateway.auth.MAX_CACHED_KEYS", 5)
+    store = FakeKeyStore()
+    issued = asyncio.run(issue_key(store, "acme"))
+    client = keyed_app(store, auth_failures_per_s=0, auth_cache_s=60)
+    assert client.get("/v1/whoami", headers=bearer(issued.key)).status_code == 200
+    for key in random_keys(200):
+        assert client.get("/v1/whoami", headers=bearer(key)).status_code == 401
+    reads = store.reads
+    assert client.get("/v1/whoami", headers=bearer(issued.key)).status_code == 200
+    assert store.reads == reads  # still cached
+    assert client.get("/v1/whoami", headers=bearer(random_keys(200)[-1])).status_code == 401
+    assert store.reads == reads  # a guess asked again is answered from the cache too
+
+
 def test_auth_off_calls_everyone_the_configured_tenant() -> None:
     client = keyed_app(FakeKeyStore(), auth="off", tenant="solo")
     assert client.get("/v1/whoami").json() == {"tenant": "solo", "admin": True}

@@ -214,12 +214,14 @@ class Stack:
 
     def start_gateway(self, key: str | None = None, **extra_env: str) -> Gateway:
         """A gateway asking for API keys (TREERAG_AUTH=on, its default); `key`: the one its
-        requests carry. No rate limit unless `TREERAG_RATE_LIMIT_PER_S` is given: the tests
-        send bursts a person would not."""
+        requests carry. No rate limits unless `TREERAG_RATE_LIMIT_PER_S` or
+        `TREERAG_AUTH_FAILURES_PER_S` is given: the tests send bursts (and refused keys) a person
+        would not."""
         port = free_port()
         metrics_port = int(extra_env.pop("TREERAG_METRICS_PORT", 0)) or free_port()
         index = self._next_index("gateway")
-        env = self.env(**{"TREERAG_RATE_LIMIT_PER_S": "0", "TREERAG_METRICS_PORT": str(metrics_port), **extra_env})
+        env = self.env(**{"TREERAG_RATE_LIMIT_PER_S": "0", "TREERAG_AUTH_FAILURES_PER_S": "0",
+                          "TREERAG_METRICS_PORT": str(metrics_port), **extra_env})
         process = ServiceProcess(
             f"gateway-{index}", ["-m", "services.gateway", "--port", str(port)], env,
             self.workdir / f"gateway-{index}.log", metrics_port=metrics_port,
