@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from types import SimpleNamespace
 
 import numpy as np
@@ -13,7 +14,7 @@ from sklearn.ensemble import HistGradientBoostingClassifier
 
 from services.navigator.ranking.features import FEATURES as RANKER_FEATURES
 from services.navigator.ranking.model import RankingModel, TreeEnsemble
-from treerag.evaluation.fitting import LOGISTIC, Example, export_trees, select_ranker
+from treerag.evaluation.fitting import LOGISTIC, LOGISTIC_STRENGTHS, Example, _inner_splits, export_trees, select_ranker
 
 FEATURES = [f"f{k}" for k in range(6)]
 
@@ -93,3 +94,15 @@ def test_nested_selection_picks_trees_only_where_a_linear_score_cannot_rank() ->
     spec, scores = select_ranker(_examples("sum"))
     assert scores["logistic"] >= max(scores.values()) - 0.05
     assert select_ranker(_examples("sum"), (LOGISTIC,)) == (LOGISTIC, {})
+
+
+def test_the_ranker_strength_is_chosen_holding_out_one_collection_at_a_time() -> None:
+    examples = [replace(e, collection="manuals" if k % 2 else "filings") for k, e in enumerate(_examples("sum"))]
+    splits = _inner_splits(examples, by_collection=True)
+    assert [sorted({e.collection for e in held}) for _, held in splits] == [["filings"], ["manuals"]]
+    assert all(not {e.collection for e in train} & {e.collection for e in held} for train, held in splits)
+    spec, scores = select_ranker(examples, LOGISTIC_STRENGTHS)
+    assert set(scores) == {s.label for s in LOGISTIC_STRENGTHS} and spec in LOGISTIC_STRENGTHS
+    assert select_ranker(examples, LOGISTIC_STRENGTHS) == (spec, scores)  # deterministic
+    # One collection only: document folds, as before.
+    assert len(_inner_splits(_examples("sum"), by_collection=True)) == 5

@@ -57,6 +57,7 @@ from treerag.evaluation.fitting import (
     Example,
     Recipe,
     corpus_questions,
+    document_collections,
     explore_examples,
     fit_model,
     negative_pairs,
@@ -209,7 +210,8 @@ def cross_validate(
     k = folds.k
     pairs = negative_pairs(collections, indexes)
     asked = AskedDocuments(indexes)
-    labelled, negatives = ([], []) if shipped else explore_examples(items, pairs, indexes, settings, asked)
+    labelled, negatives = ([], []) if shipped else explore_examples(
+        items, pairs, indexes, settings, asked, document_collections(collections))
 
     def documents_of(pair: NegativePair) -> Documents:
         if not pair.without_pages:

@@ -55,6 +55,8 @@ from treerag.evaluation.routing_fit import CorpusQuestion, fit_router
 
 # Shares of answerable training questions the fitted threshold may abstain on, tried in order.
 BUDGET_GRID = (0.02, 0.03, 0.04, 0.05)
+# The shipped models' choice: no more than the share held-out collections tolerate.
+SHIPPED_BUDGETS = (0.01, 0.02, 0.03)
 # The product's tolerance for refusing a question it could answer (held-out).
 TARGET_FALSE_ABSTENTION = 0.05
 REGULARISATION = 1.0
@@ -67,13 +69,20 @@ class RankerSpec:
     kind: Literal["logistic", "trees"]
     depth: int = 0
     iterations: int = 0
+    # The logistic ranker's inverse L2 strength: smaller keeps its weights closer to zero, so
+    # fewer of them carry what only the training collections have in common.
+    regularisation: float = REGULARISATION
 
     @property
     def label(self) -> str:
-        return self.kind if self.kind == "logistic" else f"trees-d{self.depth}-n{self.iterations}"
+        if self.kind == "trees":
+            return f"trees-d{self.depth}-n{self.iterations}"
+        return self.kind if self.regularisation == REGULARISATION else f"{self.kind}-c{self.regularisation:g}"
 
 
 LOGISTIC = RankerSpec("logistic")
+# The logistic ranker's strengths a fit chooses from, strongest first (a tie keeps the earlier).
+LOGISTIC_STRENGTHS = tuple(RankerSpec("logistic", regularisation=c) for c in (0.0003, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3, REGULARISATION))
 # Simplest first: a tie keeps the earlier entry.
 RANKER_GRID = (LOGISTIC, RankerSpec("trees", 2, 50), RankerSpec("trees", 2, 100), RankerSpec("trees", 3, 50),
                RankerSpec("trees", 3, 100))
@@ -90,7 +99,7 @@ class Recipe:
 
 # What the shipped models are fitted with: nested selection over the grids measured no better
 # held out (README, "Questions"), so it stays an option of `treerag eval --recipe nested`.
-RECIPES = {"shipped": Recipe((LOGISTIC,), (0.03,)), "nested": Recipe(RANKER_GRID, BUDGET_GRID)}
+RECIPES = {"shipped": Recipe(LOGISTIC_STRENGTHS, SHIPPED_BUDGETS), "nested": Recipe(RANKER_GRID, BUDGET_GRID)}
 SHIPPED_RECIPE = RECIPES["shipped"]
 Ranker = LinearModel | TreeEnsemble
 
@@ -101,6 +110,7 @@ class Example:
     group: str  # the document that decides the example's fold
     exploration: Exploration
     gold: set[tuple[str, int]] = field(default_factory=set)  # (file name, 1-based page)
+    collection: str = ""  # the question set of the document asked
 
     @property
     def answerable(self) -> bool:
@@ -148,7 +158,7 @@ def preference_pairs(examples: Sequence[Example]) -> np.ndarray:
 
 
 def fit_ranker(examples: Sequence[Example], spec: RankerSpec = LOGISTIC) -> Ranker:
-    return fit_pairwise(examples) if spec.kind == "logistic" else fit_trees(examples, spec)
+    return fit_pairwise(examples, spec.regularisation) if spec.kind == "logistic" else fit_trees(examples, spec)
 
 
 def pointwise_rows(examples: Sequence[Example]) -> tuple[np.ndarray, np.ndarray]:
@@ -201,13 +211,13 @@ def export_trees(classifier: HistGradientBoostingClassifier, features: Sequence[
     return TreeEnsemble(features=list(features), baseline=float(classifier._baseline_prediction[0, 0]), trees=trees)
 
 
-def fit_pairwise(examples: Sequence[Example]) -> LinearModel:
+def fit_pairwise(examples: Sequence[Example], regularisation: float = REGULARISATION) -> LinearModel:
     preferred = preference_pairs(examples)
     x = np.vstack([preferred, -preferred])
     y = np.concatenate([np.ones(len(preferred)), np.zeros(len(preferred))])
     scale = x.std(axis=0)
     scale[scale == 0] = 1.0
-    classifier = LogisticRegression(C=REGULARISATION, fit_intercept=False, max_iter=5000)
+    classifier = LogisticRegression(C=regularisation, fit_intercept=False, max_iter=5000)
     classifier.fit(x / scale, y)
     return LinearModel(
         features=list(FEATURES), mean=[0.0] * len(FEATURES), scale=[round(float(v), 6) for v in scale],
@@ -314,7 +324,13 @@ def _top_is_gold(example: Example, scores: np.ndarray) -> bool:
     return bool(example.labels()[best])
 
 
-def _inner_splits(examples: Sequence[Example]) -> list[tuple[list[Example], list[Example]]]:
+def _inner_splits(examples: Sequence[Example], by_collection: bool = False) -> list[tuple[list[Example], list[Example]]]:
+    """(training, held-out) inner splits: by document (`INNER_FOLDS` folds), or, `by_collection`
+    with examples of several collections, one collection held out at a time."""
+    collections = sorted({e.collection for e in examples if e.collection})
+    if by_collection and len(collections) >= 2:
+        return [([e for e in examples if e.collection != name], [e for e in examples if e.collection == name])
+                for name in collections]
     folds = inner_folds(examples)
     return [([e for e, f in zip(examples, folds, strict=True) if f != fold],
              [e for e, f in zip(examples, folds, strict=True) if f == fold]) for fold in np.unique(folds)]
@@ -323,13 +339,14 @@ def _inner_splits(examples: Sequence[Example]) -> list[tuple[list[Example], list
 def select_ranker(
     examples: Sequence[Example], grid: Sequence[RankerSpec] = RANKER_GRID
 ) -> tuple[RankerSpec, dict[str, float]]:
-    """The grid entry with the best held-out hit@1 over inner folds by document (ties: the
-    earlier entry), with every entry's score."""
+    """The grid entry with the best held-out hit@1 over inner splits (ties: the earlier entry),
+    with every entry's score. With examples of several collections, each collection is held out
+    in turn: what is chosen is what carries over to a kind of document the fit did not see."""
     if len(grid) == 1:
         return grid[0], {}
     hits = {spec: 0 for spec in grid}
     answerable = 0
-    for train, held_out in _inner_splits(examples):
+    for train, held_out in _inner_splits(examples, by_collection=True):
         judged = [e for e in held_out if e.answerable]
         answerable += len(judged)
         for spec in grid:
@@ -347,13 +364,14 @@ def select_ranker(
 def select_budget(
     examples: Sequence[Example], spec: RankerSpec, budgets: Sequence[float] = BUDGET_GRID
 ) -> tuple[float, dict[str, float]]:
-    """The largest of `budgets` whose held-out false abstention over inner folds by document is
-    within `TARGET_FALSE_ABSTENTION` (else the smallest), with every budget's rate."""
+    """The largest of `budgets` whose held-out false abstention over inner splits (a
+    collection at a time when the examples hold several, as `select_ranker`) is within
+    `TARGET_FALSE_ABSTENTION` (else the smallest), with every budget's rate."""
     if len(budgets) == 1:
         return budgets[0], {}
     refused = dict.fromkeys(budgets, 0)
     answerable = 0
-    for train, held_out in _inner_splits(examples):
+    for train, held_out in _inner_splits(examples, by_collection=True):
         try:
             parts = fit_parts(train, spec)
         except ValueError:
@@ -400,19 +418,31 @@ def fit_model(
 
 def explore_examples(
     items: Sequence[QAItem], pairs: Sequence[NegativePair], indexes: Mapping[str, DocumentIndex],
-    settings: QuerySettings, asked: AskedDocuments | None = None,
+    settings: QuerySettings, asked: AskedDocuments | None = None, collection_of: Mapping[str, str] | None = None,
 ) -> tuple[list[Example], list[Example]]:
     """Model-free explorations of every item (with its gold pages) and every negative pair
-    (each of the document `asked` gives it; by default built from `indexes`)."""
+    (each of the document `asked` gives it; by default built from `indexes`); `collection_of`
+    names each document's question set."""
     auto = settings.model_copy(update={"mode": "auto"})
     asked = asked or AskedDocuments(indexes)
+    sets = collection_of or {}
     labelled = [
         Example(item.id, item.doc, explore(item.question, [indexes[item.doc]], auto),
-                {(item.doc, p) for p in item.evidence_pages} if item.answerable else set())
+                {(item.doc, p) for p in item.evidence_pages} if item.answerable else set(), sets.get(item.doc, ""))
         for item in items
     ]
-    negatives = [Example(p.item_id, p.doc, explore(p.question, [asked.of(p)], auto)) for p in pairs]
+    negatives = [Example(p.item_id, p.doc, explore(p.question, [asked.of(p)], auto), collection=sets.get(p.doc, ""))
+                 for p in pairs]
     return labelled, negatives
+
+
+def document_collections(collections: Mapping[str, Sequence[QAItem]]) -> dict[str, str]:
+    """The question set of each document (the first by name when two sets ask about one)."""
+    owner: dict[str, str] = {}
+    for name in sorted(collections):
+        for item in collections[name]:
+            owner.setdefault(item.doc, name)
+    return owner
 
 
 def without_dense(examples: Sequence[Example]) -> list[Example]:
@@ -447,7 +477,8 @@ def fit_collections(
     `negative_pairs`, all fitted at once; (with dense features, lexical only: None unless
     `lexical`)."""
     items = [item for name in sorted(collections) for item in collections[name]]
-    labelled, negatives = explore_examples(items, negative_pairs(collections, indexes), indexes, settings)
+    labelled, negatives = explore_examples(items, negative_pairs(collections, indexes), indexes, settings,
+                                           collection_of=document_collections(collections))
     note = {"datasets": ",".join(sorted(collections)), "embeddings": embedder_name() or "off"}
     examples = labelled + negatives
     corpus = corpus_questions(collections, indexes, lambda doc: True, pool)
