@@ -67,8 +67,10 @@ class ConfiguredReranker:
 
 
 CONFIGURED_RERANKER = ConfiguredReranker()
-# Below this probability that the documents answer, an answer is marked as weakly supported.
+# Below this probability that the documents answer, an answer is marked as weakly supported;
+# so is one when most of what the question asks about (IDF-weighted) is on no page.
 WEAK_EVIDENCE = 0.5
+ABSENT_MAJORITY = 0.5
 # VecTree-RAG's lexical gate: a document or section is relevant when its best BM25 reaches 1.0.
 BM25_GATE = 1.0
 # A shortlisted document must score at least this share of the best document.
@@ -634,6 +636,11 @@ def navigate(
             warnings.append(
                 f"weak evidence: the documents may not answer this (probability {ranking.answer_probability:.2f}); "
                 "check the cited pages"
+            )
+        elif ranking.answerable and found.missing.terms > ABSENT_MAJORITY:
+            warnings.append(
+                f"weak evidence: most of what the question asks about is on no page ({found.missing.terms:.0%} of "
+                "its weight); check the cited pages"
             )
         if not ranking.answerable:
             warnings.append(
