@@ -28,7 +28,7 @@ from shared.model.query import QuerySettings
 from tests.query.conftest import build
 from tests.query.documents import FILLER, indexed, node
 from tests.query.synthetic import MACHINES, kitchen_collection, plant_collection
-from treerag.evaluation.fitting import explore_examples
+from treerag.evaluation.fitting import explore_examples, fit_collections
 from treerag.evaluation.folds import off_topic_pairs
 from treerag.evaluation.rerank_fit import fit_rerank
 
@@ -187,7 +187,9 @@ def test_the_answer_decision_is_made_again_with_the_cross_encoders_best_logit() 
     indexes = plant_indexes | kitchen_indexes
     labelled, negatives = explore_examples(plants + kitchens, off_topic_pairs(collections), indexes, QuerySettings())
     assert negatives
-    model = shipped_model()
+    # The reranking is fitted on top of the ranking model fitted on the same questions, as
+    # `make fit-reranker` and every fold of `make eval-rerank` pair them.
+    model, _ = fit_collections(collections, indexes, QuerySettings(), lexical=False)
     fitted = fit_rerank(labelled + negatives, model, TopicScorer())
     assert fitted.abstention is not None and fitted.answer_threshold is not None
     assert fitted.abstention.features == list(RERANK_ABSTENTION_FEATURES)

@@ -157,6 +157,14 @@ def preference_pairs(examples: Sequence[Example]) -> np.ndarray:
     return np.vstack(differences)
 
 
+def model_spec(model: RankingModel) -> RankerSpec:
+    """The kind and size of ranker `model` was fitted with (the unshrunk logistic one when its
+    file does not say), so that a fit built on it refits the same kind."""
+    label = str(model.fitted_on.get("ranker", LOGISTIC.label))
+    known = {spec.label: spec for spec in (*RANKER_GRID, *LOGISTIC_STRENGTHS)}
+    return known.get(label, LOGISTIC)
+
+
 def fit_ranker(examples: Sequence[Example], spec: RankerSpec = LOGISTIC) -> Ranker:
     return fit_pairwise(examples, spec.regularisation) if spec.kind == "logistic" else fit_trees(examples, spec)
 

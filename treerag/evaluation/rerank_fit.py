@@ -35,6 +35,7 @@ from treerag.evaluation.fitting import (
     Example,
     budget_threshold,
     fit_linear,
+    model_spec,
     out_of_fold_probabilities,
     out_of_fold_rows,
 )
@@ -79,7 +80,8 @@ def fit_rerank(
     if not y.all():  # else nothing to tell answerable questions from
         # The fused ranking's P(answer) as unseen documents get it: from models fitted without
         # the example's document.
-        p = out_of_fold_probabilities(usable, out_of_fold_rows(usable, model.ranker), y, model.abstention)
+        p = out_of_fold_probabilities(usable, out_of_fold_rows(usable, model.ranker, model_spec(model)), y,
+                                      model.abstention)
         x = np.vstack([abstention_row(float(pk), scores) for pk, scores in zip(p, logits, strict=True)])
         abstention = fit_linear(RERANK_ABSTENTION_FEATURES, x, y)
         budget = float(model.fitted_on.get("false_abstention_budget", SHIPPED_RECIPE.budgets[0]))
