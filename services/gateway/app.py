@@ -36,6 +36,7 @@ from services.gateway.outages import (
     bounded,
     extend_deadline,
     install_outage_handling,
+    unavailable_response,
 )
 from services.gateway.pagination import (
     DEFAULT_LIMIT,
@@ -63,6 +64,7 @@ from services.gateway.schemas import (
     VerifyResponse,
 )
 from services.gateway.security import install_security
+from services.gateway.stage_watch import QUERY_STAGES, LiveStages
 from services.gateway.web import mount_web
 from shared.adapters.blobs import make_blob_store
 from shared.adapters.kafka.broker import Bus, make_broker
@@ -119,6 +121,7 @@ class Backends:
     keys: MongoKeyStore
     heartbeats: MongoHeartbeats
     deletions: BackgroundDeletions
+    stages: LiveStages
 
 
 def query_outcome(finished: QueryRecord | None) -> str:
@@ -184,9 +187,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         publisher = OutboxPublisher(outbox, bus, send_timeout_s=settings.publish_timeout_s)
         # A query started before a deletion may store its result until its deadline has passed.
         deletions = BackgroundDeletions(repo, queries, late_writes_s=max(settings.query_timeout_s, QUERY_TIMEOUT_MAX_S))
+        heartbeats = MongoHeartbeats(mongo[settings.mongo_db])
         backends["live"] = Backends(repo, queries, AnswerWaiter(queries), publisher,
-                                    MongoKeyStore(mongo, settings.mongo_db), MongoHeartbeats(mongo[settings.mongo_db]),
-                                    deletions)
+                                    MongoKeyStore(mongo, settings.mongo_db), heartbeats, deletions,
+                                    LiveStages(heartbeats, settings.heartbeat_ttl_s))
         if settings.metrics_port is not None:
             # Scrapers read this port (loopback unless TREERAG_METRICS_HOST), no key needed;
             # the API port's /metrics asks for an admin key like any other route.
@@ -488,6 +492,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         live = b()
         query_id = uuid.uuid4().hex
         with correlated(query_id=query_id):
+            if not req.run_async and (missing := await live.stages.missing(QUERY_STAGES)):
+                # Nobody would answer it: refused now, not after the whole timeout. (An async
+                # query is still accepted: it waits in Kafka for the stage to come back.)
+                logger.warning("query refused: a stage has no live process", extra=log_fields(missing=missing))
+                return unavailable_response(
+                    "stage " + ", ".join(missing),
+                    f"has no live process (no heartbeat within {settings.heartbeat_ttl_s:g} s)",
+                    max(1, round(settings.retry_after_s)), query_id=query_id,
+                )
             record = QueryRecord(query_id=query_id, question=req.question, doc_ids=doc_ids,
                                  settings=query_settings_, tenant=caller.tenant)
             # Past its deadline no stage works on the query any more: an overload drains. An

@@ -47,8 +47,10 @@ class BackendUnavailable(Exception):
 
 class Unavailable(BaseModel):
     detail: str
-    unavailable: str = Field(description="What did not answer: Kafka, MongoDB, or the gateway itself (starting, "
-                                         "or slower than the request's budget while both answer).")
+    unavailable: str = Field(description="What did not answer: Kafka, MongoDB, a stage a query needs (`stage "
+                                         "navigator`: no live process), or the gateway itself (starting, or slower "
+                                         "than the request's budget while both answer).")
+    query_id: str | None = Field(default=None, description="The refused query's id, to find it in the logs.")
 
 
 # Declared on every operation (FastAPI(responses=...)): any of them may meet an outage.
@@ -58,11 +60,11 @@ UNAVAILABLE_RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 
 
-def unavailable_response(backend: str, why: str, retry_after_s: int) -> JSONResponse:
-    return JSONResponse(
-        {"detail": redact(f"{backend} {why}; retry in {retry_after_s} s"), "unavailable": backend},
-        status_code=503, headers={"Retry-After": str(retry_after_s)},
-    )
+def unavailable_response(backend: str, why: str, retry_after_s: int, query_id: str | None = None) -> JSONResponse:
+    body: dict[str, Any] = {"detail": redact(f"{backend} {why}; retry in {retry_after_s} s"), "unavailable": backend}
+    if query_id is not None:
+        body["query_id"] = query_id
+    return JSONResponse(body, status_code=503, headers={"Retry-After": str(retry_after_s)})
 
 
 async def bounded(work: Awaitable[T], backend: str, timeout_s: float) -> T:

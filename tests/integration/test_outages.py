@@ -3,6 +3,7 @@ request's time budget (a query's `timeout_s`), and /readyz names a dead stage.""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import time
 from typing import Any
@@ -10,6 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
+from shared.model.documents import DocumentRecord, DocumentStatus
 from shared.settings import Settings
 
 from .conftest import upload, upload_ready
@@ -116,3 +118,37 @@ def test_readyz_is_503_naming_a_stage_while_it_is_dead(stack: Stack) -> None:
     finally:
         stack.stop(indexer)
         stack.stop(checker.process)
+
+
+def test_a_query_while_no_process_of_its_stages_is_alive_is_refused_at_once_with_its_id(stack: Stack) -> None:
+    # A database of its own, where no stage has ever written a heartbeat, holding one ready document.
+    database = f"{stack.db_name}_nostages"
+    record = DocumentRecord(doc_id="5a" * 8, file_name="manual.pdf", status=DocumentStatus.READY, page_count=1)
+    with stack.mongo() as client:
+        client[database]["documents"].insert_one({**record.model_dump(mode="json"), "_id": record.doc_id})
+    gateway = stack.start_gateway(TREERAG_MONGO_DB=database, TREERAG_AUTH="off")
+    try:
+        def serving() -> bool | None:
+            gateway.process.check_alive()
+            try:
+                return httpx.get(f"{gateway.url}/healthz", timeout=5).status_code == 200 or None
+            except httpx.TransportError:
+                return None
+
+        wait_until(serving, 120, "the gateway to start", interval_s=0.3)
+        question = {"question": "How often is the coolant pump serviced?", "doc_ids": [record.doc_id], "timeout_s": 20}
+        started = time.monotonic()
+        refused = httpx.post(f"{gateway.url}/v1/query", json=question, timeout=60)
+        assert time.monotonic() - started < 5  # not the query's 20 s
+        assert refused.status_code == 503 and int(refused.headers["retry-after"]) >= 1
+        body = refused.json()
+        assert body["unavailable"] == "stage navigator, compressor, verifier" and "no live process" in body["detail"]
+        assert re.fullmatch(r"[0-9a-f]{32}", body["query_id"])
+        assert any(r.get("query_id") == body["query_id"] for r in gateway.process.log_records())
+        # An asynchronous query is still taken: it waits in Kafka for the stages to come back.
+        queued = httpx.post(f"{gateway.url}/v1/query", json={**question, "async": True}, timeout=60)
+        assert queued.status_code == 202, queued.text
+    finally:
+        stack.stop(gateway.process)
+        with stack.mongo() as client:
+            client.drop_database(database)
