@@ -10,7 +10,8 @@ import pytest
 from shared.model.ids import content_id
 from tests import pdfs
 from treerag.cli import main
-from treerag.ingest.upload import RetryPolicy, Uploader, UploadGaveUpError, UploadReport, UploadState
+from shared.app.retry import RetryPolicy
+from treerag.ingest.upload import Uploader, UploadGaveUpError, UploadReport, UploadState
 
 
 class FakeGateway:
@@ -119,6 +120,41 @@ def test_an_interrupted_upload_resumes_where_it_stopped(folder: Path, tmp_path: 
 
 def test_retries_give_up_with_what_to_do() -> None:
     with httpx.Client(transport=httpx.MockTransport(FakeGateway(outages=5))) as client:
-        uploader = Uploader(client, "http://gw", retry=RetryPolicy(attempts=2), sleep=lambda s: None)
+        uploader = Uploader(client, "http://gw", retry=RetryPolicy(max_attempts=2), sleep=lambda s: None)
         with pytest.raises(UploadGaveUpError, match="run the same command again"):
             uploader.send([])
+
+
+class BusyGateway:
+    """429 with a Retry-After, then an empty batch accepted."""
+
+    def __init__(self, retry_after: str) -> None:
+        self.retry_after = retry_after
+        self.busy = 1
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        if self.busy:
+            self.busy -= 1
+            return httpx.Response(429, headers={"Retry-After": self.retry_after}, json={"detail": "slow down"})
+        return httpx.Response(202, json={"files": [], "accepted": 0, "refused": 0})
+
+
+@pytest.mark.parametrize(("header", "waited"), [("7", 7.0), ("120", 30.0)])
+def test_the_upload_waits_as_long_as_the_gateway_asks_up_to_the_cap(header: str, waited: float) -> None:
+    slept: list[float] = []
+    with httpx.Client(transport=httpx.MockTransport(BusyGateway(header))) as client:
+        uploader = Uploader(client, "http://gw", retry=RetryPolicy(max_attempts=3, max_delay_s=30.0), sleep=slept.append)
+        assert uploader.send([]).status_code == 202
+    assert slept == [waited]
+
+
+def test_retry_after_is_read_in_seconds_or_as_an_http_date() -> None:
+    from datetime import UTC, datetime
+
+    from shared.app.retry import parse_retry_after
+
+    now = datetime(2030, 1, 5, 12, 0, 0, tzinfo=UTC)
+    assert parse_retry_after("5") == 5.0
+    assert parse_retry_after("Sat, 05 Jan 2030 12:00:09 GMT", now=now) == 9.0
+    assert parse_retry_after("Sat, 05 Jan 2030 11:00:00 GMT", now=now) == 0.0  # already past
+    assert parse_retry_after("soon") is None and parse_retry_after(None) is None

@@ -7,14 +7,14 @@ from collections.abc import Iterator
 import pytest
 
 from shared.adapters.llm.call_cache import CallCache
-from shared.adapters.llm.client import BaseLLMClient, RetryPolicy
+from shared.adapters.llm.client import BaseLLMClient, ModelRetryPolicy
 from shared.adapters.llm.gemini import GeminiClient
 from shared.adapters.llm.openai_compat import OpenAICompatibleClient
 
 from .fake_provider import FakeProvider
 
 # Real backoff shape, test-sized delays.
-FAST_RETRY = RetryPolicy(max_attempts=3, base_delay_s=0.01, max_delay_s=0.05, malformed_attempts=2)
+FAST_RETRY = ModelRetryPolicy(max_attempts=3, base_delay_s=0.01, max_delay_s=0.05, malformed_attempts=2)
 
 
 @pytest.fixture

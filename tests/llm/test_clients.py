@@ -9,7 +9,7 @@ from prometheus_client import REGISTRY
 from pydantic import BaseModel
 
 from shared.adapters.llm.call_cache import CallCache, DirectoryCallStore
-from shared.adapters.llm.client import RetryPolicy
+from shared.adapters.llm.client import ModelRetryPolicy
 from shared.adapters.llm.errors import (
     LLMMalformedOutputError,
     LLMRequestError,
@@ -67,14 +67,14 @@ def test_429_then_success(client, provider: FakeProvider) -> None:
 def test_retry_after_header_sets_the_wait(client_kind: str, provider: FakeProvider) -> None:
     waits: list[float] = []
     client = make_client(client_kind, provider, sleep=waits.append,
-                         retry=RetryPolicy(max_attempts=3, base_delay_s=0.01, max_delay_s=5.0))
+                         retry=ModelRetryPolicy(max_attempts=3, base_delay_s=0.01, max_delay_s=5.0))
     provider.script(Reply.error(429, retry_after=2), Reply.json(VALID))
     client.generate_json("q", Facts, purpose="scoring")
     assert waits == [2.0]
 
 
 def test_backoff_grows_with_jitter() -> None:
-    policy = RetryPolicy(base_delay_s=1.0, max_delay_s=8.0)
+    policy = ModelRetryPolicy(base_delay_s=1.0, max_delay_s=8.0)
     for attempt, ceiling in [(0, 1.0), (1, 2.0), (2, 4.0), (3, 8.0), (6, 8.0)]:
         delays = {policy.delay(attempt) for _ in range(50)}
         assert all(ceiling / 2 <= d <= ceiling for d in delays)

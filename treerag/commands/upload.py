@@ -11,9 +11,9 @@ from pathlib import Path
 import httpx
 from tqdm import tqdm
 
+from shared.app.retry import RetryPolicy
 from treerag.ingest.files import INDEXABLE_SUFFIXES, expand_paths
 from treerag.ingest.upload import (
-    RetryPolicy,
     UploadAbortedError,
     UploadGaveUpError,
     Uploader,
@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     headers = {"Authorization": f"Bearer {args.key}"} if args.key else {}
     report = UploadReport()
     with open_client(headers, args.timeout) as client:
-        uploader = Uploader(client, args.url, builder=args.builder, retry=RetryPolicy(attempts=args.retries))
+        uploader = Uploader(client, args.url, builder=args.builder, retry=RetryPolicy(max_attempts=args.retries))
         pending = uploader.pending(paths, accepted, report)
         quiet = args.no_progress or not sys.stderr.isatty()
         bar = tqdm(total=sum(f.size_bytes for f in pending), unit="B", unit_scale=True, desc="upload",

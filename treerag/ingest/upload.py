@@ -14,7 +14,6 @@ import hashlib
 import json
 import logging
 import os
-import random
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -23,12 +22,12 @@ from pathlib import Path
 import httpx
 from pydantic import BaseModel, Field, ValidationError
 
+from shared.app.retry import RETRYABLE_STATUS, RetryPolicy, parse_retry_after
 from shared.model.formats import EXTENSIONS, MEDIA_TYPES
 from shared.model.ids import content_id
 
 logger = logging.getLogger("treerag.upload")
 
-RETRY_STATUSES = {429, 500, 502, 503, 504}
 
 
 class UploadAbortedError(RuntimeError):
@@ -90,18 +89,8 @@ class UploadReport:
     errors: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class RetryPolicy:
-    attempts: int = 6
-    first_delay_s: float = 1.0
-    max_delay_s: float = 30.0
-
-    def delays(self) -> Iterator[float]:
-        """Exponential, with jitter so that many clients do not retry in step."""
-        delay = self.first_delay_s
-        for _ in range(self.attempts - 1):
-            yield delay * random.uniform(0.5, 1.0)
-            delay = min(delay * 2, self.max_delay_s)
+# A folder upload outlasts a gateway restart: more attempts than a model call gets.
+UPLOAD_RETRY = RetryPolicy(max_attempts=6)
 
 
 def batches(files: list[PendingFile], max_files: int, max_bytes: int) -> Iterator[list[PendingFile]]:
@@ -124,7 +113,7 @@ class Uploader:
         self.client = client
         self.url = url.rstrip("/")
         self.builder = builder
-        self.retry = retry or RetryPolicy()
+        self.retry = retry or UPLOAD_RETRY
         self.sleep = sleep
 
     def pending(self, paths: list[Path], accepted: dict[str, str], report: UploadReport) -> list[PendingFile]:
@@ -147,9 +136,11 @@ class Uploader:
         return found
 
     def send(self, batch: list[PendingFile]) -> httpx.Response:
-        """POST the batch, retrying what a retry can fix. Raises `UploadAbortedError` for 401/403/404."""
-        delays = self.retry.delays()
+        """POST the batch, retrying what a retry can fix, after the gateway's Retry-After when it
+        gives one. Raises `UploadAbortedError` for 401/403/404."""
+        attempt = 0
         while True:
+            retry_after: float | None = None
             try:
                 files = [("files", (f.path.name, f.path.read_bytes(), media_type(f.path))) for f in batch]
                 response = self.client.post(f"{self.url}/v1/documents", files=files, data={"builder": self.builder})
@@ -161,13 +152,15 @@ class Uploader:
                                              "check --key (or TREERAG_API_KEY)")
                 if response.status_code == 404:
                     raise UploadAbortedError(f"no upload endpoint at {self.url}/v1/documents; check --url")
-                if response.status_code not in RETRY_STATUSES:
+                if response.status_code not in RETRYABLE_STATUS:
                     return response
                 problem = f"HTTP {response.status_code}"
-            delay = next(delays, None)
-            if delay is None:
-                raise UploadGaveUpError(f"the gateway failed {self.retry.attempts} times ({problem}); "
+                retry_after = parse_retry_after(response.headers.get("retry-after"))
+            attempt += 1
+            if attempt >= self.retry.max_attempts:
+                raise UploadGaveUpError(f"the gateway failed {self.retry.max_attempts} times ({problem}); "
                                         "run the same command again later: what was accepted is not sent again")
+            delay = self.retry.delay(attempt - 1, retry_after)
             logger.warning("upload retried", extra={"fields": {"problem": problem, "delay_s": round(delay, 2)}})
             self.sleep(delay)
 

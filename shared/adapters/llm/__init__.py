@@ -9,7 +9,7 @@ from shared.adapters.llm.call_cache import (
     DirectoryCallStore,
     RepositoryCallStore,
 )
-from shared.adapters.llm.client import BaseLLMClient, LLMClient, RetryPolicy
+from shared.adapters.llm.client import BaseLLMClient, LLMClient, ModelRetryPolicy
 from shared.adapters.llm.errors import (
     LLMConfigError,
     LLMError,
@@ -33,7 +33,7 @@ __all__ = [
     "LLMUsage",
     "PurposeUsage",
     "RepositoryCallStore",
-    "RetryPolicy",
+    "ModelRetryPolicy",
     "estimate_cost",
     "make_llm",
 ]

@@ -7,7 +7,6 @@ concurrency across those threads is bounded by a semaphore per client.
 from __future__ import annotations
 
 import logging
-import random
 import threading
 import time
 from collections.abc import Callable
@@ -26,6 +25,7 @@ from shared.adapters.llm.jsonparse import NoJSONFound, parse_model
 from shared.adapters.llm.usage import LLMUsage
 from shared.adapters.logs import log_fields
 from shared.adapters.metrics import LLM_CALLS, LLM_TOKENS
+from shared.app.retry import RetryPolicy
 
 logger = logging.getLogger(__name__)
 
@@ -47,19 +47,11 @@ class LLMClient(Protocol):
 
 
 @dataclass(frozen=True)
-class RetryPolicy:
-    """Exponential backoff with full jitter; a server's Retry-After is honoured up to the cap."""
+class ModelRetryPolicy(RetryPolicy):
+    """The shared backoff (`shared/app/retry.py`), and how often a reply that does not parse is
+    asked for again."""
 
-    max_attempts: int = 4
-    base_delay_s: float = 1.0
-    max_delay_s: float = 30.0
     malformed_attempts: int = 2
-
-    def delay(self, attempt: int, retry_after_s: float | None = None) -> float:
-        if retry_after_s is not None:
-            return min(max(retry_after_s, 0.0), self.max_delay_s)
-        ceiling = min(self.max_delay_s, self.base_delay_s * (2**attempt))
-        return random.uniform(ceiling / 2, ceiling)
 
 
 @dataclass(frozen=True)
@@ -84,13 +76,13 @@ class BaseLLMClient:
         *,
         timeout_s: float = 60.0,
         max_concurrency: int = 4,
-        retry: RetryPolicy | None = None,
+        retry: ModelRetryPolicy | None = None,
         cache: CallCache | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.model = model
         self.timeout_s = timeout_s
-        self.retry = retry or RetryPolicy()
+        self.retry = retry or ModelRetryPolicy()
         self.cache = cache if cache is not None else CallCache()
         self.usage = LLMUsage(model)
         self._slots = threading.BoundedSemaphore(max(1, max_concurrency))

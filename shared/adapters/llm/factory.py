@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from shared.adapters.llm.call_cache import CallCache, CallStore
-from shared.adapters.llm.client import BaseLLMClient, RetryPolicy
+from shared.adapters.llm.client import BaseLLMClient, ModelRetryPolicy
 from shared.adapters.llm.errors import LLMConfigError
 from shared.settings import Settings
 
@@ -14,7 +14,7 @@ def make_llm(
     settings: Settings,
     *,
     call_store: CallStore | None = None,
-    retry: RetryPolicy | None = None,
+    retry: ModelRetryPolicy | None = None,
 ) -> BaseLLMClient | None:
     """The configured client, or None for the offline path (TREERAG_LLM=off, the default).
 

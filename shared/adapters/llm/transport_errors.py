@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import httpx
 
+from shared.app.retry import RETRYABLE_STATUS, parse_retry_after
+
+__all__ = ["NETWORK_ERRORS", "RETRYABLE_STATUS", "parse_retry_after"]
+
 _types: list[type[BaseException]] = [httpx.TransportError]
 try:  # google-genai prefers httpx2 (a fork under another namespace) when it is installed
     import httpx2
@@ -13,14 +17,3 @@ except ImportError:  # pragma: no cover - depends on the environment
     pass
 
 NETWORK_ERRORS: tuple[type[BaseException], ...] = tuple(_types)
-RETRYABLE_STATUS = frozenset({408, 429, 500, 502, 503, 504})
-
-
-def parse_retry_after(value: str | None) -> float | None:
-    """Seconds from a Retry-After header given in seconds (HTTP dates are ignored)."""
-    if not value:
-        return None
-    try:
-        return float(value)
-    except ValueError:
-        return None
