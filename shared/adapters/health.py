@@ -20,6 +20,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
+from shared.adapters import metrics  # read at call time: metrics imports this module to serve /readyz
 from shared.adapters.logs import log_fields
 
 logger = logging.getLogger(__name__)
@@ -51,6 +52,9 @@ class StageHealth:
     def record(self, checks: Mapping[str, str]) -> None:
         self.checks = dict(checks)
         self.checked_at = time.monotonic()
+        for backend, outcome in checks.items():
+            # What the alerts on Kafka and the store read (deploy/prometheus/rules).
+            metrics.BACKEND_UP.labels(backend=backend).set(1.0 if outcome == "ok" else 0.0)
         self.tick()
 
     def liveness(self) -> tuple[bool, dict[str, Any]]:

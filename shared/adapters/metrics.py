@@ -90,6 +90,10 @@ QUEUE_SECONDS = Histogram(
 )
 FAILURES = Counter("treerag_failures_total", "Handler failures, by stage and reason class.", ["stage", "reason"])
 DLQ_MESSAGES = Counter("treerag_dlq_messages_total", "Messages sent to a dead-letter topic.", ["stage", "topic"])
+BACKEND_UP = Gauge(
+    "treerag_backend_up", "1 when this process's last check reached the backend (kafka, mongodb), else 0.", ["backend"],
+    multiprocess_mode="livemostrecent",
+)
 # A partition is owned by one consumer at a time: the latest reading of a live process wins.
 CONSUMER_LAG = Gauge(
     "treerag_consumer_lag",

@@ -79,3 +79,13 @@ async def test_the_checks_run_in_the_loop_and_a_raising_check_is_a_failed_check(
     assert health.checks["mongodb"] == "ok"
     assert health.checks["kafka"].startswith("unreachable") and "broker down" in health.checks["kafka"]
     assert health.readiness()[0] is False
+
+
+def test_each_backend_check_is_a_gauge_the_unreachable_alerts_read(served: tuple[StageHealth, str]) -> None:
+    health, url = served
+    health.record({"kafka": "unreachable: KafkaConnectionError()", "mongodb": "ok"})
+    exposed = httpx.get(f"{url}/metrics").text
+    assert 'treerag_backend_up{backend="kafka"} 0.0' in exposed
+    assert 'treerag_backend_up{backend="mongodb"} 1.0' in exposed
+    health.record({"kafka": "ok", "mongodb": "ok"})
+    assert 'treerag_backend_up{backend="kafka"} 1.0' in httpx.get(f"{url}/metrics").text
