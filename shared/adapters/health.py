@@ -20,7 +20,6 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
-from shared.adapters import metrics  # read at call time: metrics imports this module to serve /readyz
 from shared.adapters.logs import log_fields
 
 logger = logging.getLogger(__name__)
@@ -34,9 +33,12 @@ HEALTH_PATHS = ("/healthz", "/readyz")
 class StageHealth:
     """What the checks last found; written by the event loop, read by the HTTP thread."""
 
-    def __init__(self, stall_after_s: float = 60.0, stale_after_s: float = 30.0) -> None:
+    def __init__(self, stall_after_s: float = 60.0, stale_after_s: float = 30.0,
+                 on_record: Callable[[Mapping[str, str]], None] | None = None) -> None:
         self.stall_after_s = stall_after_s
         self.stale_after_s = stale_after_s
+        # Told every check's outcome (the stage runtime exports them as metrics).
+        self.on_record = on_record
         self.started = False
         self.last_tick = time.monotonic()
         self.checks: dict[str, str] = {}
@@ -52,9 +54,8 @@ class StageHealth:
     def record(self, checks: Mapping[str, str]) -> None:
         self.checks = dict(checks)
         self.checked_at = time.monotonic()
-        for backend, outcome in checks.items():
-            # What the alerts on Kafka and the store read (deploy/prometheus/rules).
-            metrics.BACKEND_UP.labels(backend=backend).set(1.0 if outcome == "ok" else 0.0)
+        if self.on_record is not None:
+            self.on_record(checks)
         self.tick()
 
     def liveness(self) -> tuple[bool, dict[str, Any]]:

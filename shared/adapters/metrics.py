@@ -17,7 +17,7 @@ import os
 import re
 import socket
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Protocol, get_args
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
@@ -94,6 +94,13 @@ BACKEND_UP = Gauge(
     "treerag_backend_up", "1 when this process's last check reached the backend (kafka, mongodb), else 0.", ["backend"],
     multiprocess_mode="livemostrecent",
 )
+
+
+def record_backend_checks(checks: Mapping[str, str]) -> None:
+    """A stage's health-check outcomes as `treerag_backend_up`, what the alerts on Kafka and the
+    store read (deploy/prometheus/rules)."""
+    for backend, outcome in checks.items():
+        BACKEND_UP.labels(backend=backend).set(1.0 if outcome == "ok" else 0.0)
 # A partition is owned by one consumer at a time: the latest reading of a live process wins.
 CONSUMER_LAG = Gauge(
     "treerag_consumer_lag",

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from shared.adapters.health import StageHealth, run_health_checks
-from shared.adapters.metrics import start_metrics_server
+from shared.adapters.metrics import record_backend_checks, start_metrics_server
 
 
 def free_port() -> int:
@@ -83,6 +83,7 @@ async def test_the_checks_run_in_the_loop_and_a_raising_check_is_a_failed_check(
 
 def test_each_backend_check_is_a_gauge_the_unreachable_alerts_read(served: tuple[StageHealth, str]) -> None:
     health, url = served
+    health.on_record = record_backend_checks  # as the stage runtime builds it
     health.record({"kafka": "unreachable: KafkaConnectionError()", "mongodb": "ok"})
     exposed = httpx.get(f"{url}/metrics").text
     assert 'treerag_backend_up{backend="kafka"} 0.0' in exposed

@@ -31,6 +31,7 @@ from shared.adapters.logs import log_fields
 from shared.adapters.metrics import (
     HANDLER_SECONDS,
     STAGE_METRICS_PORTS,
+    record_backend_checks,
     run_lag_reporter,
     start_metrics_server,
 )
@@ -96,7 +97,7 @@ class StageRuntime:
         self._subscribers: list[Any] = []
         self._tasks: list[asyncio.Task[None]] = []
         self._startup_hooks: list[Callable[[], Awaitable[None]]] = []
-        self.health = StageHealth()
+        self.health = StageHealth(on_record=record_backend_checks)
 
     # ------------------------------------------------------------ resources
 
