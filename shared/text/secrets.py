@@ -7,13 +7,26 @@ from __future__ import annotations
 import re
 
 MASK = "***"
-# scheme://user:password@ — the password runs to the last "@" before the host (a password may
-# hold "@" when the URL was written unescaped) and never crosses white space or a quote.
-_CREDENTIALS = re.compile(r"(?P<lead>[A-Za-z][A-Za-z0-9+.\-]*://[^\s/:@'\"]*:)(?P<secret>[^\s'\"/]+)@(?=[^\s@'\"]*(?:[\s/'\"?#]|$))")
+# After a scheme's "://": user:password@ — the password runs to the last "@" before the host (a
+# password may hold "@" when the URL was written unescaped) and never crosses white space, a
+# quote or a slash. Matched only where a "://" is, so a long line costs one scan.
+_USERINFO = re.compile(r"(?P<user>[^\s/:@'\"]*:)(?P<secret>[^\s'\"/]+)@(?=[^\s@'\"]*(?:[\s/'\"?#]|$))")
 
 
 def redact(text: str) -> str:
     """`text` with the password of every URL in it replaced by `MASK`."""
-    if "://" not in text:
+    at = text.find("://")
+    if at < 0:
         return text
-    return _CREDENTIALS.sub(lambda m: f"{m['lead']}{MASK}@", text)
+    out: list[str] = []
+    done = 0
+    while at >= 0:
+        start = at + 3
+        found = _USERINFO.match(text, start) if at > 0 and text[at - 1].isalnum() else None
+        if found:
+            out.append(text[done:start])
+            out.append(f"{found['user']}{MASK}@")
+            done = found.end()
+        at = text.find("://", max(start, done))
+    out.append(text[done:])
+    return "".join(out)
