@@ -25,7 +25,8 @@ outranks a look-alike page of another one.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from functools import cache
 
 import numpy as np
 
@@ -81,16 +82,14 @@ def routing_matrix(
         raise ValueError(f"the router weighs unknown features {sorted(unknown)}; refit it with `python -m bench.fit_ranker`")
     weighed = {name for name, c in zip(router.features, router.coef, strict=True) if c != 0.0}
     names, others = split_by_name(question, qterms)
-    shared: dict[str, np.ndarray] = {}  # columns two features read, computed once
 
-    def once(key: str, build: Callable[[], np.ndarray]) -> np.ndarray:
-        if key not in shared:
-            shared[key] = build()
-        return shared[key]
+    @cache  # two features read each of these
+    def name_match() -> np.ndarray:
+        return identity_match(indexes, names)
 
-    def periods() -> tuple[np.ndarray, np.ndarray]:
-        years = once("card_year", lambda: np.stack(period_matches(indexes, question)))
-        return years[0], years[1]
+    @cache
+    def period_columns() -> tuple[np.ndarray, np.ndarray]:
+        return period_matches(indexes, question)
 
     def column(name: str) -> np.ndarray:
         if name not in weighed:
@@ -102,13 +101,13 @@ def routing_matrix(
         if name == "opening_numbers":
             return opening_match(indexes, number_terms(qterms))
         if name == "card_name":
-            return once("card_name", lambda: identity_match(indexes, names))
+            return name_match()
         if name == "card_words":
             return identity_match(indexes, others)
         if name == "card_latest":
-            return latest_named(indexes, once("card_name", lambda: identity_match(indexes, names)), question)
+            return latest_named(indexes, name_match(), question)
         if name in ("card_year", "card_quarter"):
-            years, quarters = periods()
+            years, quarters = period_columns()
             return years if name == "card_year" else quarters
         asked = question_vector(question)
         if not asked.any():
