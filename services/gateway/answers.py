@@ -13,8 +13,9 @@ import asyncio
 import logging
 import time
 
-from shared.adapters.mongo.queries import MongoQueryRepository, QueryRecord, QueryStatus
 from shared.model.events import AnswerVerified, QueryFailed
+from shared.model.queries import QueryRecord, QueryStatus
+from shared.ports.queries import QueryStore
 
 logger = logging.getLogger(__name__)
 
@@ -32,7 +33,7 @@ def record_from_event(event: AnswerVerified | QueryFailed) -> QueryRecord:
 
 
 class AnswerWaiter:
-    def __init__(self, queries: MongoQueryRepository, poll_interval_s: float = 1.0,
+    def __init__(self, queries: QueryStore, poll_interval_s: float = 1.0,
                  max_poll_interval_s: float = 4.0) -> None:
         self.queries = queries
         self.poll_interval_s = poll_interval_s

@@ -18,9 +18,9 @@ import logging
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
-from shared.adapters.mongo.queries import MongoQueryRepository
-from shared.adapters.mongo.store import MongoRepository
+from services.gateway.store import GatewayStore
 from shared.app.deletion import finish_deletion
+from shared.ports.queries import QueryStore
 
 logger = logging.getLogger(__name__)
 
@@ -32,7 +32,7 @@ class BackgroundDeletions:
     """`late_writes_s`: how long after a deletion a query started before it may still store
     its result (the longest query deadline)."""
 
-    def __init__(self, repo: MongoRepository, queries: MongoQueryRepository, late_writes_s: float) -> None:
+    def __init__(self, repo: GatewayStore, queries: QueryStore, late_writes_s: float) -> None:
         self.repo = repo
         self.queries = queries
         self.late_writes_s = late_writes_s

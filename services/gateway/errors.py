@@ -1,4 +1,5 @@
-"""422 bodies that say what is wrong without sending the input back.
+"""Error bodies: 422 that say what is wrong without sending the input back, and the HTTP
+status of each refusal the application rules raise.
 
 FastAPI's default answer to an invalid body lists every error with the offending `input`: a
 megabyte question comes back whole. Here each error keeps where (`loc`), what (`msg`) and its
@@ -13,6 +14,15 @@ from typing import Any
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+
+from shared.app.documents import DocumentNotFound, DocumentNotReady, NothingToAsk
+from shared.app.uploads import DocumentIdTaken
+from shared.model.file_names import FileNameError
+from shared.ports.repository import DocumentBeingDeleted
+
+# The refusals of the application rules, answered as 409: the request is valid, the state of
+# the documents does not allow it now.
+CONFLICTS = (DocumentNotReady, NothingToAsk, DocumentIdTaken, DocumentBeingDeleted)
 
 MAX_PART_CHARS = 64
 MAX_MESSAGE_CHARS = 200
@@ -46,6 +56,20 @@ def detail_text(detail: Any) -> str:
     return str(detail)
 
 
+def refusal(exc: Exception) -> HTTPException:
+    """The HTTP error of a refusal the application rules raise (see `REFUSALS`)."""
+    if isinstance(exc, DocumentNotFound):
+        return HTTPException(404, f"{exc}; GET /v1/documents (?file_name=NAME) lists the ids")
+    if isinstance(exc, NothingToAsk):
+        return HTTPException(409, f"{exc} (POST /v1/documents)")
+    if isinstance(exc, FileNameError):
+        return invalid(("body", "file"), str(exc))
+    return HTTPException(409, str(exc))
+
+
+REFUSALS: tuple[type[Exception], ...] = (DocumentNotFound, FileNameError, *CONFLICTS)
+
+
 def install_validation_handler(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
@@ -54,3 +78,10 @@ def install_validation_handler(app: FastAPI) -> None:
         if len(errors) > MAX_ERRORS:
             body["more_errors"] = len(errors) - MAX_ERRORS
         return JSONResponse(body, status_code=422)
+
+    async def refused(_: Request, exc: Exception) -> JSONResponse:
+        error = refusal(exc)
+        return JSONResponse({"detail": error.detail}, status_code=error.status_code)
+
+    for kind in REFUSALS:
+        app.add_exception_handler(kind, refused)

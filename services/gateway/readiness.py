@@ -12,8 +12,8 @@ from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any
 
-from shared.adapters.mongo.heartbeats import MongoHeartbeats
 from shared.model.clock import utc_now
+from shared.ports.heartbeats import HeartbeatReader
 from shared.settings import Settings
 
 CHECK_TIMEOUT_S = 3.0
@@ -33,7 +33,7 @@ async def _check(probe: Callable[[], Awaitable[Any]]) -> str:
 
 async def readiness(settings: Settings, ping_store: Callable[[], Awaitable[Any]],
                     ping_kafka: Callable[[], Awaitable[bool]],
-                    heartbeats: MongoHeartbeats | None) -> tuple[bool, dict[str, Any]]:
+                    heartbeats: HeartbeatReader | None) -> tuple[bool, dict[str, Any]]:
     """(ready, body): body = {"ready", "checks": {mongodb, kafka}, "stages": {stage: {"alive",
     "instances"}}, "missing": [what is not there]}."""
     checks = dict(zip(("mongodb", "kafka"), await asyncio.gather(_check(ping_store), _check(ping_kafka)), strict=True))

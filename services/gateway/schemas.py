@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from shared.adapters.mongo.queries import QueryRecord, QueryStatus
+from shared.model.queries import QueryRecord, QueryStatus
 from shared.model.card import DocumentCard
 from shared.model.documents import BuilderName, DocumentRecord, DocumentStatus
 from shared.model.events import QueryOutcome, StageTiming

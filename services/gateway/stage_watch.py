@@ -12,8 +12,8 @@ import time
 from collections.abc import Callable, Sequence
 from datetime import timedelta
 
-from shared.adapters.mongo.heartbeats import MongoHeartbeats
 from shared.model.clock import utc_now
+from shared.ports.heartbeats import HeartbeatReader
 
 logger = logging.getLogger(__name__)
 
@@ -25,7 +25,7 @@ STAGE_CHECK_S = 0.5
 
 
 class LiveStages:
-    def __init__(self, heartbeats: MongoHeartbeats, ttl_s: float, check_every_s: float = STAGE_CHECK_S,
+    def __init__(self, heartbeats: HeartbeatReader, ttl_s: float, check_every_s: float = STAGE_CHECK_S,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.heartbeats = heartbeats
         self.ttl_s = ttl_s

@@ -1,6 +1,7 @@
 """Body limits are enforced while the body streams in: a declared size over the limit is refused
 before any byte is read, a chunked body as soon as it passes the limit; a JSON body has its own
-limit. The app runs without its lifespan (no Kafka, no MongoDB): the limits come first."""
+limit. The gateway runs on fakes of its ports: a body within its limits gets as far as the
+store (tests/gateway/fake_gateway.py)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ import pytest
 import uvicorn
 from fastapi.testclient import TestClient
 
-from services.gateway.app import create_app
 from shared.settings import Settings
+from tests.gateway.fake_gateway import FakeGateway
 from tests.gateway.streams import send_chunked_upload
 
 UPLOAD_LIMIT = 1024 * 1024
@@ -25,14 +26,20 @@ SETTINGS = Settings(kafka_bootstrap="127.0.0.1:1", mongo_url="mongodb://127.0.0.
 
 
 @pytest.fixture(scope="module")
-def client() -> TestClient:
-    return TestClient(create_app(SETTINGS), base_url="http://127.0.0.1:8000")
+def gateway() -> FakeGateway:
+    return FakeGateway(settings=SETTINGS)
+
+
+@pytest.fixture(scope="module")
+def client(gateway: FakeGateway) -> Iterator[TestClient]:
+    with gateway.client() as client:
+        yield client
 
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[int]:
-    """The gateway app served by uvicorn on a loopback port, lifespan off."""
-    config = uvicorn.Config(create_app(SETTINGS), host="127.0.0.1", port=0, lifespan="off", log_config=None)
+    """The gateway app on fakes, served by uvicorn on a loopback port."""
+    config = uvicorn.Config(FakeGateway(settings=SETTINGS).app(), host="127.0.0.1", port=0, log_config=None)
     served = uvicorn.Server(config)
     thread = threading.Thread(target=served.run, daemon=True)
     thread.start()

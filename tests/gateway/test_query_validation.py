@@ -1,9 +1,8 @@
 """The gateway refuses a query it cannot carry through every stage with 422, before anything is
 stored or published, and never sends a large input back.
 
-The app runs without its lifespan (no Kafka, no MongoDB): a request that passes validation
-reaches the handler, which answers 503 "starting" because nothing is connected. So 422 here
-means refused before the handler could store or publish anything.
+The gateway runs on fakes of its ports (tests/gateway/fake_gateway.py): what it publishes and
+stores is there to inspect.
 """
 
 from __future__ import annotations
@@ -15,18 +14,29 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from services.gateway.app import create_app
-from shared.settings import Settings
+from shared.model.documents import DocumentRecord, DocumentStatus
+from shared.model.events import QueryReceived
+from tests.gateway.fake_gateway import FakeGateway
 
 SMALL_BODY = 2_000
 
 
 @pytest.fixture(scope="module")
-def client() -> Iterator[TestClient]:
-    app = create_app(Settings(kafka_bootstrap="127.0.0.1:1", mongo_url="mongodb://127.0.0.1:1/", auth="off"))
-    # Not entered: the lifespan (Kafka, MongoDB) does not run. A loopback base URL: the gateway
-    # answers only the Host names it is configured for (TREERAG_ALLOWED_HOSTS).
-    yield TestClient(app, base_url="http://127.0.0.1:8000")
+def gateway() -> FakeGateway:
+    fake = FakeGateway()
+    fake.store.documents["plant"] = DocumentRecord(doc_id="plant", file_name="plant.pdf", status=DocumentStatus.READY)
+    return fake
+
+
+@pytest.fixture(scope="module")
+def client(gateway: FakeGateway) -> Iterator[TestClient]:
+    with gateway.client() as client:
+        yield client
+
+
+@pytest.fixture(autouse=True)
+def nothing_published_before(gateway: FakeGateway) -> None:
+    gateway.bus.events.clear()
 
 
 def post_raw(client: TestClient, body: str) -> Any:
@@ -54,10 +64,12 @@ HOSTILE_SETTINGS = [
 
 
 @pytest.mark.parametrize("settings", HOSTILE_SETTINGS, ids=lambda s: s[:40])
-def test_hostile_settings_are_refused_before_anything_is_published(client: TestClient, settings: str) -> None:
+def test_hostile_settings_are_refused_before_anything_is_published(client: TestClient, gateway: FakeGateway,
+                                                                   settings: str) -> None:
     response = post_raw(client, f'{{"question": "What is the pressure?", "settings": {settings}}}')
     assert response.status_code == 422, response.text
     assert len(response.content) < SMALL_BODY
+    assert not gateway.bus.events and not gateway.queries.pending
     detail = response.json()["detail"]
     assert detail and all(set(error) == {"loc", "msg", "type"} for error in detail)
     assert detail[0]["loc"][:2] == ["body", "settings"]
@@ -82,11 +94,15 @@ def test_nan_timeout_and_malformed_json_are_422(client: TestClient) -> None:
     assert malformed.status_code == 422 and len(malformed.content) < SMALL_BODY
 
 
-def test_settings_at_their_bounds_reach_the_handler(client: TestClient) -> None:
+def test_settings_at_their_bounds_reach_the_stages(client: TestClient, gateway: FakeGateway) -> None:
     settings = {"beam_width": 100, "token_budget": 200_000, "max_depth": 50, "semantic_weight": 1,
                 "structural_weight": 0.0, "contextual_weight": 0.5, "llm_scoring": False}
-    response = client.post("/v1/query", json={"question": "x" * 4000, "mode": "beam", "settings": settings})
-    assert response.status_code == 503 and "starting" in response.json()["detail"]
+    response = client.post("/v1/query", json={"question": "x" * 4000, "mode": "beam", "settings": settings,
+                                              "async": True})
+    assert response.status_code == 202, response.text
+    [published] = gateway.bus.of_type(QueryReceived)
+    assert published.settings.beam_width == 100 and published.settings.mode == "beam"
+    assert published.query_id == response.json()["query_id"]
 
 
 def test_the_schema_publishes_the_bounds(client: TestClient) -> None:

@@ -11,6 +11,7 @@ from services.gateway.app import create_app
 from shared.adapters import metrics
 from shared.model.file_names import FileNameError, ascii_fallback, file_name_label
 from shared.settings import Settings
+from tests.gateway.fake_gateway import FakeGateway
 
 PDF = b"%PDF-1.7\n1 0 obj << >> endobj\ntrailer << >>\n%%EOF\n"
 
@@ -104,9 +105,12 @@ def raw_upload(file_name: bytes, data: bytes) -> tuple[bytes, dict[str, str]]:
 @pytest.mark.parametrize("name", [b"a\nb.pdf", b"a\x00b.pdf", b"tab\there.pdf", b"esc\x1b.pdf"])
 def test_upload_named_with_a_control_character_is_refused_with_422(name: bytes) -> None:
     body, headers = raw_upload(name, PDF)
-    response = client(auth="off").post("/v1/documents", content=body, headers=headers)
+    gateway = FakeGateway()
+    with gateway.client() as running:
+        response = running.post("/v1/documents", content=body, headers=headers)
     assert response.status_code == 422, response.text
     assert "control characters" in response.json()["detail"][0]["msg"]
+    assert not gateway.store.documents and not gateway.store.pdfs and not gateway.bus.events
 
 
 def test_listeners_bind_to_loopback_unless_configured(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,7 +1,7 @@
 """`POST /v1/verify` refuses a body it cannot check with 422 before reading any page.
 
-As in test_query_validation, the app runs without its lifespan: a body that passes validation
-reaches the handler, which answers 503 "starting" because nothing is connected.
+The gateway runs on fakes of its ports (tests/gateway/fake_gateway.py); `reads` there says
+whether a request got as far as the pages.
 """
 
 from __future__ import annotations
@@ -12,15 +12,23 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from services.gateway.app import create_app
-from shared.settings import Settings
+from shared.model.documents import DocumentRecord, DocumentStatus
+from tests.gateway.fake_gateway import FakeGateway
 
 
 @pytest.fixture(scope="module")
-def client() -> Iterator[TestClient]:
-    app = create_app(Settings(kafka_bootstrap="127.0.0.1:1", mongo_url="mongodb://127.0.0.1:1/", auth="off"))
-    # A loopback base URL: the gateway answers only the Host names it is configured for.
-    yield TestClient(app, base_url="http://127.0.0.1:8000")
+def gateway() -> FakeGateway:
+    fake = FakeGateway()
+    fake.store.documents["plant"] = DocumentRecord(doc_id="plant", file_name="plant.pdf", status=DocumentStatus.READY,
+                                                   page_count=1)
+    fake.store.pages["plant"] = ["Valves open at 12 bar."]
+    return fake
+
+
+@pytest.fixture(scope="module")
+def client(gateway: FakeGateway) -> Iterator[TestClient]:
+    with gateway.client() as client:
+        yield client
 
 
 BAD_BODIES: list[dict[str, Any]] = [
@@ -36,12 +44,15 @@ BAD_BODIES: list[dict[str, Any]] = [
 
 
 @pytest.mark.parametrize("body", BAD_BODIES, ids=lambda b: str(b)[:50])
-def test_a_body_that_cannot_be_checked_is_refused(client: TestClient, body: dict[str, Any]) -> None:
+def test_a_body_that_cannot_be_checked_is_refused(client: TestClient, gateway: FakeGateway,
+                                                   body: dict[str, Any]) -> None:
+    read_before = gateway.store.reads["get_page_texts"]
     response = client.post("/v1/verify", json=body)
     assert response.status_code == 422, response.text
+    assert gateway.store.reads["get_page_texts"] == read_before
 
 
 def test_a_valid_body_reaches_the_pages(client: TestClient) -> None:
     response = client.post("/v1/verify", json={"answer": "Valves open at 12 bar.",
-                                               "citations": [{"doc_id": "plant.pdf", "pages": [4, 5]}]})
-    assert response.status_code == 503  # past validation: it needs the store, not connected here
+                                               "citations": [{"doc_id": "plant", "pages": [4, 5]}]})
+    assert response.status_code == 404 and "has no page 4" in response.json()["detail"]

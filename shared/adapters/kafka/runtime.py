@@ -21,6 +21,7 @@ from faststream.kafka import KafkaBroker, Topic
 from faststream.kafka.annotations import KafkaMessage
 from faststream.middlewares import AckPolicy
 from pymongo import AsyncMongoClient
+from pymongo.asynchronous.database import AsyncDatabase
 
 from shared.adapters.kafka.broker import Bus, make_broker
 from shared.adapters.kafka.delivery import GiveUp, Handler, RawMessage, ReliableConsumer
@@ -76,10 +77,16 @@ class AssignmentLogger(ConsumerRebalanceListener):  # type: ignore[misc]
 
 
 class StageRuntime:
-    def __init__(self, stage: str, settings: Settings | None = None, broker: KafkaBroker | None = None) -> None:
+    def __init__(self, stage: str, settings: Settings | None = None, broker: KafkaBroker | None = None, *,
+                 metrics_server: bool = True, mongo_timeout_ms: int | None = None) -> None:
         """`broker`: several stages in one process share one (FastStream's in-memory test broker
-        routes one stage's output to the next only within a broker)."""
+        routes one stage's output to the next only within a broker). `metrics_server`: serve
+        /metrics on the stage's own port (the gateway serves it on its API port unless
+        TREERAG_METRICS_PORT names one). `mongo_timeout_ms`: how long an operation waits for a
+        MongoDB server before failing (the driver's default when None)."""
         self.stage = stage
+        self.metrics_server = metrics_server
+        self.mongo_timeout_ms = mongo_timeout_ms
         self.settings = settings or get_settings()
         self.broker = broker or make_broker(self.settings, stage)
         self.bus = Bus(self.broker, stage, self.settings.topic_prefix)
@@ -112,6 +119,14 @@ class StageRuntime:
         if self._queries is None:
             raise NotStartedError(f"the {self.stage} runtime has not started (no MongoDB connection yet)")
         return self._queries
+
+    @property
+    def database(self) -> AsyncDatabase[dict[str, Any]]:
+        """The stage's MongoDB database, for the stores a composition root builds beside the
+        repository (the gateway's outbox, keys and heartbeats)."""
+        if self._mongo is None:
+            raise NotStartedError(f"the {self.stage} runtime has not started (no MongoDB connection yet)")
+        return self._mongo[self.settings.mongo_db]
 
     @property
     def ledger(self) -> DeliveryLedger:
@@ -216,11 +231,13 @@ class StageRuntime:
                 stage=self.stage, kafka=self.settings.kafka_bootstrap, mongo_db=self.settings.mongo_db, pid=os.getpid()
             ),
         )
-        start_metrics_server(self._metrics_port(), addr=self.settings.metrics_host, health=self.health)
+        if self.metrics_server:
+            start_metrics_server(self._metrics_port(), addr=self.settings.metrics_host, health=self.health)
         await ensure_topics(
             self.settings.kafka_bootstrap, self.settings.topic_partitions, prefix=self.settings.topic_prefix
         )
-        self._mongo = connect(self.settings.mongo_url)
+        options = {} if self.mongo_timeout_ms is None else {"serverSelectionTimeoutMS": self.mongo_timeout_ms}
+        self._mongo = connect(self.settings.mongo_url, **options)
         self._repo = MongoRepository(self._mongo, self.settings.mongo_db, owns_client=False,
                                      blobs=make_blob_store(self.settings, self._mongo[self.settings.mongo_db]))
         self._queries = MongoQueryRepository(self._mongo, self.settings.mongo_db)
@@ -282,6 +299,19 @@ class StageRuntime:
                 await MongoHeartbeats(self._mongo[self.settings.mongo_db]).remove(this_instance())
             except Exception:
                 logger.warning("heartbeat not removed", exc_info=True)
+
+    async def start(self) -> None:
+        """Start as FastStream's `run` would, inside another application's lifecycle (the
+        gateway's): connect, run the startup hooks, consume, then the health checks and heartbeat."""
+        await self._on_startup()
+        await self.broker.start()
+        await self._after_startup()
+
+    async def stop(self) -> None:
+        """The reverse of `start`: heartbeat removed, consumers stopped, MongoDB released."""
+        await self._on_shutdown()
+        await self.broker.stop()
+        await self.close()
 
     async def close(self) -> None:
         """Release MongoDB after the broker stopped (FastStream's after_shutdown)."""

@@ -13,19 +13,14 @@ import socket
 from datetime import datetime, timedelta
 from typing import Any
 
-from pydantic import BaseModel
 from pymongo.asynchronous.database import AsyncDatabase
 
 from shared.model.clock import utc_now
+from shared.model.heartbeats import Heartbeat
+
+__all__ = ["Heartbeat", "MongoHeartbeats", "this_instance"]
 
 STALE_ROWS_KEPT = timedelta(days=1)
-
-
-class Heartbeat(BaseModel):
-    stage: str
-    instance: str
-    seen_at: datetime
-    partitions: int
 
 
 def this_instance() -> str:

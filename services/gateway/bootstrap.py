@@ -1,0 +1,115 @@
+"""The gateway's composition root: its ports built from settings (MongoDB and Kafka, connected
+by the stage runtime every stage runs on), or handed in (tests give the fakes of the same ports).
+
+`connected(settings)` yields a running `Gateway` for as long as the app serves: the answer
+listener consuming, the outbox relay publishing what Kafka did not take, the deletions a stopped
+gateway left being finished.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+
+from services.gateway.answers import AnswerWaiter
+from services.gateway.deletions import BackgroundDeletions
+from services.gateway.ports import Gateway
+from services.gateway.schemas import QUERY_TIMEOUT_MAX_S
+from services.gateway.stage_watch import LiveStages
+from services.gateway.store import GatewayStore
+from shared.adapters.kafka.runtime import StageRuntime
+from shared.adapters.logs import log_fields
+from shared.adapters.metrics import MESSAGES_CONSUMED, export_known_series
+from shared.adapters.mongo.api_keys import MongoKeyStore
+from shared.adapters.mongo.heartbeats import MongoHeartbeats
+from shared.adapters.mongo.outbox import MongoOutbox
+from shared.app.outbox import OutboxPublisher
+from shared.model.delivery import Delivery
+from shared.model.events import AnswerVerified, DocumentUploaded, QueryFailed, QueryReceived
+from shared.ports.api_keys import KeyLookup
+from shared.ports.bus import Publisher
+from shared.ports.heartbeats import HeartbeatReader
+from shared.ports.outbox import Outbox
+from shared.ports.queries import QueryStore
+from shared.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+STAGE = "gateway"
+
+Connector = Callable[[Settings], AbstractAsyncContextManager[Gateway]]
+
+
+def assemble(settings: Settings, documents: GatewayStore, queries: QueryStore, outbox: Outbox, keys: KeyLookup,
+             heartbeats: HeartbeatReader, bus: Publisher, ping_kafka: Callable[[float], Awaitable[bool]]) -> Gateway:
+    """The gateway on these ports."""
+    return Gateway(
+        settings=settings, documents=documents, queries=queries,
+        outbox=OutboxPublisher(outbox, bus, send_timeout_s=settings.publish_timeout_s),
+        keys=keys, heartbeats=heartbeats, bus=bus, ping_kafka=ping_kafka,
+        waiter=AnswerWaiter(queries),
+        # A query started before a deletion may store its result until its deadline has passed.
+        deletions=BackgroundDeletions(documents, queries,
+                                      late_writes_s=max(settings.query_timeout_s, QUERY_TIMEOUT_MAX_S)),
+        stages=LiveStages(heartbeats, settings.heartbeat_ttl_s),
+    )
+
+
+@asynccontextmanager
+async def serving(gateway: Gateway) -> AsyncIterator[Gateway]:
+    """The gateway's own background work while it serves: the outbox relay, and the deletions a
+    stopped gateway left."""
+    relay = asyncio.create_task(gateway.outbox.run_relay(gateway.settings.outbox_relay_interval_s))
+    gateway.deletions.resume()
+    try:
+        yield gateway
+    finally:
+        relay.cancel()
+        await gateway.deletions.close()
+
+
+@asynccontextmanager
+async def connected(settings: Settings) -> AsyncIterator[Gateway]:
+    """The gateway on MongoDB and Kafka, for as long as the block runs."""
+    runtime = StageRuntime(
+        STAGE, settings,
+        # Scrapers read /metrics on the API port (with an admin key), or on TREERAG_METRICS_PORT.
+        metrics_server=settings.metrics_port is not None,
+        # Fails a request over to 503 well within its budget when MongoDB is down.
+        mongo_timeout_ms=int(settings.request_timeout_s * 500),
+    )
+    built: list[Gateway] = []
+
+    async def on_answer(event: AnswerVerified | QueryFailed, delivery: Delivery) -> None:
+        MESSAGES_CONSUMED.labels(STAGE, delivery.topic).inc()
+        if built:
+            built[0].waiter.resolve(event)
+
+    # Each replica reads every answer (its own group, newest first) and resolves its own requests.
+    runtime.subscribe_broadcast(AnswerVerified, on_answer)
+    runtime.subscribe_broadcast(QueryFailed, on_answer)
+
+    async def build() -> None:
+        db = runtime.database
+        outbox = MongoOutbox(db)
+        await outbox.ensure_indexes()
+        built.append(assemble(
+            settings, runtime.repo, runtime.queries, outbox, MongoKeyStore(db.client, settings.mongo_db),
+            MongoHeartbeats(db), runtime.bus, lambda timeout_s: runtime.broker.ping(timeout=timeout_s),
+        ))
+
+    runtime.on_startup(build)
+    export_known_series(STAGE, produced=[runtime.bus.topic(DocumentUploaded.TOPIC),
+                                         runtime.bus.topic(QueryReceived.TOPIC)])
+    for topic in (AnswerVerified.TOPIC, QueryFailed.TOPIC):
+        MESSAGES_CONSUMED.labels(STAGE, runtime.bus.topic(topic))
+    await runtime.start()
+    try:
+        async with serving(built[0]) as gateway:
+            logger.info("gateway ready", extra=log_fields(kafka=settings.kafka_bootstrap, mongo_db=settings.mongo_db))
+            yield gateway
+    finally:
+        await runtime.stop()
+

@@ -1,0 +1,54 @@
+"""What the gateway runs on: its ports (the store, the query store, the outbox, the keys, the
+heartbeats, the bus) and the services it builds on them. `bootstrap.py` makes one from settings;
+tests make one from the fakes of the same ports. Routes receive it through `Depends(gateway)`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, FastAPI, Request
+
+from services.gateway.answers import AnswerWaiter
+from services.gateway.deletions import BackgroundDeletions
+from services.gateway.outages import BackendUnavailable
+from services.gateway.stage_watch import LiveStages
+from services.gateway.store import GatewayStore
+from shared.app.outbox import OutboxPublisher
+from shared.ports.api_keys import KeyLookup
+from shared.ports.bus import Publisher
+from shared.ports.heartbeats import HeartbeatReader
+from shared.ports.queries import QueryStore
+from shared.settings import Settings
+
+
+@dataclass(frozen=True)
+class Gateway:
+    settings: Settings
+    documents: GatewayStore
+    queries: QueryStore
+    outbox: OutboxPublisher  # document events: never lost to a Kafka outage
+    keys: KeyLookup
+    heartbeats: HeartbeatReader
+    bus: Publisher  # queries: published at once, or refused (their client is waiting)
+    ping_kafka: Callable[[float], Awaitable[bool]]  # within a timeout in seconds
+    waiter: AnswerWaiter
+    deletions: BackgroundDeletions
+    stages: LiveStages
+
+
+def live(app: FastAPI) -> Gateway:
+    """The gateway `app` serves, once its backends are connected; 503 "starting" before."""
+    gateway: Gateway | None = getattr(app.state, "gateway", None)
+    if gateway is None:
+        raise BackendUnavailable("the gateway", "is starting")
+    return gateway
+
+
+def running(request: Request) -> Gateway:
+    return live(request.app)
+
+
+GatewayDep = Annotated[Gateway, Depends(running)]

@@ -1,0 +1,1 @@
+"""The gateway's HTTP routes, one router per resource."""

@@ -1,0 +1,80 @@
+"""`POST /v1/query` (wait for the verified answer, or 202 and poll) and `GET /v1/queries/{id}`."""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from fastapi import APIRouter, HTTPException
+from fastapi.responses import JSONResponse
+
+from services.gateway.asking import Question, StagesMissing, ask, pending_record, publish
+from services.gateway.auth import CallerDep
+from services.gateway.errors import shortened
+from services.gateway.outages import extend_deadline, unavailable_response
+from services.gateway.ports import Gateway, GatewayDep
+from services.gateway.schemas import QueryAccepted, QueryRequest, QueryResponse
+from shared.adapters.logs import correlated, log_fields
+from shared.app.documents import query_documents
+from shared.model.queries import QueryRecord, QueryStatus
+
+logger = logging.getLogger(__name__)
+
+router = APIRouter(tags=["queries"])
+
+
+def answered(pending: QueryRecord, finished: QueryRecord | None, total_ms: float) -> Any:
+    """The response to a query waited for: 200 answered, 502 failed, 504 when no answer came."""
+    if finished is None:
+        logger.warning("query timed out", extra=log_fields(total_ms=total_ms))
+        return JSONResponse(QueryResponse.of(pending, total_ms=total_ms).model_dump(mode="json"), status_code=504)
+    response = QueryResponse.of(finished, total_ms=total_ms)
+    logger.info("query answered", extra=log_fields(status=response.status.value, total_ms=total_ms))
+    if finished.status == QueryStatus.FAILED:
+        return JSONResponse(response.model_dump(mode="json"), status_code=502)
+    return response
+
+
+def stages_missing(gateway: Gateway, exc: StagesMissing) -> JSONResponse:
+    # Refused now, not after the whole timeout. (An async query is still accepted: it waits in
+    # Kafka for the stage to come back.)
+    settings = gateway.settings
+    return unavailable_response(str(exc), f"has no live process (no heartbeat within {settings.heartbeat_ttl_s:g} s)",
+                                max(1, round(settings.retry_after_s)), query_id=exc.query_id)
+
+
+@router.post(
+    "/v1/query",
+    response_model=QueryResponse,
+    responses={202: {"model": QueryAccepted}, 502: {"model": QueryResponse}, 504: {"model": QueryResponse}},
+)
+async def query(req: QueryRequest, caller: CallerDep, gateway: GatewayDep) -> Any:
+    started = time.perf_counter()
+    timeout_s = req.timeout_s or gateway.settings.query_timeout_s
+    extend_deadline(timeout_s)  # a 503 or 504 within the client's timeout, never later
+    # The request validated the settings within their bounds (422 otherwise): nothing that
+    # reaches the bus can fail a stage for its values.
+    settings = req.settings.model_copy(update={"mode": req.mode}) if req.mode else req.settings
+    doc_ids = await query_documents(gateway.documents, req.doc_ids, caller.tenant)
+    question = Question(text=req.question, doc_ids=doc_ids, settings=settings, tenant=caller.tenant,
+                        timeout_s=timeout_s, deadline=not req.run_async or req.timeout_s is not None,
+                        started=started)
+    with correlated(query_id=question.query_id):
+        if req.run_async:
+            await publish(gateway, question, pending_record(question))
+            return JSONResponse(QueryAccepted(query_id=question.query_id, status=QueryStatus.PENDING)
+                                .model_dump(mode="json"), status_code=202)
+        try:
+            pending, finished = await ask(gateway, question)
+        except StagesMissing as exc:
+            return stages_missing(gateway, exc)
+        return answered(pending, finished, round((time.perf_counter() - started) * 1000, 3))
+
+
+@router.get("/v1/queries/{query_id}", response_model=QueryResponse)
+async def get_query(query_id: str, caller: CallerDep, gateway: GatewayDep) -> QueryResponse:
+    record = await gateway.queries.get(query_id)
+    if record is None or record.tenant != caller.tenant:
+        raise HTTPException(404, f"no query {shortened(query_id, 64)!r}")
+    return QueryResponse.of(record)

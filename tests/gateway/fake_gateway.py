@@ -1,0 +1,123 @@
+"""The gateway on in-memory fakes of its ports: the app, its lifespan and its routes run as in
+production, with the stages replaced by an answer the test gives (`FakeGateway.answer_with`).
+
+    fake = FakeGateway()
+    with fake.client() as client:  # the lifespan runs: the outbox relay, the deletions
+        client.post("/v1/documents", files=...)
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass, field
+
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+
+from services.gateway.app import create_app
+from services.gateway.bootstrap import assemble, serving
+from services.gateway.ports import Gateway
+from services.gateway.stage_watch import QUERY_STAGES
+from shared.model.clock import utc_now
+from shared.model.documents import DocumentStatus
+from shared.model.events import AnswerVerified, Event, QueryFailed, QueryReceived
+from shared.model.heartbeats import Heartbeat
+from shared.model.listing import DocumentPage
+from shared.settings import Settings
+from tests.fakes import FakeKeyStore, FakeOutbox, FakeQueryStore, FakeRepository, RecordingPublisher
+
+BASE_URL = "http://127.0.0.1:8000"  # the gateway answers only the Host names it is configured for
+
+
+class MemoryBlobs:
+    scheme = "memory"
+
+
+class FakeGatewayStore(FakeRepository):
+    """The fake repository with what only the gateway asks of the store."""
+
+    blobs = MemoryBlobs()
+
+    async def list_page(self, tenant: str, limit: int, before: int | None = None,
+                        status: DocumentStatus | None = None) -> DocumentPage:
+        # Positions in upload order from 1, listed newest first, as the Mongo store's.
+        positions = [(i, r) for i, r in enumerate(self._readable().values(), start=1) if r.tenant == tenant]
+        below = [(i, r) for i, r in reversed(positions) if before is None or i < before]
+        chosen = [(i, r) for i, r in below if status is None or r.status == status][:limit]
+        more = bool(chosen) and any(i < chosen[-1][0] for i, _ in below)
+        return DocumentPage(records=[r for _, r in chosen], next_position=chosen[-1][0] if more else None)
+
+    async def ping(self) -> None:
+        return None
+
+    async def forget_cached(self, doc_id: str) -> int:
+        entries = [k for k in self.cached if doc_id in self.cache_refs.get(k, ())]
+        for entry in entries:
+            self.cached.pop(entry)
+        return len(entries)
+
+    async def owned_leftovers(self) -> list[str]:
+        return []
+
+
+@dataclass
+class FakeHeartbeats:
+    alive: tuple[str, ...] = QUERY_STAGES
+
+    async def seen_since(self, since: object) -> list[Heartbeat]:
+        return [Heartbeat(stage=stage, instance=f"{stage}:1", seen_at=utc_now(), partitions=1) for stage in self.alive]
+
+
+Answer = Callable[[QueryReceived], AnswerVerified | QueryFailed | None]
+
+
+class AnsweringBus(RecordingPublisher):
+    """Records what the gateway publishes; a published query is answered by `answer` (None:
+    nobody answers), as the stages would over Kafka."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.answer: Answer = lambda _: None
+        self.gateway: Gateway | None = None
+
+    async def publish(self, event: Event) -> None:
+        await super().publish(event)
+        if isinstance(event, QueryReceived) and self.gateway is not None:
+            reply = self.answer(event)
+            if reply is not None:
+                self.gateway.waiter.resolve(reply)
+
+
+@dataclass
+class FakeGateway:
+    settings: Settings = field(default_factory=lambda: Settings(auth="off", kafka_bootstrap="127.0.0.1:1",
+                                                                mongo_url="mongodb://127.0.0.1:1/"))
+    store: FakeGatewayStore = field(default_factory=FakeGatewayStore)
+    queries: FakeQueryStore = field(default_factory=FakeQueryStore)
+    outbox: FakeOutbox = field(default_factory=FakeOutbox)
+    keys: FakeKeyStore = field(default_factory=FakeKeyStore)
+    heartbeats: FakeHeartbeats = field(default_factory=FakeHeartbeats)
+    bus: AnsweringBus = field(default_factory=AnsweringBus)
+
+    def answer_with(self, answer: Answer) -> None:
+        self.bus.answer = answer
+
+    @asynccontextmanager
+    async def connect(self, settings: Settings) -> AsyncIterator[Gateway]:
+        async def kafka_answers(timeout_s: float) -> bool:
+            return True
+
+        gateway = assemble(settings, self.store, self.queries, self.outbox, self.keys, self.heartbeats, self.bus,
+                           kafka_answers)
+        self.bus.gateway = gateway
+        async with serving(gateway) as running:
+            yield running
+
+    def app(self) -> FastAPI:
+        return create_app(self.settings, connect=self.connect)
+
+    @contextmanager
+    def client(self) -> Iterator[TestClient]:
+        with TestClient(self.app(), base_url=BASE_URL) as client:
+            yield client
