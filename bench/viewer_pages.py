@@ -37,7 +37,7 @@ from fastapi.staticfiles import StaticFiles
 
 from bench.common import REPO, configure_bench_logging, latency_summary, shared_data, write_result
 from services.gateway.auth import AUTHENTICATED, install_auth
-from services.gateway.web.api import page_router
+from services.gateway.web.api import install_page_routes
 from shared.model.documents import DocumentRecord, DocumentStatus
 from shared.model.ids import content_id
 from shared.settings import Settings
@@ -113,7 +113,7 @@ def densest_pages(shelf: Shelf, count: int) -> list[tuple[str, int, int]]:
 def app_for(shelf: Shelf) -> FastAPI:
     app = FastAPI(dependencies=[AUTHENTICATED])
     install_auth(app, Settings(auth="off"), lambda: None)  # type: ignore[arg-type, return-value]
-    app.include_router(page_router(lambda: shelf))
+    install_page_routes(app, lambda: shelf)
     app.mount("/static", StaticFiles(directory=WEB / "static"), name="static")
     viewer = re.sub(r"\{#.*?#\}", "", (WEB / "templates" / "viewer.html").read_text(), flags=re.S)
     page = HARNESS.format(viewer=viewer)

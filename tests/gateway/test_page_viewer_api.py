@@ -15,7 +15,7 @@ from fpdf import FPDF
 from PIL import Image
 
 from services.gateway.auth import install_auth
-from services.gateway.web.api import page_router
+from services.gateway.web.api import install_page_routes
 from services.gateway.web.rendering import MAX_PIXELS, evidence_boxes, text_layer
 from shared.model.documents import DocumentRecord, DocumentStatus
 from shared.model.ids import content_id
@@ -66,7 +66,7 @@ def doc_id(store: FakeRepository) -> str:
 def client(store: FakeRepository) -> Iterator[TestClient]:
     app = FastAPI()
     install_auth(app, Settings(auth="off"), FakeKeyStore)  # the default tenant's documents
-    app.include_router(page_router(lambda: store))
+    install_page_routes(app, lambda: store)
     with TestClient(app) as client:
         yield client
 

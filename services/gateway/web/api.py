@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Annotated, Protocol
 
-from fastapi import APIRouter, HTTPException, Path, Query, Response
+from fastapi import APIRouter, Depends, FastAPI, HTTPException, Path, Query, Request, Response
 
 from services.gateway.auth import Caller, CallerDep
 from services.gateway.errors import shortened
@@ -41,16 +41,18 @@ class DocumentSource(Protocol):
 PageNumber = Annotated[int, Path(ge=1, le=1_000_000, description="1-based page number.")]
 
 
-def page_router(source: Callable[[], DocumentSource]) -> APIRouter:
-    """`source()` gives the document store (it raises 503 while the gateway is starting).
-    Another tenant's document is not found (404)."""
-    router = APIRouter(tags=["documents"])
-    images = ByteBoundedCache(IMAGE_CACHE_BYTES)
-    pdfs = ByteBoundedCache(PDF_CACHE_BYTES)
+class PageFiles:
+    """The PDFs behind the page routes, and their rendered pages, kept within a byte budget.
+    `source()` gives the document store (it raises 503 while the gateway is starting)."""
 
-    async def pdf_of(doc_id: str, who: Caller) -> tuple[DocumentRecord, bytes]:
-        # Addressed by id only, as every document route: a file name is a label several share.
-        store = source()
+    def __init__(self, source: Callable[[], DocumentSource]) -> None:
+        self.source = source
+        self.images = ByteBoundedCache(IMAGE_CACHE_BYTES)
+        self.pdfs = ByteBoundedCache(PDF_CACHE_BYTES)
+
+    async def pdf_of(self, doc_id: str, who: Caller) -> tuple[DocumentRecord, bytes]:
+        """Another tenant's document is not found (404), as on every document route."""
+        store = self.source()
         record = await store.get_document(doc_id)
         if record is None or record.tenant != who.tenant:
             raise HTTPException(404, f"no document with id {shortened(doc_id, 64)!r}; GET /v1/documents lists the ids")
@@ -60,66 +62,87 @@ def page_router(source: Callable[[], DocumentSource]) -> APIRouter:
                 f"image; GET /v1/documents/{record.doc_id}/pages/N gives the text of page N",
             )
         # Doc ids are content hashes: the bytes of an id never change, so they can be kept.
-        data = pdfs.get(record.doc_id)
+        data = self.pdfs.get(record.doc_id)
         if data is None:
             data = await store.get_pdf(record.doc_id)
             if data is None:
                 raise HTTPException(404, f"the PDF of {record.doc_id} is not stored")
-            pdfs.put(record.doc_id, data)
+            self.pdfs.put(record.doc_id, data)
         return record, data
 
-    def refused(exc: Exception) -> HTTPException:
-        if isinstance(exc, PageNotFound):
-            return HTTPException(404, str(exc))
-        return HTTPException(409, f"{exc}; upload the document again")
 
-    @router.get(
-        "/v1/documents/{doc_id}/pages/{number}/image",
-        response_class=Response,
-        responses={200: {"content": {"image/png": {}}}, 404: {}, 422: {}},
-        summary="The page rendered as PNG",
-    )
-    async def page_image(
-        doc_id: str,
-        number: PageNumber,
-        who: CallerDep,
-        scale: Annotated[float, Query(gt=0, le=MAX_SCALE, description="1 = 72 dpi; large pages are rendered smaller.")]
-        = DEFAULT_SCALE,
-    ) -> Response:
-        record, data = await pdf_of(doc_id, who)
-        key = (record.doc_id, number, round(scale, 3))
-        png = images.get(key)
-        if png is None:
-            try:
-                rendered = await asyncio.to_thread(render_page, data, number, scale)
-            except (PageNotFound, UnreadablePdf) as exc:
-                raise refused(exc) from exc
-            png = rendered.png
-            images.put(key, png)
-        return Response(png, media_type="image/png", headers={"Cache-Control": "private, max-age=86400"})
+def page_files(request: Request) -> PageFiles:
+    files: PageFiles = request.app.state.page_files
+    return files
 
-    @router.get("/v1/documents/{doc_id}/pages/{number}/boxes", response_model=EvidenceBoxes,
-                summary="Where a text is on the page, as boxes to highlight")
-    async def page_boxes(
-        doc_id: str,
-        number: PageNumber,
-        text: Annotated[str, Query(min_length=1, max_length=EVIDENCE_MAX_CHARS,
-                                   description="The evidence, e.g. a cited answer sentence.")],
-        who: CallerDep,
-    ) -> EvidenceBoxes:
-        _, data = await pdf_of(doc_id, who)
+
+Files = Annotated[PageFiles, Depends(page_files)]
+
+
+def refused(exc: Exception) -> HTTPException:
+    if isinstance(exc, PageNotFound):
+        return HTTPException(404, str(exc))
+    return HTTPException(409, f"{exc}; upload the document again")
+
+
+router = APIRouter(tags=["documents"])
+
+
+def install_page_routes(app: FastAPI, source: Callable[[], DocumentSource]) -> None:
+    """The page image, evidence box and text layer routes, over the documents `source()` gives."""
+    app.state.page_files = PageFiles(source)
+    app.include_router(router)
+
+
+@router.get(
+    "/v1/documents/{doc_id}/pages/{number}/image",
+    response_class=Response,
+    responses={200: {"content": {"image/png": {}}}, 404: {}, 422: {}},
+    summary="The page rendered as PNG",
+)
+async def page_image(
+    doc_id: str,
+    number: PageNumber,
+    who: CallerDep,
+    files: Files,
+    scale: Annotated[float, Query(gt=0, le=MAX_SCALE, description="1 = 72 dpi; large pages are rendered smaller.")]
+    = DEFAULT_SCALE,
+) -> Response:
+    record, data = await files.pdf_of(doc_id, who)
+    key = (record.doc_id, number, round(scale, 3))
+    png = files.images.get(key)
+    if png is None:
         try:
-            return await asyncio.to_thread(evidence_boxes, data, number, text)
+            rendered = await asyncio.to_thread(render_page, data, number, scale)
         except (PageNotFound, UnreadablePdf) as exc:
             raise refused(exc) from exc
+        png = rendered.png
+        files.images.put(key, png)
+    return Response(png, media_type="image/png", headers={"Cache-Control": "private, max-age=86400"})
 
-    @router.get("/v1/documents/{doc_id}/pages/{number}/text-layer", response_model=TextLayer,
-                summary="The page's printed text with positions, to lay over the image")
-    async def page_text_layer(doc_id: str, number: PageNumber, who: CallerDep) -> TextLayer:
-        _, data = await pdf_of(doc_id, who)
-        try:
-            return await asyncio.to_thread(text_layer, data, number)
-        except (PageNotFound, UnreadablePdf) as exc:
-            raise refused(exc) from exc
 
-    return router
+@router.get("/v1/documents/{doc_id}/pages/{number}/boxes", response_model=EvidenceBoxes,
+            summary="Where a text is on the page, as boxes to highlight")
+async def page_boxes(
+    doc_id: str,
+    number: PageNumber,
+    text: Annotated[str, Query(min_length=1, max_length=EVIDENCE_MAX_CHARS,
+                               description="The evidence, e.g. a cited answer sentence.")],
+    who: CallerDep,
+    files: Files,
+) -> EvidenceBoxes:
+    _, data = await files.pdf_of(doc_id, who)
+    try:
+        return await asyncio.to_thread(evidence_boxes, data, number, text)
+    except (PageNotFound, UnreadablePdf) as exc:
+        raise refused(exc) from exc
+
+
+@router.get("/v1/documents/{doc_id}/pages/{number}/text-layer", response_model=TextLayer,
+            summary="The page's printed text with positions, to lay over the image")
+async def page_text_layer(doc_id: str, number: PageNumber, who: CallerDep, files: Files) -> TextLayer:
+    _, data = await files.pdf_of(doc_id, who)
+    try:
+        return await asyncio.to_thread(text_layer, data, number)
+    except (PageNotFound, UnreadablePdf) as exc:
+        raise refused(exc) from exc
