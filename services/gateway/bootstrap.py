@@ -23,6 +23,7 @@ from shared.adapters.kafka.runtime import StageRuntime
 from shared.adapters.logs import log_fields
 from shared.adapters.metrics import MESSAGES_CONSUMED, export_known_series
 from shared.adapters.mongo.api_keys import MongoKeyStore
+from shared.adapters.mongo.chats import MongoChatStore
 from shared.adapters.mongo.heartbeats import MongoHeartbeats
 from shared.adapters.mongo.outbox import MongoOutbox
 from shared.app.outbox import OutboxPublisher
@@ -30,6 +31,7 @@ from shared.model.delivery import Delivery
 from shared.model.events import AnswerVerified, DocumentUploaded, QueryFailed, QueryReceived
 from shared.ports.api_keys import KeyLookup
 from shared.ports.bus import Publisher
+from shared.ports.chats import ChatStore
 from shared.ports.heartbeats import HeartbeatReader
 from shared.ports.outbox import Outbox
 from shared.ports.queries import QueryStore
@@ -42,17 +44,18 @@ STAGE = "gateway"
 Connector = Callable[[Settings], AbstractAsyncContextManager[Gateway]]
 
 
-def assemble(settings: Settings, documents: GatewayStore, queries: QueryStore, outbox: Outbox, keys: KeyLookup,
-             heartbeats: HeartbeatReader, bus: Publisher, ping_kafka: Callable[[float], Awaitable[bool]]) -> Gateway:
+def assemble(settings: Settings, documents: GatewayStore, queries: QueryStore, chats: ChatStore, outbox: Outbox,
+             keys: KeyLookup, heartbeats: HeartbeatReader, bus: Publisher,
+             ping_kafka: Callable[[float], Awaitable[bool]]) -> Gateway:
     """The gateway on these ports."""
     return Gateway(
-        settings=settings, documents=documents, queries=queries,
+        settings=settings, documents=documents, queries=queries, chats=chats,
         outbox=OutboxPublisher(outbox, bus, send_timeout_s=settings.publish_timeout_s),
         keys=keys, heartbeats=heartbeats, bus=bus, ping_kafka=ping_kafka,
         waiter=AnswerWaiter(queries),
         # A query started before a deletion may store its result until its deadline has passed.
         deletions=BackgroundDeletions(documents, queries,
-                                      late_writes_s=max(settings.query_timeout_s, QUERY_TIMEOUT_MAX_S)),
+                                      late_writes_s=max(settings.query_timeout_s, QUERY_TIMEOUT_MAX_S), chats=chats),
         stages=LiveStages(heartbeats, settings.heartbeat_ttl_s),
     )
 
@@ -94,9 +97,11 @@ async def connected(settings: Settings) -> AsyncIterator[Gateway]:
     async def build() -> None:
         db = runtime.database
         outbox = MongoOutbox(db)
+        chats = MongoChatStore(db)
         await outbox.ensure_indexes()
+        await chats.ensure_indexes()
         built.append(assemble(
-            settings, runtime.repo, runtime.queries, outbox, MongoKeyStore(db.client, settings.mongo_db),
+            settings, runtime.repo, runtime.queries, chats, outbox, MongoKeyStore(db.client, settings.mongo_db),
             MongoHeartbeats(db), runtime.bus, lambda timeout_s: runtime.broker.ping(timeout=timeout_s),
         ))
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from services.gateway.store import GatewayStore
 from shared.app.deletion import finish_deletion
+from shared.ports.chats import ChatStore
 from shared.ports.queries import QueryStore
 
 logger = logging.getLogger(__name__)
@@ -32,9 +33,11 @@ class BackgroundDeletions:
     """`late_writes_s`: how long after a deletion a query started before it may still store
     its result (the longest query deadline)."""
 
-    def __init__(self, repo: GatewayStore, queries: QueryStore, late_writes_s: float) -> None:
+    def __init__(self, repo: GatewayStore, queries: QueryStore, late_writes_s: float,
+                 chats: ChatStore | None = None) -> None:
         self.repo = repo
         self.queries = queries
+        self.chats = chats
         self.late_writes_s = late_writes_s
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -54,7 +57,7 @@ class BackgroundDeletions:
 
     async def _finish(self, doc_id: str) -> None:
         async def finish() -> None:
-            await finish_deletion(doc_id, self.repo, self.queries)
+            await finish_deletion(doc_id, self.repo, self.queries, self.chats)
 
         await self._retried(doc_id, finish)
         await asyncio.sleep(self.late_writes_s)
@@ -67,6 +70,8 @@ class BackgroundDeletions:
             return
         queries = await self.queries.forget_document(doc_id)
         cached = await self.repo.forget_cached(doc_id)
+        if self.chats is not None:
+            await self.chats.forget_document(doc_id)  # a turn answered while the deletion ran
         if queries or cached:
             logger.info("late rows of a deleted document removed",
                         extra={"fields": {"doc_id": doc_id, "queries": queries, "cached": cached}})

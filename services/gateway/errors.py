@@ -15,6 +15,7 @@ from fastapi import FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
+from shared.app.chats import ChatFull, ChatNotFound
 from shared.app.documents import DocumentNotFound, DocumentNotReady, NothingToAsk
 from shared.app.uploads import DocumentIdTaken
 from shared.model.file_names import FileNameError
@@ -22,7 +23,7 @@ from shared.ports.repository import DocumentBeingDeleted
 
 # The refusals of the application rules, answered as 409: the request is valid, the state of
 # the documents does not allow it now.
-CONFLICTS = (DocumentNotReady, NothingToAsk, DocumentIdTaken, DocumentBeingDeleted)
+CONFLICTS = (DocumentNotReady, NothingToAsk, DocumentIdTaken, DocumentBeingDeleted, ChatFull)
 
 MAX_PART_CHARS = 64
 MAX_MESSAGE_CHARS = 200
@@ -60,6 +61,8 @@ def refusal(exc: Exception) -> HTTPException:
     """The HTTP error of a refusal the application rules raise (see `REFUSALS`)."""
     if isinstance(exc, DocumentNotFound):
         return HTTPException(404, f"{exc}; GET /v1/documents (?file_name=NAME) lists the ids")
+    if isinstance(exc, ChatNotFound):
+        return HTTPException(404, f"{exc}; GET /v1/chats lists the chats")
     if isinstance(exc, NothingToAsk):
         return HTTPException(409, f"{exc} (POST /v1/documents)")
     if isinstance(exc, FileNameError):
@@ -67,7 +70,7 @@ def refusal(exc: Exception) -> HTTPException:
     return HTTPException(409, str(exc))
 
 
-REFUSALS: tuple[type[Exception], ...] = (DocumentNotFound, FileNameError, *CONFLICTS)
+REFUSALS: tuple[type[Exception], ...] = (DocumentNotFound, ChatNotFound, FileNameError, *CONFLICTS)
 
 
 def install_validation_handler(app: FastAPI) -> None:

@@ -19,6 +19,7 @@ from services.gateway.store import GatewayStore
 from shared.app.outbox import OutboxPublisher
 from shared.ports.api_keys import KeyLookup
 from shared.ports.bus import Publisher
+from shared.ports.chats import ChatStore
 from shared.ports.heartbeats import HeartbeatReader
 from shared.ports.queries import QueryStore
 from shared.settings import Settings
@@ -29,6 +30,7 @@ class Gateway:
     settings: Settings
     documents: GatewayStore
     queries: QueryStore
+    chats: ChatStore
     outbox: OutboxPublisher  # document events: never lost to a Kafka outage
     keys: KeyLookup
     heartbeats: HeartbeatReader

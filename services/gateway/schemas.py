@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from shared.model.queries import QueryRecord, QueryStatus
 from shared.model.card import DocumentCard
+from shared.model.chats import CHAT_TITLE_MAX_CHARS
 from shared.model.documents import BuilderName, DocumentRecord, DocumentStatus
 from shared.model.events import QueryOutcome, StageTiming
 from shared.model.formats import DocumentFormat
@@ -210,3 +211,18 @@ class VerifyResponse(BaseModel):
     contradicted: int
     unsupported: int
     confidence: float = Field(description="Mean sentence score, a contradicted sentence counting zero.")
+
+
+class ChatCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    title: str = Field(default="", max_length=CHAT_TITLE_MAX_CHARS)
+    doc_ids: list[DocKey] = Field(default_factory=list, max_length=DOC_IDS_MAX,
+                                  description="The chat's documents; empty: all of the tenant's.")
+
+
+class ChatMessage(BaseModel):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    question: str = Field(min_length=1, max_length=QUESTION_MAX_CHARS)
+    timeout_s: float | None = Field(default=None, gt=0, le=QUERY_TIMEOUT_MAX_S, description="How long to wait for the answer.")

@@ -6,8 +6,8 @@
 stages' document resolution and so the cached answers keyed by it), drops its owed upload, and
 publishes `document.deleted`, which tells the stages to drop what they keep in memory. That
 takes the same few lookups however much is stored. `finish_deletion` then removes what was made
-from it (stored queries and results asked over or citing it, cached answers, vectors, tree,
-pages, the file) and the record last, so a deletion stopped midway is found again by its record
+from it (conversations over it or citing it, stored queries and results asked over or citing
+it, cached answers, vectors, tree, pages, the file) and the record last, so a deletion stopped midway is found again by its record
 (`deleting_documents`) and finished by calling it again.
 """
 
@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from shared.model.documents import DocumentRecord
 from shared.model.events import DocumentDeleted
 from shared.ports.bus import Publisher
+from shared.ports.chats import ChatStore
 from shared.ports.outbox import Outbox
 from shared.ports.queries import QueryStore
 from shared.ports.repository import Repository
@@ -51,9 +52,13 @@ async def delete_document(
     return Deletion(record=record, queries_removed=owned)
 
 
-async def finish_deletion(doc_id: str, repository: Repository, queries: QueryStore) -> int:
+async def finish_deletion(doc_id: str, repository: Repository, queries: QueryStore,
+                          chats: ChatStore | None = None) -> int:
     """Remove everything made from `doc_id`, then its record; how many stored queries went.
-    Idempotent: calling it again after a stop midway (or for a document already gone) finishes."""
+    `chats`: the conversations over it or citing it go too. Idempotent: calling it again after a
+    stop midway (or for a document already gone) finishes."""
+    if chats is not None:
+        await chats.forget_document(doc_id)
     removed = await queries.forget_document(doc_id)
     await repository.delete_document(doc_id)
     logger.info("document deleted", extra={"fields": {"doc_id": doc_id, "queries_removed": removed}})

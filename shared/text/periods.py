@@ -329,3 +329,18 @@ def question_period(question: str) -> DocumentPeriod:
         period_end=period_end,
         years=_years(fiscal_years, [e.end.year for e in ends], [y for e in ends for y in e.more_years], bare),
     )
+
+
+def period_spans(text: str) -> list[tuple[int, int]]:
+    """Where `text` names a period ("FY2018", "Q2 2023", "fiscal 2022", "March 31, 2021", a bare
+    year): (start, end) offsets, in order, overlaps merged. A follow-up question that names a
+    period replaces the previous question's at these offsets."""
+    spans = sorted((m.start(), m.end()) for pattern in (_QUARTER, _FISCAL_YEAR, _DATE, _BARE_YEAR)
+                   for m in pattern.finditer(text) if m.group(0).strip())
+    merged: list[tuple[int, int]] = []
+    for start, end in spans:
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged

@@ -19,6 +19,7 @@ from services.gateway.app import create_app
 from services.gateway.bootstrap import assemble, serving
 from services.gateway.ports import Gateway
 from services.gateway.stage_watch import QUERY_STAGES
+from shared.adapters.memory.chats import InMemoryChatStore
 from shared.model.clock import utc_now
 from shared.model.documents import DocumentStatus
 from shared.model.events import AnswerVerified, Event, QueryFailed, QueryReceived
@@ -95,6 +96,7 @@ class FakeGateway:
                                                                 mongo_url="mongodb://127.0.0.1:1/"))
     store: FakeGatewayStore = field(default_factory=FakeGatewayStore)
     queries: FakeQueryStore = field(default_factory=FakeQueryStore)
+    chats: InMemoryChatStore = field(default_factory=InMemoryChatStore)
     outbox: FakeOutbox = field(default_factory=FakeOutbox)
     keys: FakeKeyStore = field(default_factory=FakeKeyStore)
     heartbeats: FakeHeartbeats = field(default_factory=FakeHeartbeats)
@@ -108,8 +110,8 @@ class FakeGateway:
         async def kafka_answers(timeout_s: float) -> bool:
             return True
 
-        gateway = assemble(settings, self.store, self.queries, self.outbox, self.keys, self.heartbeats, self.bus,
-                           kafka_answers)
+        gateway = assemble(settings, self.store, self.queries, self.chats, self.outbox, self.keys, self.heartbeats,
+                           self.bus, kafka_answers)
         self.bus.gateway = gateway
         async with serving(gateway) as running:
             yield running

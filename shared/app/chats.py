@@ -1,0 +1,61 @@
+"""Conversations: which thread a caller may use, and how its next question is asked — one rule
+for the HTTP chats, the OpenAI-compatible endpoint and `treerag chat`.
+
+A follow-up is completed from the turn before it (shared/text/followups.py) and asked over the
+documents that turn's answer came from (those it cites, else those it was asked over), unless it
+names something that turn did not (a name, a period): then over the thread's own documents (all
+of the tenant's when it has none).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from shared.model.chats import CHAT_TURNS_MAX, ChatThread
+from shared.ports.chats import ChatStore
+from shared.text.followups import Rewrite, standalone
+
+
+class ChatNotFound(LookupError):
+    def __init__(self, chat_id: str) -> None:
+        shown = chat_id if len(chat_id) <= 64 else f"{chat_id[:64]}… ({len(chat_id)} characters)"
+        super().__init__(f"no chat {shown!r}")
+        self.chat_id = chat_id
+
+
+class ChatFull(RuntimeError):
+    def __init__(self) -> None:
+        super().__init__(f"this chat has {CHAT_TURNS_MAX} turns, as many as a chat keeps; start a new chat "
+                         "(its first question is asked as written)")
+
+
+@dataclass(frozen=True)
+class NextTurn:
+    rewrite: Rewrite
+    doc_ids: list[str]  # to ask over; empty: every document of the tenant
+
+
+async def tenant_chat(chats: ChatStore, chat_id: str, tenant: str) -> ChatThread:
+    """The thread when it is the tenant's; another tenant's is not found, as a document is."""
+    thread = await chats.get(chat_id)
+    if thread is None or thread.tenant != tenant:
+        raise ChatNotFound(chat_id)
+    return thread
+
+
+def follow(question: str, previous: str | None, previous_docs: list[str], thread_docs: list[str]) -> NextTurn:
+    """The next question of a conversation whose last standalone question was `previous`."""
+    rewrite = standalone(question, previous)
+    in_scope = previous_docs if previous is not None and not rewrite.names_own else thread_docs
+    return NextTurn(rewrite, list(in_scope))
+
+
+async def next_turn(chats: ChatStore, thread: ChatThread, question: str) -> NextTurn:
+    if thread.turns >= CHAT_TURNS_MAX:
+        raise ChatFull()
+    last = await chats.turns(thread.chat_id, last=1)
+    if not last:
+        return follow(question, None, [], thread.doc_ids)
+    previous = last[-1]
+    cited = sorted(dict.fromkeys(c.doc_id for c in previous.citations))
+    return follow(question, previous.standalone, cited or previous.doc_ids, thread.doc_ids)
