@@ -21,6 +21,7 @@ from services.gateway.bootstrap import Connector, connected
 from services.gateway.errors import install_validation_handler
 from services.gateway.limits import install_body_limits
 from services.gateway.outages import CLIENT_TIMEOUT, PROBE_TIMEOUT_S, UNAVAILABLE_RESPONSES, install_outage_handling
+from services.gateway.mcp import install_mcp, serving_mcp
 from services.gateway.ports import live
 from services.gateway.routes import chats, completions, documents, health, queries, uploads, verify
 from services.gateway.security import install_security
@@ -37,7 +38,7 @@ def create_app(settings: Settings | None = None, connect: Connector = connected)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with connect(settings) as gateway:
+        async with connect(settings) as gateway, serving_mcp(app, tools):
             app.state.gateway = gateway
             try:
                 yield
@@ -61,6 +62,7 @@ def create_app(settings: Settings | None = None, connect: Connector = connected)
     install_security(app, settings)  # after `measure`: outermost, so its headers are on every response
     for router in ROUTERS:
         app.include_router(router)
+    tools = install_mcp(app)
     export_http_series(declared_endpoints(app))
     return app
 
