@@ -10,7 +10,7 @@ import sys
 from shared.adapters.logs import configure_logging
 
 # Subcommand modules; each exposes `register(subparsers) -> None` and sets `func` on its parser.
-COMMANDS = ("index", "upload", "tree", "ask", "verify", "delete", "eval", "export", "import_tree", "keys", "mcp")
+COMMANDS = ("index", "upload", "tree", "ask", "verify", "delete", "eval", "export", "import_tree", "keys", "mcp", "chat")
 
 
 def _requested_command(argv: list[str]) -> str | None:

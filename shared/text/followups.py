@@ -23,6 +23,7 @@ import difflib
 import re
 from dataclasses import dataclass
 
+from shared.model.query import QUESTION_MAX_CHARS
 from shared.text.periods import period_spans
 
 # Words that open a follow-up and carry no content of their own.
@@ -49,7 +50,10 @@ _QUESTION_LEAD = re.compile(
     r"|(?:what|which)\s+(?:the\s+)?)",
     re.IGNORECASE,
 )
+_FOLLOWING = re.compile(r"\s*\(following: .*\)\s*$")
 _WORD = re.compile(r"[\w’'&.-]*\w")
+# How much of the questions before a follow-up it carries when nothing names what it leans on.
+CONTEXT_MAX_CHARS = 300
 # A one-word follow-up this like a word of the question before it takes that word's place.
 SIMILAR_WORD = 0.6
 
@@ -142,6 +146,31 @@ def _with_subject(previous: str, subject: str) -> str | None:
     return previous[:start] + subject + previous[end:]
 
 
+_DETERMINER = re.compile(r"\b(?:the|a|an|its|their)\s+", re.IGNORECASE)
+_AUXILIARY = frozenset("is are was were be been do does did has have had can could will would should may might must "
+                       "and or".split())
+PHRASE_WORDS_MAX = 4
+
+
+def _with_phrase(previous: str, subject: str) -> str | None:
+    """`previous` with its first noun phrase ("the safety valve" in "At what pressure does the
+    safety valve of unit 303 open?") replaced by `subject`; None when it has none."""
+    marked = _name_runs(previous) + period_spans(previous)
+    for determiner in _DETERMINER.finditer(previous):
+        end = None
+        for count, m in enumerate(_WORD.finditer(previous, determiner.end())):
+            word = m.group(0).lower()
+            if (count >= PHRASE_WORDS_MAX or word in _STOP_AFTER_TOPIC or word in _AUXILIARY
+                    or any(a <= m.start() < b for a, b in marked)):
+                break
+            if previous[end if end is not None else determiner.end():m.start()].strip(" -"):
+                break  # punctuation ends the phrase
+            end = m.end()
+        if end is not None:
+            return previous[:determiner.end()] + subject + previous[end:]
+    return None
+
+
 def _with_similar_word(previous: str, word: str) -> str | None:
     """`previous` with its word most like `word` replaced by it ("lapply" by "sapply"), when one
     is alike enough to be the same kind of thing."""
@@ -179,9 +208,27 @@ def _carry(question: str, previous: str) -> tuple[str, list[str]]:
     return question, carried
 
 
+def _clipped(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + "…"
+
+
 def standalone(question: str, previous: str | None) -> Rewrite:
-    """`question` completed from the `previous` standalone question of the conversation."""
+    """`question` completed from the `previous` standalone question of the conversation; never
+    longer than a question may be (`QUESTION_MAX_CHARS`): past that it is asked as written."""
+    rewrite = _completed(question, previous)
+    if len(rewrite.question) > QUESTION_MAX_CHARS:
+        return Rewrite(question.strip(), names_own=rewrite.names_own)
+    return rewrite
+
+
+def _completed(question: str, previous: str | None) -> Rewrite:
     question = question.strip()
+    context = ""
+    if previous:
+        # A previous question completed by context: its own words decide, its context is kept.
+        if (following := _FOLLOWING.search(previous)) is not None:
+            context = following.group(0).strip()[len("(following: "):-1]
+        previous = _FOLLOWING.sub("", previous).strip()
     if not previous:
         return Rewrite(question)
     lead = _LEAD.match(question)
@@ -214,14 +261,15 @@ def standalone(question: str, previous: str | None) -> Rewrite:
         subject = re.sub(r"^(?:the|a|an)\s+", "", fragment, flags=re.IGNORECASE)
         if len(_WORD.findall(subject)) == 1 and (alike := _with_similar_word(previous, subject)) is not None:
             return Rewrite(alike, f"the question before it, for {subject}", names_own=names_own)
-        replaced = _with_subject(previous, subject)
+        replaced = _with_subject(previous, subject) or _with_phrase(previous, subject)
         if replaced is not None:
             return Rewrite(replaced, f"the question before it, asking for {subject}", names_own=names_own)
     completed, carried = _carry(question[lead.end():] if lead else question, previous)
     completed = completed[:1].upper() + completed[1:]
-    if not carried and _REFERENCE.search(completed):
-        # Nothing to name what "it" stands for: the question before it says, in the reader's words.
-        return Rewrite(f"{completed.rstrip()} (following: {previous})", "completed with the question before it",
+    if not carried and (_REFERENCE.search(completed) or (lead and lead.group(0).strip())):
+        # Nothing to name what "it" stands for: the questions before it say, in the reader's words.
+        before = _clipped(f"{previous} {context}".strip(), CONTEXT_MAX_CHARS)
+        return Rewrite(f"{completed.rstrip()} (following: {before})", "completed with the question before it",
                        names_own=names_own)
     if not carried and completed == question:
         return Rewrite(question, names_own=names_own)

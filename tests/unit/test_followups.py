@@ -25,6 +25,8 @@ CODE = "What does the lapply function return?"
     (INCOME, "And in 2020?", "What was Apple's net income in 2020?"),
     (INCOME, "what about revenue?", "What was Apple's revenue in 2019?"),
     (CODE, "And sapply?", "What does the sapply function return?"),
+    ("At what pressure does the safety valve of unit 303 open?", "And the coolant pump?",
+     "At what pressure does the coolant pump of unit 303 open?"),
 ])
 def test_a_follow_up_is_the_question_before_it_completed(previous: str, question: str, expected: str) -> None:
     rewrite = standalone(question, previous)
@@ -63,3 +65,11 @@ def test_hostile_input_is_rewritten_in_bounded_time() -> None:
     long_question = "and " + "the same table of it " * 2000 + "?"
     rewrite = standalone(long_question, CAPEX * 50)
     assert len(rewrite.question) < 3 * (len(long_question) + len(CAPEX * 50))
+
+
+def test_a_long_chain_of_follow_ups_carries_a_bounded_context() -> None:
+    previous = "At what pressure does the safety valve of unit 303 open?"
+    for _ in range(50):
+        previous = standalone("and how is it tested?", previous).question
+    assert "safety valve" not in previous or len(previous) < 400
+    assert len(previous) < 400
