@@ -38,11 +38,24 @@ _QUESTION_START = re.compile(
     re.IGNORECASE,
 )
 _POSSESSIVE_PRONOUN = re.compile(r"\b(?:its|their)\b", re.IGNORECASE)
-_REFERENCE = re.compile(r"\b(?:it|its|they|them|their|this|that|these|those|same|there|then)\b", re.IGNORECASE)
+_REFERENCE = re.compile(r"\b(?:it|its|they|them|their|this|that|these|those|same|there|then|one|ones)\b",
+                        re.IGNORECASE)
+# Words a whole question leans on the one before it with, that no name can stand in for.
+_UNRESOLVED = re.compile(r"\b(?:it|they|them|this|that|these|those|there|then|one|ones)\b", re.IGNORECASE)
+# A follow-up that adds a condition to the question before it ("And if the methods package is
+# left out?", "and without the header?").
+_CONDITION = re.compile(r"^(?:if|when|without|with|unless|after|before|once|while)\b", re.IGNORECASE)
+# "a binomial one": the previous question's thing, of another kind.
+_ANOTHER_KIND = re.compile(r"^(?:(?P<prep>for|in|with|on|of|to)\s+)?(?:a|an|the)\s+(?P<kind>[\w.-]+)\s+ones?$",
+                           re.IGNORECASE)
+# Words of a fragment that stand for another value of the same thing ("Stata 14" after "Stata 12").
+_NUMBER = re.compile(r"\d[\d.,]*")
+SUBJECT_WORDS_MAX = 4
 _SAME = re.compile(r"\bthe\s+same\s+", re.IGNORECASE)
 # A name: a capitalised word not opening the sentence, or a code or figure-first word ("3M").
 _NAME_WORD = re.compile(r"(?<![\w'’])(?:[A-Z][\w&’'-]*|\d+[A-Za-z][\w&-]*)")
 _POSSESSIVE = re.compile(r"['’]s$")
+_SENTENCE_START = re.compile(r"(?:^|[.?!:;]\s*|\(\s*|[\"'`]\s*)$")
 _FILLER = frozenset("in for of at on during the a an about with to by from as".split())
 _STOP_AFTER_TOPIC = frozenset("for of in at on during by from as per to with between among under over".split())
 _QUESTION_LEAD = re.compile(
@@ -72,11 +85,19 @@ class Rewrite:
 
 
 def _name_runs(text: str, sentence: bool = True) -> list[tuple[int, int]]:
-    """Runs of adjacent name words, without any period, nor the first word of a `sentence`
-    (capitalised as every first word is)."""
+    """Runs of adjacent name words, without any period, nor a capitalised word opening a sentence
+    of `text` ("Round your answer…"): every sentence's first word is capitalised. `sentence`
+    False: `text` is a fragment ("Nike"), whose first word may be a name."""
     periods = period_spans(text)
-    words = [m for m in _NAME_WORD.finditer(text) if (not sentence or text[:m.start()].strip())
-             and not any(a <= m.start() < b for a, b in periods) and not _is_code_of_period(m.group(0))]
+    words = []
+    for m in _NAME_WORD.finditer(text):
+        before = text[:m.start()]
+        opens = _SENTENCE_START.search(before) is not None and (sentence or before.strip())
+        if m.group(0) == "I" or (opens and m.group(0)[:1].isalpha() and not m.group(0).isupper()) \
+                or _is_code_of_period(m.group(0)) \
+                or any(a <= m.start() < b for a, b in periods):
+            continue
+        words.append(m)
     runs: list[tuple[int, int]] = []
     for m in words:
         if runs and re.fullmatch(r"[\s&]*|\s+(?:of|and|&)\s+", text[runs[-1][1]:m.start()]):
@@ -91,7 +112,9 @@ def _is_code_of_period(word: str) -> bool:
 
 
 def _names(text: str, sentence: bool = True) -> list[str]:
-    return [_POSSESSIVE.sub("", text[a:b]) for a, b in _name_runs(text, sentence)]
+    """The names `text` gives, proper names ("PepsiCo") before codes and units ("USD")."""
+    names = [_POSSESSIVE.sub("", text[a:b]) for a, b in _name_runs(text, sentence)]
+    return sorted(names, key=lambda name: not any(c.islower() for c in name))
 
 
 def _content_words(text: str) -> list[str]:
@@ -117,12 +140,26 @@ def _with_period(previous: str, period: str) -> str:
 
 
 def _with_name(previous: str, name: str) -> str:
+    """`previous` about `name` instead of the first name it gives (the question's subject),
+    wherever it gives it."""
     runs = _name_runs(previous)
     if not runs:
         return _append(previous, f"for {name}")
-    start, end = runs[-1]
-    possessive = "'s" if _POSSESSIVE.search(previous[start:end]) else ""
-    return _replace_spans(previous, [runs[-1]], name + possessive)
+    # A proper name ("PepsiCo", "American Water Works") before a code or unit ("USD", "EBITDA").
+    proper = [(a, b) for a, b in runs if any(c.islower() for c in previous[a:b])]
+    first = (proper or runs)[0]
+    old = _POSSESSIVE.sub("", previous[first[0]:first[1]])
+    same = [(a, b) for a, b in runs if _POSSESSIVE.sub("", previous[a:b]) == old]
+    return "".join(_renamed(previous, same, name))
+
+
+def _renamed(text: str, spans: list[tuple[int, int]], name: str) -> list[str]:
+    out, position = [], 0
+    for start, end in spans:
+        possessive = "'s" if _POSSESSIVE.search(text[start:end]) else ""
+        out += [text[position:start], name + possessive]
+        position = end
+    return [*out, text[position:]]
 
 
 def _with_subject(previous: str, subject: str) -> str | None:
@@ -194,18 +231,43 @@ def _carry(question: str, previous: str) -> tuple[str, list[str]]:
     carried: list[str] = []
     names = _names(previous)
     if names and _POSSESSIVE_PRONOUN.search(question):
-        question = _POSSESSIVE_PRONOUN.sub(f"{names[-1]}'s", question, count=1)
-        carried.append(names[-1])
+        question = _POSSESSIVE_PRONOUN.sub(f"{names[0]}'s", question, count=1)
+        carried.append(names[0])
     question = _SAME.sub("the ", question)
+    if _UNRESOLVED.search(question):
+        return question, carried  # what it stands for is in the question before it, not in a name
     if names and not carried and not _names(question):
-        question = _append(question, f"for {names[-1]}")
-        carried.append(names[-1])
+        question = _append(question, f"for {names[0]}")
+        carried.append(names[0])
     periods = period_spans(previous)
     if periods and not period_spans(question):
         period = previous[periods[-1][0]:periods[-1][1]]
         question = _append(question, f"in {period}")
         carried.append(period)
     return question, carried
+
+
+def _variant(previous: str, fragment: str) -> str | None:
+    """`previous` with the change `fragment` asks for, when it is a condition to add, another kind
+    of the same thing, or another number of the same name; None otherwise."""
+    if _CONDITION.match(fragment):
+        return _append(previous, fragment)
+    if (kind := _ANOTHER_KIND.match(fragment)) is not None:
+        prep = kind.group("prep")
+        pattern = rf"\b{prep}\s+(?:a|an|the)\s+" if prep else r"\b(?:a|an|the)\s+"
+        for m in re.finditer(pattern, previous, re.IGNORECASE):
+            word = _WORD.match(previous, m.end())
+            following = _WORD.match(previous, word.end() + 1) if word else None
+            if word is not None and following is not None:  # a modifier before the thing's name
+                return previous[:word.start()] + kind.group("kind") + previous[word.end():]
+        return None
+    numbers = _NUMBER.findall(fragment)
+    words = [w for w in _WORD.findall(fragment) if not _NUMBER.fullmatch(w)]
+    if len(numbers) == 1 and words and all(w.lower() in previous.lower() for w in words):
+        anchor = re.search(rf"\b{re.escape(words[-1])}\s+(\d[\d.,]*)", previous, re.IGNORECASE)
+        if anchor is not None:
+            return previous[:anchor.start(1)] + numbers[0] + previous[anchor.end(1):]
+    return None
 
 
 def _clipped(text: str, limit: int) -> str:
@@ -243,6 +305,8 @@ def _completed(question: str, previous: str | None) -> Rewrite:
         return Rewrite(question, names_own=names_own)
     if not is_question:
         fragment = rest.strip().rstrip("?.!").strip()
+        if (variant := _variant(previous, fragment)) is not None:
+            return Rewrite(variant, f"the question before it, for {fragment}", names_own=names_own)
         periods = period_spans(fragment)
         period = fragment[periods[-1][0]:periods[-1][1]] if periods else ""
         leftover = _content_words(_replace_spans(fragment, periods, " "))
@@ -259,14 +323,16 @@ def _completed(question: str, previous: str | None) -> Rewrite:
             if given:
                 return Rewrite(rewritten, f"the question before it, for {', '.join(given)}", names_own=names_own)
         subject = re.sub(r"^(?:the|a|an)\s+", "", fragment, flags=re.IGNORECASE)
-        if len(_WORD.findall(subject)) == 1 and (alike := _with_similar_word(previous, subject)) is not None:
+        if len(_WORD.findall(subject)) > SUBJECT_WORDS_MAX:
+            subject = ""  # a clause, not a subject: asked with the question before it beside
+        elif len(_WORD.findall(subject)) == 1 and (alike := _with_similar_word(previous, subject)) is not None:
             return Rewrite(alike, f"the question before it, for {subject}", names_own=names_own)
-        replaced = _with_subject(previous, subject) or _with_phrase(previous, subject)
+        replaced = (_with_subject(previous, subject) or _with_phrase(previous, subject)) if subject else None
         if replaced is not None:
             return Rewrite(replaced, f"the question before it, asking for {subject}", names_own=names_own)
     completed, carried = _carry(question[lead.end():] if lead else question, previous)
     completed = completed[:1].upper() + completed[1:]
-    if not carried and (_REFERENCE.search(completed) or (lead and lead.group(0).strip())):
+    if _UNRESOLVED.search(completed) or (not carried and lead and lead.group(0).strip()):
         # Nothing to name what "it" stands for: the questions before it say, in the reader's words.
         before = _clipped(f"{previous} {context}".strip(), CONTEXT_MAX_CHARS)
         return Rewrite(f"{completed.rstrip()} (following: {before})", "completed with the question before it",
