@@ -13,7 +13,7 @@ import time
 import uuid
 from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Query
+from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import JSONResponse
 
 from services.gateway.asking import Question, StagesMissing, ask
@@ -22,6 +22,7 @@ from services.gateway.outages import extend_deadline
 from services.gateway.ports import GatewayDep
 from services.gateway.routes.queries import stages_missing
 from services.gateway.schemas import ChatCreate, ChatMessage
+from services.gateway.streaming import EVENT_STREAM, stream, wants_events
 from shared.adapters.logs import correlated, log_fields
 from shared.app.chats import ChatFull, ChatNotFound, next_turn, tenant_chat
 from shared.app.documents import query_documents, tenant_document
@@ -65,8 +66,12 @@ async def list_turns(chat_id: str, caller: CallerDep, gateway: GatewayDep,
 
 
 @router.post("/v1/chats/{chat_id}/messages", response_model=ChatTurn,
-             responses={502: {"model": ChatTurn}, 504: {"model": ChatTurn}})
-async def ask_in_chat(chat_id: str, body: ChatMessage, caller: CallerDep, gateway: GatewayDep) -> Any:
+             responses={200: {"content": {EVENT_STREAM: {}}, "description": "The turn; with `Accept: "
+                              "text/event-stream`, events: accepted (with the completed question), one sentence "
+                              "per answer sentence, then turn (or error)."},
+                        502: {"model": ChatTurn}, 504: {"model": ChatTurn}})
+async def ask_in_chat(chat_id: str, body: ChatMessage, request: Request, caller: CallerDep,
+                      gateway: GatewayDep) -> Any:
     """The turn: the question as asked, the `standalone` question the documents were asked (a
     follow-up completed from the turn before it, with `rewrite_reason`), the answer, its
     citations and each sentence's verdict. 502 when the pipeline failed, 504 when no answer
@@ -79,16 +84,29 @@ async def ask_in_chat(chat_id: str, body: ChatMessage, caller: CallerDep, gatewa
     doc_ids = await query_documents(gateway.documents, planned.doc_ids, caller.tenant)
     question = Question(text=planned.rewrite.question, doc_ids=doc_ids, settings=QuerySettings(),
                         tenant=caller.tenant, timeout_s=timeout_s, started=started)
-    with correlated(query_id=question.query_id, chat_id=thread.chat_id):
-        try:
+
+    async def answered() -> ChatTurn:
+        with correlated(query_id=question.query_id, chat_id=thread.chat_id):
             pending, finished = await ask(gateway, question)
-        except StagesMissing as exc:
-            return stages_missing(gateway, exc)
-        turn = ChatTurn.of(thread.chat_id, thread.turns + 1, body.question, planned.rewrite.question,
-                           planned.rewrite.reason, finished or pending)
-        if not await gateway.chats.add_turn(turn):
-            raise ChatNotFound(chat_id)  # deleted while the question was being answered
-        logger.info("chat turn", extra=log_fields(status=turn.status.value, rewritten=planned.rewrite.rewritten))
+            turn = ChatTurn.of(thread.chat_id, thread.turns + 1, body.question, planned.rewrite.question,
+                               planned.rewrite.reason, finished or pending)
+            if not await gateway.chats.add_turn(turn):
+                raise ChatNotFound(chat_id)  # deleted while the question was being answered
+            logger.info("chat turn", extra=log_fields(status=turn.status.value, rewritten=planned.rewrite.rewritten))
+            return turn
+
+    if wants_events(request):
+        async def outcome() -> tuple[int, dict[str, Any]]:
+            turn = await answered()
+            return TURN_STATUS[turn.status], turn.model_dump(mode="json")
+
+        accepted = {"query_id": question.query_id, "question": body.question, "standalone": planned.rewrite.question,
+                    "rewrite_reason": planned.rewrite.reason, "doc_ids": doc_ids}
+        return stream(accepted, outcome, final="turn")
+    try:
+        turn = await answered()
+    except StagesMissing as exc:
+        return stages_missing(gateway, exc)
     status = TURN_STATUS[turn.status]
     return turn if status == 200 else JSONResponse(turn.model_dump(mode="json"), status_code=status)
 

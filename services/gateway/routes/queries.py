@@ -6,7 +6,7 @@ import logging
 import time
 from typing import Any
 
-from fastapi import APIRouter, HTTPException
+from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import JSONResponse
 
 from services.gateway.asking import Question, StagesMissing, ask, pending_record, publish
@@ -15,6 +15,7 @@ from services.gateway.errors import shortened
 from services.gateway.outages import extend_deadline, unavailable_response
 from services.gateway.ports import Gateway, GatewayDep
 from services.gateway.schemas import QueryAccepted, QueryRequest, QueryResponse
+from services.gateway.streaming import EVENT_STREAM, stream, wants_events
 from shared.adapters.logs import correlated, log_fields
 from shared.app.documents import query_documents
 from shared.model.queries import QueryRecord, QueryStatus
@@ -44,12 +45,20 @@ def stages_missing(gateway: Gateway, exc: StagesMissing) -> JSONResponse:
                                 max(1, round(settings.retry_after_s)), query_id=exc.query_id)
 
 
+def outcome_of(pending: QueryRecord, finished: QueryRecord | None, total_ms: float) -> tuple[int, dict[str, Any]]:
+    status = 504 if finished is None else 502 if finished.status == QueryStatus.FAILED else 200
+    return status, QueryResponse.of(finished or pending, total_ms=total_ms).model_dump(mode="json")
+
+
 @router.post(
     "/v1/query",
     response_model=QueryResponse,
-    responses={202: {"model": QueryAccepted}, 502: {"model": QueryResponse}, 504: {"model": QueryResponse}},
+    responses={200: {"content": {EVENT_STREAM: {}}, "description": "The verified answer; with `Accept: "
+                     "text/event-stream`, events: accepted, one sentence per answer sentence, then answer "
+                     "(or error)."},
+               202: {"model": QueryAccepted}, 502: {"model": QueryResponse}, 504: {"model": QueryResponse}},
 )
-async def query(req: QueryRequest, caller: CallerDep, gateway: GatewayDep) -> Any:
+async def query(req: QueryRequest, request: Request, caller: CallerDep, gateway: GatewayDep) -> Any:
     started = time.perf_counter()
     timeout_s = req.timeout_s or gateway.settings.query_timeout_s
     extend_deadline(timeout_s)  # a 503 or 504 within the client's timeout, never later
@@ -65,6 +74,12 @@ async def query(req: QueryRequest, caller: CallerDep, gateway: GatewayDep) -> An
             await publish(gateway, question, pending_record(question))
             return JSONResponse(QueryAccepted(query_id=question.query_id, status=QueryStatus.PENDING)
                                 .model_dump(mode="json"), status_code=202)
+        if wants_events(request):
+            async def answer() -> tuple[int, dict[str, Any]]:
+                pending, finished = await ask(gateway, question)
+                return outcome_of(pending, finished, round((time.perf_counter() - started) * 1000, 3))
+
+            return stream({"query_id": question.query_id, "question": question.text, "doc_ids": doc_ids}, answer)
         try:
             pending, finished = await ask(gateway, question)
         except StagesMissing as exc:

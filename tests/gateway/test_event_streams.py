@@ -1,0 +1,78 @@
+"""`Accept: text/event-stream` on a query and on a chat message: `accepted` first, then one
+event per answer sentence, then the whole answer; a failure or a timeout ends with `error`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from shared.model.documents import DocumentRecord, DocumentStatus
+from shared.model.events import AnswerVerified, QueryOutcome, QueryReceived
+from shared.model.query import Citation, SentenceCheck, VerifiedAnswer
+from tests.gateway.fake_gateway import FakeGateway
+
+SENTENCES = ["The relief valve opens at 12 bar.", "It is tested every year."]
+STREAM = {"Accept": "text/event-stream"}
+
+
+def answer(event: QueryReceived) -> AnswerVerified:
+    citation = Citation(doc_id="manual", file_name="manual.pdf", pages=[2])
+    checks = [SentenceCheck(text=s, citation=citation, signals={}, score=0.9, grounded=True, verdict="supported")
+              for s in SENTENCES]
+    verified = VerifiedAnswer(question=event.question, answer=" ".join(SENTENCES), sentences=checks,
+                              citations=[citation], confidence=0.9)
+    return AnswerVerified(query_id=event.query_id, question=event.question, doc_ids=event.doc_ids,
+                          settings=event.settings, tenant=event.tenant, outcome=QueryOutcome(answer=verified, mode="dfs"))
+
+
+def events(text: str) -> list[tuple[str, dict[str, Any]]]:
+    parsed = []
+    for block in text.strip().split("\n\n"):
+        lines = dict(line.split(": ", 1) for line in block.splitlines())
+        parsed.append((lines["event"], json.loads(lines["data"])))
+    return parsed
+
+
+@pytest.fixture
+def gateway() -> FakeGateway:
+    fake = FakeGateway()
+    fake.store.documents["manual"] = DocumentRecord(doc_id="manual", file_name="manual.pdf",
+                                                    status=DocumentStatus.READY)
+    fake.answer_with(answer)
+    return fake
+
+
+@pytest.fixture
+def client(gateway: FakeGateway) -> Iterator[TestClient]:
+    with gateway.client() as client:
+        yield client
+
+
+def test_a_streamed_query_sends_accepted_each_sentence_then_the_answer(client: TestClient) -> None:
+    response = client.post("/v1/query", json={"question": "When does the valve open?"}, headers=STREAM)
+    assert response.status_code == 200 and response.headers["content-type"].startswith("text/event-stream")
+    received = events(response.text)
+    assert [name for name, _ in received] == ["accepted", "sentence", "sentence", "answer"]
+    assert received[0][1]["query_id"] == received[-1][1]["query_id"]
+    assert [data["text"] for name, data in received if name == "sentence"] == SENTENCES
+    assert received[-1][1]["answer"] == " ".join(SENTENCES)
+
+
+def test_a_stream_nobody_answers_ends_with_a_timeout_error(client: TestClient, gateway: FakeGateway) -> None:
+    gateway.answer_with(lambda _: None)
+    response = client.post("/v1/query", json={"question": "When?", "timeout_s": 0.5}, headers=STREAM)
+    received = events(response.text)
+    assert [name for name, _ in received] == ["accepted", "error"] and received[1][1]["status_code"] == 504
+
+
+def test_a_streamed_chat_message_shows_the_completed_question_first(client: TestClient) -> None:
+    chat_id = client.post("/v1/chats", json={}).json()["chat_id"]
+    client.post(f"/v1/chats/{chat_id}/messages", json={"question": "What was Apple's net income in 2019?"})
+    response = client.post(f"/v1/chats/{chat_id}/messages", json={"question": "And in 2020?"}, headers=STREAM)
+    received = events(response.text)
+    assert received[0] == ("accepted", {**received[0][1], "standalone": "What was Apple's net income in 2020?"})
+    assert received[-1][0] == "turn" and received[-1][1]["turn"] == 2
