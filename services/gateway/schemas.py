@@ -225,4 +225,5 @@ class ChatMessage(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     question: str = Field(min_length=1, max_length=QUESTION_MAX_CHARS)
+    mode: NavigationMode | None = Field(default=None, description="Tree navigation strategy (dfs/beam/auto).")
     timeout_s: float | None = Field(default=None, gt=0, le=QUERY_TIMEOUT_MAX_S, description="How long to wait for the answer.")

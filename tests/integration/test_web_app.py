@@ -331,6 +331,30 @@ def test_a_citation_opens_its_page_with_the_cited_sentence_highlighted(
         tab.close()
 
 
+def test_the_ask_page_is_a_conversation_with_its_own_link(gateway: Gateway, browser: Any,
+                                                          uploaded: dict[str, Any]) -> None:
+    tab = Page(browser, DESKTOP)
+    try:
+        ask_and_open_the_citation(tab, gateway, uploaded["doc_id"])
+        tab.page.keyboard.press("Escape")
+        assert "chat=" in tab.page.url
+        tab.page.fill("#question", "And the coolant pump?")
+        tab.page.locator("#ask-button").click()
+        # While the follow-up is answered, the first answer is in the thread, not the answer panel.
+        tab.page.locator("#thread .turn.past").first.wait_for(timeout=30_000)
+        assert f"{30 + UNIT} days" in tab.page.locator("#thread").inner_text()
+        tab.page.locator("#answer-question", has_text="Asked as:").wait_for(timeout=60_000)
+        assert "coolant pump" in tab.page.locator("#answer-question").inner_text()
+        tab.page.locator("#answer-text .citation").first.wait_for(timeout=60_000)
+        link = tab.page.url
+        tab.page.goto(link)  # the link opens the conversation again, every turn in order
+        tab.page.locator("#thread .turn.past").first.wait_for(timeout=30_000)
+        tab.page.locator("#answer-question", has_text="coolant pump").wait_for(timeout=30_000)
+        tab.check("ask, a conversation")
+    finally:
+        tab.close()
+
+
 def test_a_question_nothing_supports_is_answered_with_an_abstention_in_words(
         gateway: Gateway, browser: Any, uploaded: dict[str, Any]) -> None:
     tab = Page(browser, DESKTOP)

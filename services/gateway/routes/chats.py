@@ -82,7 +82,8 @@ async def ask_in_chat(chat_id: str, body: ChatMessage, request: Request, caller:
     thread = await tenant_chat(gateway.chats, chat_id, caller.tenant)
     planned = await next_turn(gateway.chats, thread, body.question)
     doc_ids = await query_documents(gateway.documents, planned.doc_ids, caller.tenant)
-    question = Question(text=planned.rewrite.question, doc_ids=doc_ids, settings=QuerySettings(),
+    settings = QuerySettings(mode=body.mode) if body.mode else QuerySettings()
+    question = Question(text=planned.rewrite.question, doc_ids=doc_ids, settings=settings,
                         tenant=caller.tenant, timeout_s=timeout_s, started=started)
 
     async def answered() -> ChatTurn:

@@ -1,6 +1,9 @@
-// Ask: question, document filter and mode; the answer sentence by sentence, each citation opening
-// the page viewer with the sentence highlighted on the cited page.
-import { api, docName, el, pagesLabel } from "./common.js";
+// Ask: a conversation over the documents. Each question goes to the chat (a follow-up is
+// completed from the one before it, and the question asked is shown); its answer streams in
+// sentence by sentence, each citation opening the page viewer with the sentence highlighted on
+// the cited page. Earlier turns move into the thread above, so an answer never looks current
+// while the next one is computed. The chat's id is in the URL (?chat=ID): a link reopens it.
+import { api, docName, el, pagesLabel, streamEvents } from "./common.js";
 import { pageViewer } from "./viewer.js";
 
 const form = document.getElementById("ask-form");
@@ -8,7 +11,11 @@ const filter = document.getElementById("doc-filter");
 const status = document.getElementById("ask-status");
 const button = document.getElementById("ask-button");
 const section = document.getElementById("answer");
+const thread = document.getElementById("thread");
+const asked = document.getElementById("answer-question");
 const viewer = pageViewer();
+let chatId = new URLSearchParams(location.search).get("chat");
+let chatDocs = null; // the documents the open chat is over (null: not known yet)
 
 async function loadDocuments() {
   try {
@@ -63,6 +70,46 @@ function visitedSections(path) {
   ];
 }
 
+function sentenceLine(sentence) {
+  const verdict = sentence.verdict || (sentence.grounded ? "supported" : "unsupported");
+  const p = el("p", { class: `sentence ${verdict}` }, sentence.text, " ");
+  if (sentence.citation) {
+    // The verifier's evidence window is the page text that supports the sentence: highlight
+    // that (on its page) rather than the answer's wording, when there is one.
+    const window = sentence.window && sentence.window.text ? sentence.window : null;
+    const citation = window && window.page ? { ...sentence.citation, pages: [window.page] } : sentence.citation;
+    p.append(citationButton(citation, window ? window.text : sentence.text));
+  }
+  if (verdict === "contradicted") {
+    p.append(el("span", { class: "error", text: ` (the cited page says otherwise${sentence.reason ? `: ${sentence.reason}` : ""})` }));
+  } else if (verdict === "unsupported") {
+    p.append(el("span", { class: "muted", text: " (not supported by its page)" }));
+  }
+  return p;
+}
+
+function askedLine(question, standalone, reason) {
+  asked.replaceChildren(el("strong", { text: "You asked: " }), question);
+  if (reason && standalone && standalone !== question) {
+    asked.append(el("br"), el("span", { class: "muted", text: "Asked as: " }), standalone);
+  }
+}
+
+// The turn on screen goes into the thread, as a past turn: its question, how it was asked,
+// and its sentences with their citations (no ids: those belong to the current answer).
+function archive() {
+  if (section.hidden) return;
+  const past = el("li", { class: "turn past" });
+  for (const node of [asked, document.getElementById("answer-verdict"), document.getElementById("answer-text")]) {
+    const copy = node.cloneNode(false);
+    copy.removeAttribute("id");
+    for (const child of node.childNodes) copy.append(child); // moved: their buttons keep their handlers
+    past.append(copy);
+  }
+  thread.append(past);
+  section.hidden = true;
+}
+
 function render(result) {
   section.hidden = false;
   const verdict = document.getElementById("answer-verdict");
@@ -77,23 +124,7 @@ function render(result) {
     verdict.textContent = confidenceWords(result.confidence ?? 0);
   }
   if (result.sentences && result.sentences.length) {
-    for (const sentence of result.sentences) {
-      const verdict = sentence.verdict || (sentence.grounded ? "supported" : "unsupported");
-      const p = el("p", { class: `sentence ${verdict}` }, sentence.text, " ");
-      if (sentence.citation) {
-        // The verifier's evidence window is the page text that supports the sentence: highlight
-        // that (on its page) rather than the answer's wording, when there is one.
-        const window = sentence.window && sentence.window.text ? sentence.window : null;
-        const citation = window && window.page ? { ...sentence.citation, pages: [window.page] } : sentence.citation;
-        p.append(citationButton(citation, window ? window.text : sentence.text));
-      }
-      if (verdict === "contradicted") {
-        p.append(el("span", { class: "error", text: ` (the cited page says otherwise${sentence.reason ? `: ${sentence.reason}` : ""})` }));
-      } else if (verdict === "unsupported") {
-        p.append(el("span", { class: "muted", text: " (not supported by its page)" }));
-      }
-      text.append(p);
-    }
+    for (const sentence of result.sentences) text.append(sentenceLine(sentence));
   } else if (result.answer) {
     text.append(el("p", { text: result.answer }));
     if (result.citations.length) text.append(el("p", {}, "Sources: ", result.citations.map((c) => citationButton(c, ""))));
@@ -120,6 +151,59 @@ function render(result) {
   document.querySelector("#answer-timings tbody").replaceChildren(...rows);
 }
 
+function clearAnswer(message) {
+  section.hidden = false;
+  document.getElementById("answer-verdict").textContent = message;
+  document.getElementById("answer-text").replaceChildren();
+  document.getElementById("answer-warnings").replaceChildren();
+  document.getElementById("answer-path").replaceChildren();
+  document.querySelector("#answer-timings tbody").replaceChildren();
+}
+
+async function openChat(docIds) {
+  const same = chatDocs !== null && chatDocs.length === docIds.length && docIds.every((d) => chatDocs.includes(d));
+  if (chatId && (same || chatDocs === null && !docIds.length)) return chatId;
+  const chat = await api("/v1/chats", { method: "POST", body: JSON.stringify({ doc_ids: docIds }) });
+  chatId = chat.chat_id;
+  chatDocs = chat.doc_ids;
+  thread.replaceChildren();
+  history.replaceState(null, "", `/ask?chat=${encodeURIComponent(chatId)}`);
+  return chatId;
+}
+
+// The whole response of a finished turn (timings, path), from its stored query.
+async function showTurn(turn) {
+  try {
+    render(await api(`/v1/queries/${encodeURIComponent(turn.query_id)}`));
+  } catch {
+    render({ ...turn, citations: turn.citations || [] });
+  }
+}
+
+async function ask(question, docIds, mode) {
+  archive();
+  const id = await openChat(docIds);
+  clearAnswer("Searching the documents…");
+  askedLine(question, "", "");
+  let finished = false;
+  await streamEvents(`/v1/chats/${encodeURIComponent(id)}/messages`, { question, mode }, (name, data) => {
+    if (name === "accepted") {
+      askedLine(data.question, data.standalone, data.rewrite_reason);
+    } else if (name === "sentence") {
+      document.getElementById("answer-verdict").textContent = "Checking the answer against its pages…";
+      document.getElementById("answer-text").append(sentenceLine(data));
+    } else if (name === "turn") {
+      finished = true;
+      showTurn(data);
+    } else if (name === "error") {
+      finished = true;
+      if (data.query_id && data.status) render({ ...data, citations: data.citations || [] });
+      else clearAnswer(`The question could not be answered: ${data.detail || data.reason || "a stage failed"}.`);
+    }
+  });
+  if (!finished) clearAnswer("The answer did not arrive: the connection ended. Ask again.");
+}
+
 form.addEventListener("submit", async (event) => {
   event.preventDefault();
   const question = document.getElementById("question").value.trim();
@@ -127,21 +211,36 @@ form.addEventListener("submit", async (event) => {
   const docIds = [...filter.selectedOptions].map((o) => o.value);
   const mode = document.getElementById("mode").value;
   button.disabled = true;
-  status.textContent = "Searching the documents…";
+  status.textContent = "";
   try {
-    const result = await api("/v1/query", { method: "POST", body: JSON.stringify({ question, doc_ids: docIds, mode }) });
-    status.textContent = "";
-    render(result);
+    await ask(question, docIds, mode);
+    document.getElementById("question").value = "";
   } catch (error) {
-    if (error.body && error.body.query_id) {
-      status.textContent = "";
-      render(error.body);
-    } else {
-      status.textContent = `The question could not be asked: ${error.message}`;
-    }
+    status.textContent = `The question could not be asked: ${error.message}`;
   } finally {
     button.disabled = false;
   }
 });
 
+// A chat's link (?chat=ID) shows its turns again: the earlier ones in the thread, the last as the answer.
+async function reopen() {
+  if (!chatId) return;
+  try {
+    const [chat, turns] = await Promise.all([api(`/v1/chats/${encodeURIComponent(chatId)}`),
+      api(`/v1/chats/${encodeURIComponent(chatId)}/messages`)]);
+    chatDocs = chat.doc_ids;
+    for (const turn of turns) {
+      archive();
+      clearAnswer("");
+      askedLine(turn.question, turn.standalone, turn.rewrite_reason);
+      await showTurn(turn);
+    }
+  } catch (error) {
+    status.textContent = `This conversation cannot be opened (${error.message}); ask to start a new one.`;
+    chatId = null;
+    history.replaceState(null, "", "/ask");
+  }
+}
+
+reopen();
 loadDocuments();

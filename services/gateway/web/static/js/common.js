@@ -116,3 +116,43 @@ export function pagesLabel(pages) {
 export function statusLabel(status) {
   return { uploaded: "Uploaded, waiting", indexing: "Indexing…", ready: "Ready", failed: "Failed" }[status] || status;
 }
+
+// POST `body` to `path` asking for server-sent events; `onEvent(name, data)` for each as it
+// arrives. Resolves once the stream ends; rejects with ApiError when the request is refused.
+export async function streamEvents(path, body, onEvent) {
+  const response = await fetch(path, {
+    method: "POST",
+    headers: { accept: "text/event-stream", "content-type": "application/json", ...authHeaders() },
+    body: JSON.stringify(body),
+  });
+  checkAuthorized(response.status);
+  if (!response.ok) {
+    let parsed = null;
+    try {
+      parsed = await response.json();
+    } catch {
+      parsed = null;
+    }
+    throw new ApiError(response.status, detailOf(parsed, response.status), parsed);
+  }
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    buffer += decoder.decode(value || new Uint8Array(), { stream: !done });
+    let cut;
+    while ((cut = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 2);
+      let name = "message";
+      const data = [];
+      for (const line of block.split("\n")) {
+        if (line.startsWith("event: ")) name = line.slice(7);
+        else if (line.startsWith("data: ")) data.push(line.slice(6));
+      }
+      if (data.length) onEvent(name, JSON.parse(data.join("\n")));
+    }
+    if (done) return;
+  }
+}
