@@ -41,6 +41,7 @@ class Tenants:
     acme_query: dict[str, Any]
     globex_query: dict[str, Any]
     acme_key_id: str
+    acme_chat: str
 
 
 def ask(gateway: Gateway, **body: Any) -> httpx.Response:
@@ -69,7 +70,10 @@ def tenants(stack: Stack, gateway: Gateway) -> Tenants:
     assert stages_of(again.json()) == ["navigator"], "the acme question should now be served from the cache"
     other = ask(globex, doc_ids=[globex_doc])
     assert other.status_code == 200, other.text
-    return Tenants(acme, globex, acme_doc, globex_doc, first.json(), other.json(), acme_key[4:16])
+    chat = acme.post("/v1/chats", json={"doc_ids": [acme_doc]}).json()["chat_id"]
+    turn = acme.post(f"/v1/chats/{chat}/messages", json={"question": QUESTION}, timeout=120)
+    assert turn.status_code == 200, turn.text
+    return Tenants(acme, globex, acme_doc, globex_doc, first.json(), other.json(), acme_key[4:16], chat)
 
 
 def test_the_same_pdf_gets_one_document_per_tenant(tenants: Tenants) -> None:
@@ -91,7 +95,7 @@ def test_a_question_over_all_documents_stays_within_the_tenant(tenants: Tenants)
     assert {c["doc_id"] for c in answer["citations"]} <= {tenants.globex_doc}
 
 
-MISSING_DOC, MISSING_QUERY = "f" * 16, "0" * 32
+MISSING_DOC, MISSING_QUERY, MISSING_CHAT = "f" * 16, "0" * 32, "1" * 32
 
 
 def probe(t: Tenants, method: str, path: str) -> None:
@@ -113,7 +117,30 @@ def probe(t: Tenants, method: str, path: str) -> None:
         ("POST", "/v1/query"): lambda d, q: ask(g, doc_ids=[d]),
         ("POST", "/v1/verify"): lambda d, q: g.post("/v1/verify", json={
             "answer": f"The valve opens at {FACT}.", "citations": [{"doc_id": d, "pages": [2]}]}),
+        ("POST", "/v1/chats"): lambda d, q: g.post("/v1/chats", json={"doc_ids": [d]}),
+        ("POST", "/v1/chat/completions"): lambda d, q: g.post("/v1/chat/completions", json={
+            "model": f"treerag/{d}", "messages": [{"role": "user", "content": QUESTION}]}),
     }
+    chat_routes = {
+        ("GET", "/v1/chats/{chat_id}"): lambda c: g.get(f"/v1/chats/{c}"),
+        ("GET", "/v1/chats/{chat_id}/messages"): lambda c: g.get(f"/v1/chats/{c}/messages"),
+        ("POST", "/v1/chats/{chat_id}/messages"): lambda c: g.post(f"/v1/chats/{c}/messages",
+                                                                   json={"question": QUESTION}),
+        ("DELETE", "/v1/chats/{chat_id}"): lambda c: g.delete(f"/v1/chats/{c}"),
+    }
+    if (method, path) in chat_routes:
+        call = chat_routes[(method, path)]
+        response, missing = call(t.acme_chat), call(MISSING_CHAT)
+        assert response.status_code == 404, (method, path, response.status_code, response.text)
+        assert response.text.replace(t.acme_chat, MISSING_CHAT) == missing.text
+        assert t.acme.get(f"/v1/chats/{t.acme_chat}/messages").json()[0]["answer"]
+        return
+    if (method, path) == ("GET", "/v1/chats"):
+        assert t.acme_chat not in {c["chat_id"] for c in g.get("/v1/chats").json()}
+        return
+    if (method, path) == ("GET", "/v1/models"):
+        assert f"treerag/{doc}" not in {m["id"] for m in g.get("/v1/models").json()["data"]}
+        return
     if (method, path) in not_found:
         call = not_found[(method, path)]
         response, missing = call(doc, query), call(MISSING_DOC, MISSING_QUERY)
