@@ -15,11 +15,13 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 from services.gateway.answers import AnswerWaiter
 from services.gateway.deletions import BackgroundDeletions
+from services.gateway.followups import ModelFollowUps
 from services.gateway.ports import Gateway
 from services.gateway.schemas import QUERY_TIMEOUT_MAX_S
 from services.gateway.stage_watch import LiveStages
 from services.gateway.store import GatewayStore
 from shared.adapters.kafka.runtime import StageRuntime
+from shared.adapters.llm import make_llm
 from shared.adapters.logs import log_fields
 from shared.adapters.metrics import MESSAGES_CONSUMED, export_known_series
 from shared.adapters.mongo.api_keys import MongoKeyStore
@@ -33,6 +35,7 @@ from shared.ports.api_keys import KeyLookup
 from shared.ports.bus import Publisher
 from shared.ports.chats import ChatStore
 from shared.ports.heartbeats import HeartbeatReader
+from shared.ports.model_roles import FollowUpWriter
 from shared.ports.outbox import Outbox
 from shared.ports.queries import QueryStore
 from shared.settings import Settings
@@ -46,8 +49,8 @@ Connector = Callable[[Settings], AbstractAsyncContextManager[Gateway]]
 
 def assemble(settings: Settings, documents: GatewayStore, queries: QueryStore, chats: ChatStore, outbox: Outbox,
              keys: KeyLookup, heartbeats: HeartbeatReader, bus: Publisher,
-             ping_kafka: Callable[[float], Awaitable[bool]]) -> Gateway:
-    """The gateway on these ports."""
+             ping_kafka: Callable[[float], Awaitable[bool]], follow_ups: FollowUpWriter | None = None) -> Gateway:
+    """The gateway on these ports (and the model that rewrites follow-ups, when there is one)."""
     return Gateway(
         settings=settings, documents=documents, queries=queries, chats=chats,
         outbox=OutboxPublisher(outbox, bus, send_timeout_s=settings.publish_timeout_s),
@@ -57,7 +60,14 @@ def assemble(settings: Settings, documents: GatewayStore, queries: QueryStore, c
         deletions=BackgroundDeletions(documents, queries,
                                       late_writes_s=max(settings.query_timeout_s, QUERY_TIMEOUT_MAX_S), chats=chats),
         stages=LiveStages(heartbeats, settings.heartbeat_ttl_s),
+        follow_ups=follow_ups,
     )
+
+
+def configured_follow_ups(settings: Settings) -> FollowUpWriter | None:
+    """The configured model as the follow-up writer; None offline (the rules complete them)."""
+    llm = make_llm(settings)
+    return ModelFollowUps(llm, f"llm:{llm.model}") if llm is not None else None
 
 
 @asynccontextmanager
@@ -103,6 +113,7 @@ async def connected(settings: Settings) -> AsyncIterator[Gateway]:
         built.append(assemble(
             settings, runtime.repo, runtime.queries, chats, outbox, MongoKeyStore(db.client, settings.mongo_db),
             MongoHeartbeats(db), runtime.bus, lambda timeout_s: runtime.broker.ping(timeout=timeout_s),
+            configured_follow_ups(settings),
         ))
 
     runtime.on_startup(build)

@@ -21,6 +21,7 @@ from shared.ports.api_keys import KeyLookup
 from shared.ports.bus import Publisher
 from shared.ports.chats import ChatStore
 from shared.ports.heartbeats import HeartbeatReader
+from shared.ports.model_roles import FollowUpWriter
 from shared.ports.queries import QueryStore
 from shared.settings import Settings
 
@@ -39,7 +40,7 @@ class Gateway:
     waiter: AnswerWaiter
     deletions: BackgroundDeletions
     stages: LiveStages
-
+    follow_ups: FollowUpWriter | None = None  # the configured model, when there is one
 
 def live(app: FastAPI) -> Gateway:
     """The gateway `app` serves, once its backends are connected; 503 "starting" before."""

@@ -9,11 +9,17 @@ of the tenant's when it has none).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import asyncio
+from dataclasses import dataclass, replace
 
 from shared.model.chats import CHAT_TURNS_MAX, ChatThread
 from shared.ports.chats import ChatStore
+from shared.ports.model_roles import FollowUpWriter
 from shared.text.followups import Rewrite, standalone
+
+
+# The turns a model reads to rewrite a follow-up.
+WRITER_CONTEXT_TURNS = 4
 
 
 class ChatNotFound(LookupError):
@@ -50,12 +56,26 @@ def follow(question: str, previous: str | None, previous_docs: list[str], thread
     return NextTurn(rewrite, list(in_scope))
 
 
-async def next_turn(chats: ChatStore, thread: ChatThread, question: str) -> NextTurn:
+async def written_by(writer: FollowUpWriter | None, turn: NextTurn, question: str, previous: list[str]) -> NextTurn:
+    """`turn` with its question written out by the model when there is one and it gives one
+    (the scope stays the rules': it depends on what the question names, not on the wording)."""
+    if writer is None or not previous:
+        return turn
+    text = await asyncio.to_thread(writer.standalone, question, previous)
+    if text is None:
+        return turn
+    reason = "" if text == question else f"rewritten by {writer.name} from the questions before it"
+    return replace(turn, rewrite=replace(turn.rewrite, question=text, reason=reason))
+
+
+async def next_turn(chats: ChatStore, thread: ChatThread, question: str,
+                    writer: FollowUpWriter | None = None) -> NextTurn:
     if thread.turns >= CHAT_TURNS_MAX:
         raise ChatFull()
-    last = await chats.turns(thread.chat_id, last=1)
+    last = await chats.turns(thread.chat_id, last=WRITER_CONTEXT_TURNS if writer else 1)
     if not last:
         return follow(question, None, [], thread.doc_ids)
     previous = last[-1]
     cited = sorted(dict.fromkeys(c.doc_id for c in previous.citations))
-    return follow(question, previous.standalone, cited or previous.doc_ids, thread.doc_ids)
+    turn = follow(question, previous.standalone, cited or previous.doc_ids, thread.doc_ids)
+    return await written_by(writer, turn, question, [t.standalone for t in last])

@@ -61,3 +61,14 @@ class Embedder(Protocol):
     def embed(self, texts: list[str]) -> np.ndarray:
         """Shape (len(texts), dimension), dtype float32; an empty text gets the zero vector."""
         ...
+
+
+class FollowUpWriter(Protocol):
+    """Rewrites the last question of a conversation into one that stands alone."""
+
+    name: str
+
+    def standalone(self, question: str, previous: list[str]) -> str | None:
+        """The question completed from the `previous` questions (oldest first), or None when the
+        model gave nothing usable (the rules then complete it)."""
+        ...

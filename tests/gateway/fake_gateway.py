@@ -25,6 +25,7 @@ from shared.model.documents import DocumentStatus
 from shared.model.events import AnswerVerified, Event, QueryFailed, QueryReceived
 from shared.model.heartbeats import Heartbeat
 from shared.model.listing import DocumentPage
+from shared.ports.model_roles import FollowUpWriter
 from shared.settings import Settings
 from tests.fakes import FakeKeyStore, FakeOutbox, FakeQueryStore, FakeRepository, RecordingPublisher
 
@@ -101,6 +102,7 @@ class FakeGateway:
     keys: FakeKeyStore = field(default_factory=FakeKeyStore)
     heartbeats: FakeHeartbeats = field(default_factory=FakeHeartbeats)
     bus: AnsweringBus = field(default_factory=AnsweringBus)
+    follow_ups: FollowUpWriter | None = None
 
     def answer_with(self, answer: Answer) -> None:
         self.bus.answer = answer
@@ -111,7 +113,7 @@ class FakeGateway:
             return True
 
         gateway = assemble(settings, self.store, self.queries, self.chats, self.outbox, self.keys, self.heartbeats,
-                           self.bus, kafka_answers)
+                           self.bus, kafka_answers, self.follow_ups)
         self.bus.gateway = gateway
         async with serving(gateway) as running:
             yield running

@@ -80,7 +80,7 @@ async def ask_in_chat(chat_id: str, body: ChatMessage, request: Request, caller:
     timeout_s = body.timeout_s or gateway.settings.query_timeout_s
     extend_deadline(timeout_s)
     thread = await tenant_chat(gateway.chats, chat_id, caller.tenant)
-    planned = await next_turn(gateway.chats, thread, body.question)
+    planned = await next_turn(gateway.chats, thread, body.question, gateway.follow_ups)
     doc_ids = await query_documents(gateway.documents, planned.doc_ids, caller.tenant)
     settings = QuerySettings(mode=body.mode) if body.mode else QuerySettings()
     question = Question(text=planned.rewrite.question, doc_ids=doc_ids, settings=settings,

@@ -12,6 +12,7 @@ citations, each sentence's verdict and its evidence offsets travel in the extra 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine
@@ -34,6 +35,7 @@ from shared.app.documents import query_documents, tenant_document
 from shared.model.documents import DocumentStatus
 from shared.model.queries import QueryRecord, QueryStatus
 from shared.model.query import QUESTION_MAX_CHARS, Citation, QuerySettings, SentenceCheck
+from shared.ports.model_roles import FollowUpWriter
 from shared.text.followups import Rewrite, standalone
 
 class OpenAIErrors(APIRoute):
@@ -134,8 +136,9 @@ def openai_error(status: int, message: str, kind: str, code: str | None = None,
                         status_code=status, headers=headers)
 
 
-def conversation(messages: list[Message]) -> Rewrite:
-    """The last user message, completed from the user messages before it."""
+async def conversation(messages: list[Message], writer: FollowUpWriter | None) -> Rewrite:
+    """The last user message, completed from the user messages before it (by the model when
+    one is configured and gives a question, else by the rules)."""
     asked = [m.text() for m in messages if m.role == "user" and m.text()]
     if messages[-1].role != "user" or not asked:
         raise HTTPException(422, "the last message must be the user's question (role 'user', with text)")
@@ -144,7 +147,13 @@ def conversation(messages: list[Message]) -> Rewrite:
     previous: str | None = None
     for text in asked[:-1]:
         previous = standalone(text[:QUESTION_MAX_CHARS], previous).question
-    return standalone(asked[-1], previous)
+    rewrite = standalone(asked[-1], previous)
+    if writer is not None and previous is not None:
+        earlier = [text[:QUESTION_MAX_CHARS] for text in asked[:-1]]
+        if (text := await asyncio.to_thread(writer.standalone, asked[-1], earlier)) is not None:
+            reason = "" if text == asked[-1] else f"rewritten by {writer.name} from the questions before it"
+            return Rewrite(text, reason, names_own=rewrite.names_own)
+    return rewrite
 
 
 async def scope_of(gateway: Gateway, model: str, tenant: str) -> list[str]:
@@ -192,7 +201,7 @@ async def chat_completions(req: CompletionRequest, caller: CallerDep, gateway: G
     started = time.perf_counter()
     timeout_s = req.timeout_s or gateway.settings.query_timeout_s
     extend_deadline(timeout_s)
-    rewrite = conversation(req.messages)
+    rewrite = await conversation(req.messages, gateway.follow_ups)
     doc_ids = await query_documents(gateway.documents, await scope_of(gateway, req.model, caller.tenant), caller.tenant)
     question = Question(text=rewrite.question, doc_ids=doc_ids, settings=QuerySettings(), tenant=caller.tenant,
                         timeout_s=timeout_s, started=started)
