@@ -7,12 +7,12 @@ STORE  ?= data
 PDFS   ?=
 export TREERAG_CACHE ?= $(HOME)/.cache/treerag
 
-.PHONY: help venv samples demo test test-unit lint-imports infra prometheus prometheus-rules chromium ocr up down bench bench-verify eval fit-ranker embeddings-bge eval-bge fit-ranker-bge reranker eval-rerank fit-reranker clean
+.PHONY: help venv samples demo test test-unit lint lint-imports infra prometheus prometheus-rules chromium ocr up down bench bench-verify eval fit-ranker embeddings-bge eval-bge fit-ranker-bge reranker eval-rerank fit-reranker clean
 
 help:
 	@echo "make demo   - set up, index the sample PDFs (and PDFS=...), print trees, answer questions"
 	@echo "make test   - set up venv, Kafka and FerretDB, check the import contracts, run the whole suite"
-	@echo "make test-unit - the import contracts and every test that needs no Kafka or FerretDB (no Java, no Go)"
+	@echo "make test-unit - the import contracts, ruff, mypy and every test that needs no Kafka or FerretDB (no Java, no Go)"
 	@echo "make up     - run Kafka, FerretDB, every service (and Prometheus when installed) as local processes; make down stops them"
 	@echo "make prometheus - install prometheus and promtool from Debian's packages when missing (as root)"
 	@echo "make chromium - install Debian's chromium for the web app's browser tests when missing (as root)"
@@ -86,10 +86,16 @@ prometheus-rules: prometheus
 lint-imports: $(STAMP)
 	$(BIN)/lint-imports --no-cache
 
-test: infra lint-imports prometheus-rules chromium ocr
+# The import contracts, ruff (rules in pyproject.toml) and mypy (strict on shared/model, shared/text
+# and shared/ports), each at zero findings.
+lint: lint-imports
+	$(BIN)/ruff check shared services treerag bench tests
+	$(BIN)/mypy
+
+test: infra lint prometheus-rules chromium ocr
 	$(BIN)/python -m pytest -q -ra
 
-test-unit: lint-imports ocr
+test-unit: lint ocr
 	$(BIN)/python -m pytest -q -ra -m "not integration"
 
 up: infra

@@ -27,10 +27,10 @@ from bench.common import (
     write_result,
 )
 from services.navigator.index import DocumentIndex
-from shared.text.citations import strip_citations
 from shared.model.documents import DocumentRecord, DocumentStatus
 from shared.model.interop import import_treerag_index
 from shared.model.query import CompressedContext, Passage, QuerySettings
+from shared.text.citations import strip_citations
 from shared.text.lexical import BM25Index, query_terms, terms
 from treerag.evaluation.asking import Asker
 from treerag.evaluation.metrics import rouge_l

@@ -66,8 +66,8 @@ from shared.adapters.mongo.queries import MongoQueryRepository
 from shared.adapters.mongo.store import MongoRepository, connect
 from shared.app.outbox import OutboxPublisher
 from shared.model.documents import DocumentStatus, IndexedDocument
-from shared.model.ids import DEFAULT_TENANT
 from shared.model.events import DocumentUploaded, QueryOutcome
+from shared.model.ids import DEFAULT_TENANT
 from shared.model.queries import QueryRecord
 from shared.model.query import QuerySettings, VerifiedAnswer
 from treerag.engine import QueryEngine

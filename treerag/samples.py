@@ -149,9 +149,7 @@ class _Renderer:
         text = self.text(inline(text))
         sizes = {1: 20, 2: 15, 3: 12.5}
         size = sizes.get(level, 11.5)
-        if level == 1:
-            pdf.add_page()
-        elif pdf.get_y() > 250:
+        if level == 1 or pdf.get_y() > 250:
             pdf.add_page()
         else:
             pdf.ln(4 if level == 2 else 2)

@@ -105,7 +105,7 @@ def trim_passages(texts: list[str], qterms: list[str], neighbours: int = NEIGHBO
     weights = [[sum(idf[q] for q in qterms if q in ts) if ts else 0 for ts in uts] for uts in unit_terms]
     best = max((w for ws in weights for w in ws), default=0.0)
     out: list[str] = []
-    for text, sentences, ws in zip(texts, units, weights, strict=True):
+    for _text, sentences, ws in zip(texts, units, weights, strict=True):
         hits = [k for k, w in enumerate(ws) if best > 0 and w >= TRIM_SHARE * best]
         if not hits and ws and max(ws) > 0:
             hits = [ws.index(max(ws))]  # a weaker passage keeps only its best sentence

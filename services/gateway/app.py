@@ -20,8 +20,8 @@ from services.gateway.auth import AUTHENTICATED, install_auth
 from services.gateway.bootstrap import Connector, connected
 from services.gateway.errors import install_validation_handler
 from services.gateway.limits import install_body_limits
-from services.gateway.outages import CLIENT_TIMEOUT, PROBE_TIMEOUT_S, UNAVAILABLE_RESPONSES, install_outage_handling
 from services.gateway.mcp import install_mcp, serving_mcp
+from services.gateway.outages import CLIENT_TIMEOUT, PROBE_TIMEOUT_S, UNAVAILABLE_RESPONSES, install_outage_handling
 from services.gateway.ports import live
 from services.gateway.routes import chats, completions, documents, health, queries, uploads, verify
 from services.gateway.security import install_security
@@ -97,6 +97,6 @@ def declared_endpoints(app: FastAPI) -> list[tuple[str, str, int]]:
         if not isinstance(route, APIRoute):
             continue
         statuses = {route.status_code or 200, 500, *(int(code) for code in route.responses if str(code).isdigit())}
-        endpoints += [(method, route.path, status) for method in sorted(route.methods - {"HEAD"})
+        endpoints += [(method, route.path, status) for method in sorted((route.methods or set()) - {"HEAD"})
                       for status in sorted(statuses)]
     return endpoints

@@ -226,10 +226,7 @@ def _registrant(first_pages: str) -> str:
         return ""
     before = first_pages[max(0, caption.start() - 2 * _NAME_CHARS) : caption.start()]
     boundaries = list(_BEFORE_NAME.finditer(before))
-    if boundaries:
-        before = before[boundaries[-1].end() :]
-    else:
-        before = _last_name_lines(before)
+    before = before[boundaries[-1].end() :] if boundaries else _last_name_lines(before)
     name = _tidy_name(_SPLIT_CAPITAL.sub(r"\1", before))
     if _letters(name) < 2 or len(name) > _NAME_CHARS or len(name.split()) > _NAME_WORDS:
         return ""

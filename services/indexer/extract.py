@@ -354,7 +354,7 @@ def _recognise(
     ocr: TesseractOcr,
     pages: list[str],
     layouts: list[PageLayout] | None,
-    progress: Callable[[int], None] | None,
+    progress: Callable[[int], object] | None,
 ) -> tuple[list[int], list[str]]:
     """OCR of the pages at `indices` into `pages` (and their lines into `layouts`)."""
     scale = OCR_DPI / 72
@@ -394,7 +394,7 @@ def _ocr_layout(pdf: pdfium.PdfDocument, index: int, result: OcrPage) -> PageLay
 def extract_content(
     pdf: pdfium.PdfDocument,
     with_layout: bool,
-    progress: Callable[[int], None] | None = None,
+    progress: Callable[[int], object] | None = None,
     outline: list[OutlineEntry] | None = None,
     ocr: TesseractOcr | None = None,
 ) -> PdfContent:

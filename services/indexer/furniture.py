@@ -56,7 +56,7 @@ def find_furniture(pages: list[str]) -> frozenset[str]:
         for key, where in seen.items()
         if len(where) >= threshold
         and key.strip("# ")
-        and min(b - a for a, b in zip(where, where[1:])) <= 2
+        and min(b - a for a, b in zip(where, where[1:], strict=False)) <= 2
     )
 
 

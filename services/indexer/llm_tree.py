@@ -171,7 +171,7 @@ class _PageIndex:
         for page in pages:
             lines = content_lines(page, self.furniture)
             # A heading may wrap onto a second line: also try each line joined with the next.
-            joined = lines + [f"{a} {b}" for a, b in zip(lines, lines[1:])]
+            joined = lines + [f"{a} {b}" for a, b in zip(lines, lines[1:], strict=False)]
             self.lines.append([f for f in (_forms(line) for line in joined) if f[0]])
             self.text.append(compact(" ".join(lines)))
 

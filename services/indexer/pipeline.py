@@ -10,7 +10,7 @@ import logging
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 
@@ -26,10 +26,10 @@ from services.indexer.extract import (
 )
 from services.indexer.formats import read_text_document
 from services.indexer.formats.paginate import paginate
-from services.indexer.ocr import OcrNotInstalledError, TesseractOcr, make_ocr
 from services.indexer.furniture import find_furniture
 from services.indexer.layout import build_layout_tree
 from services.indexer.nesting import assign_ids, relevel
+from services.indexer.ocr import OcrNotInstalledError, TesseractOcr, make_ocr
 from services.indexer.outline import build_outline_tree, usable_outline
 from services.indexer.summaries import summarise_tree
 from services.indexer.verify import verify_tree
@@ -48,6 +48,9 @@ from shared.model.formats import FORMAT_NAMES, DocumentFormat, sniff_format
 from shared.model.ids import BuilderChoice, content_id
 from shared.model.tree import TreeNode, count_nodes
 from shared.ports.model_roles import Embedder
+
+if TYPE_CHECKING:  # the model adapters load only when a model is configured
+    from shared.adapters.llm.client import LLMClient
 
 logger = logging.getLogger(__name__)
 
@@ -94,7 +97,7 @@ def _text_warning(pages: list[str], ocr: OcrState) -> tuple[bool, str | None]:
     return False, None
 
 
-def _llm_tree(pages: list[str], llm: object, domain: str, warnings: list[str]) -> list[TreeNode]:
+def _llm_tree(pages: list[str], llm: LLMClient, domain: str, warnings: list[str]) -> list[TreeNode]:
     from services.indexer.llm_tree import (  # loaded only when used
         TreeOptions,
         build_llm_tree,
@@ -108,7 +111,7 @@ def _llm_tree(pages: list[str], llm: object, domain: str, warnings: list[str]) -
 
 
 def _llm_summaries(
-    nodes: list[TreeNode], pages: list[str], llm: object, domain: str, warnings: list[str]
+    nodes: list[TreeNode], pages: list[str], llm: LLMClient, domain: str, warnings: list[str]
 ) -> None:
     """Replace extractive summaries with the model's, in batches; keep them when it fails."""
     from services.indexer.llm_tree import summarize_nodes
@@ -140,7 +143,7 @@ def _ocr_engine(options: IndexOptions) -> TesseractOcr | None:
 
 
 def _read_pdf(
-    data: bytes, options: IndexOptions, progress: Callable[[int], None] | None, warnings: list[str]
+    data: bytes, options: IndexOptions, progress: Callable[[int], object] | None, warnings: list[str]
 ) -> tuple[PdfContent, list[OutlineEntry], bool]:
     """(content, usable outline, image_only) of a PDF; OCR'd pages count as pages with text."""
     ocr = _ocr_engine(options)
@@ -178,7 +181,7 @@ def _read_pdf(
 
 
 def _read_text_document(
-    data: bytes, fmt: DocumentFormat, options: IndexOptions, progress: Callable[[int], None] | None
+    data: bytes, fmt: DocumentFormat, options: IndexOptions, progress: Callable[[int], object] | None
 ) -> PdfContent:
     """A DOCX, HTML, Markdown or text file as pages and an outline (see formats/paginate.py)."""
     document = read_text_document(data, fmt)
@@ -201,8 +204,8 @@ def index_document(
     data: bytes,
     file_name: str,
     options: IndexOptions | None = None,
-    llm: object | None = None,
-    progress: Callable[[int], None] | None = None,
+    llm: LLMClient | None = None,
+    progress: Callable[[int], object] | None = None,
     embedder: Embedder | None = None,
     fmt: DocumentFormat | None = None,
     doc_id: str | None = None,
@@ -234,8 +237,8 @@ def index_pdf(
     data: bytes,
     file_name: str,
     options: IndexOptions | None = None,
-    llm: object | None = None,
-    progress: Callable[[int], None] | None = None,
+    llm: LLMClient | None = None,
+    progress: Callable[[int], object] | None = None,
     embedder: Embedder | None = None,
     doc_id: str | None = None,
 ) -> IndexedDocument:
@@ -260,7 +263,7 @@ def _index_content(
     image_only: bool,
     file_name: str,
     options: IndexOptions,
-    llm: object | None,
+    llm: LLMClient | None,
     embedder: Embedder | None,
     started: float,
     warnings: list[str],
@@ -308,7 +311,7 @@ def _index_content(
     assign_ids(nodes)
     if options.summary_sentences:
         summarise_tree(nodes, pages, furniture, options.summary_sentences)
-    if builder is BuilderName.LLM:
+    if builder is BuilderName.LLM and llm is not None:
         _llm_summaries(nodes, pages, llm, options.domain, warnings)
     embeddings = embed_document(doc_id, pages, nodes, embedder) if embedder is not None else None
 

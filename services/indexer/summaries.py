@@ -106,7 +106,7 @@ def _own_text(node: TreeNode, stop: TreeNode | None, page_lines: _PageLines) -> 
 
 
 def _candidates(text: str) -> list[str]:
-    found = []
+    found: list[str] = []
     for sentence in split_sentences(text):
         words = len(sentence.split())
         if _MIN_WORDS <= words <= _MAX_WORDS or (words > _MAX_WORDS and not found):

@@ -8,8 +8,8 @@ import logging
 import time
 
 from services.navigator.index_cache import IndexSource, NoDocumentsError
-from services.navigator.navigate import navigate
 from services.navigator.models import NavigatorModels, configured_models
+from services.navigator.navigate import navigate
 from shared.adapters.cache import AnswerCache
 from shared.adapters.logs import log_fields
 from shared.adapters.metrics import NODES_VISITED

@@ -114,7 +114,7 @@ class DocumentIndex:
         built on first use and kept with the index."""
         if key not in self.ranking_memo:
             self.ranking_memo[key] = build()
-        return self.ranking_memo[key]  # type: ignore[no-any-return]
+        return self.ranking_memo[key]
 
     @property
     def doc_id(self) -> str:

@@ -20,8 +20,8 @@ from shared.adapters.logs import log_fields
 from shared.model.documents import DocumentEmbeddings, DocumentRecord, DocumentStatus
 from shared.model.ids import DEFAULT_TENANT
 from shared.ports.model_roles import Embedder
-from shared.text.question import asked_text
 from shared.ports.repository import Repository
+from shared.text.question import asked_text
 
 logger = logging.getLogger(__name__)
 

@@ -11,13 +11,13 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from services.navigator.card_match import uncovered_years
 from services.navigator.evidence import (
     CANDIDATES_PER_NODE,
     page_fields,
     rerank_pages,
     term_weights,
 )
-from services.navigator.card_match import uncovered_years
 from services.navigator.index import DocumentIndex
 from services.navigator.ranking.features import (
     CandidateSet,

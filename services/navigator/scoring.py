@@ -98,7 +98,7 @@ class DocumentScores:
         if self.index.has_summaries:
             weights.append((SUMMARY_WEIGHT, self.summary))
         total = sum(w for w, _ in weights)
-        self._lexical = sum(w * a for w, a in weights) / total if len(self.index.nodes) else np.zeros(0)
+        self._lexical = np.asarray(sum(w * a for w, a in weights) / total) if len(self.index.nodes) else np.zeros(0)
         # Mean lexical score of each node's ancestors, level by level (parents come first).
         ancestor_sum = np.zeros(len(self.index.nodes))
         for rows, parents in arrays.levels:

@@ -33,8 +33,8 @@ def corrected_terms(qterms: list[str], indexes: list[DocumentIndex]) -> tuple[li
             cache = _memo(ix, "spelling")
             if term not in cache:
                 cache[term] = closest_spelling(term, ix.vocabulary, ix.vocabulary_by_initial)
-            if cache[term] is not None:
-                corrections[term] = cache[term]
+            if (closest := cache[term]) is not None:
+                corrections[term] = closest
                 break
     if not corrections:
         return qterms, corrections

@@ -39,7 +39,6 @@ from shared.model.query import (
     VerifiedAnswer,
 )
 from shared.ports.model_roles import AnswerGenerator, EntailmentJudge
-from shared.text.substitution import WordVectors
 from shared.text.citations import (
     format_citation,
     parse_citations,
@@ -49,6 +48,7 @@ from shared.text.lexical import query_terms, sentences_of, terms
 from shared.text.normalize import normalize
 from shared.text.question import literal_share, literals
 from shared.text.seams import line_breaks
+from shared.text.substitution import WordVectors
 
 logger = logging.getLogger(__name__)
 
@@ -379,8 +379,8 @@ def _generated(
         plain = strip_citations(sentence)
         if not plain:
             continue
-        pages = sources.pages(citation.doc_id, tuple(citation.pages)) if citation else sources.whole_context()
-        check = check_sentence(plain, citation, pages, sources.judge, sources.word_vectors)
+        against = sources.pages(citation.doc_id, tuple(citation.pages)) if citation else sources.whole_context()
+        check = check_sentence(plain, citation, against, sources.judge, sources.word_vectors)
         checks.append(check)
         if check.verdict == "contradicted" and settings.contradicted == "drop":
             warnings.append(f"dropped a sentence its cited page contradicts: {check.reason}")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from services.verifier.handlers import VerifierHandlers
 from services.verifier.llm_answer import LLMAnswerGenerator
-from shared.adapters.cache import AnswerCache
 from services.verifier.models import configured_models
+from shared.adapters.cache import AnswerCache
 from shared.adapters.llm import make_llm
 from shared.stage import StagePorts
 

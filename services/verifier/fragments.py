@@ -9,7 +9,6 @@ The layout breaks themselves ("seams") are one rule shared with verification:
 from __future__ import annotations
 
 import math
-
 import re
 from collections.abc import Callable, Iterable
 

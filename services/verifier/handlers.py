@@ -8,11 +8,13 @@ from collections import OrderedDict
 from typing import Protocol
 
 from services.verifier.answer import answer_question
+from services.verifier.models import VerifierModels
 from shared.adapters.cache import AnswerCache
 from shared.adapters.logs import log_fields
 from shared.adapters.metrics import ABSTENTIONS, ANSWER_CONFIDENCE
 from shared.app.query_failures import query_seed, report_query_failure
 from shared.model.delivery import Delivery, Failure, RecentKeys
+from shared.model.documents import DocumentRecord
 from shared.model.events import (
     AnswerVerified,
     ContextCompressed,
@@ -20,8 +22,6 @@ from shared.model.events import (
     QueryOutcome,
 )
 from shared.ports.bus import Publisher
-from services.verifier.models import VerifierModels
-from shared.model.documents import DocumentRecord
 from shared.ports.model_roles import AnswerGenerator
 from shared.ports.queries import QueryStore
 

@@ -19,8 +19,9 @@ from typing import Any
 from shared.settings import Settings
 from shared.text.secrets import redact
 
+# Never mutated: `correlated` sets a new dict, so the shared default stays empty.
 _correlation: contextvars.ContextVar[dict[str, Any]] = contextvars.ContextVar(
-    "treerag_correlation", default={}
+    "treerag_correlation", default={}  # noqa: B039
 )
 
 

@@ -25,7 +25,8 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 def multiprocess_dir() -> Path | None:
     """The folder of multiprocess mode, or None when each process keeps its own metrics."""
-    value = os.environ.get("PROMETHEUS_MULTIPROC_DIR") or os.environ.get("prometheus_multiproc_dir")
+    # The client library reads the lower-case name too (its older spelling).
+    value = os.environ.get("PROMETHEUS_MULTIPROC_DIR") or os.environ.get("prometheus_multiproc_dir")  # noqa: SIM112
     return Path(value) if value else None
 
 
@@ -323,7 +324,7 @@ def _serve(port: int, addr: str, health: StageHealth | None) -> WSGIServer:
     # An IPv6 address (TREERAG_METRICS_HOST=::) needs a server of that family.
     family = socket.getaddrinfo(addr, port, type=socket.SOCK_STREAM)[0][0]
     server_class = type("MetricsServer", (ThreadingWSGIServer,), {"address_family": family})
-    server = make_server(addr, port, with_health(app, health) if health else app, server_class,
+    server: WSGIServer = make_server(addr, port, with_health(app, health) if health else app, server_class,
                          handler_class=_QuietHandler)
     threading.Thread(target=server.serve_forever, name=f"metrics-{port}", daemon=True).start()
     return server

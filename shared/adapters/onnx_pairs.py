@@ -10,9 +10,14 @@ import numpy as np
 
 
 class PairEncoding(Protocol):
-    ids: list[int]
-    attention_mask: list[int]
-    type_ids: list[int]
+    @property
+    def ids(self) -> list[int]: ...
+
+    @property
+    def attention_mask(self) -> list[int]: ...
+
+    @property
+    def type_ids(self) -> list[int]: ...
 
 
 def is_off(setting: str) -> bool:

@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
-
 from shared.adapters.embeddings.folder_identity import folder_model_name
 from shared.adapters.logs import log_fields
 from shared.adapters.onnx_pairs import is_off, pair_logits

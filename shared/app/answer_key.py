@@ -34,11 +34,7 @@ def _product_version() -> str:
 PRODUCT_VERSION = _product_version()
 
 
-class _NamedModel:
-    model: str
-
-
-def generator_name(llm: _NamedModel | None) -> str:
+def generator_name(llm: object | None) -> str:
     """How answers are made: 'extractive' offline, else 'llm:<model>'."""
     model = getattr(llm, "model", None)
     return f"llm:{model}" if llm is not None and model else EXTRACTIVE

@@ -17,7 +17,6 @@ from shared.ports.chats import ChatStore
 from shared.ports.model_roles import FollowUpWriter
 from shared.text.followups import Rewrite, standalone
 
-
 # The turns a model reads to rewrite a follow-up.
 WRITER_CONTEXT_TURNS = 4
 

@@ -91,7 +91,7 @@ def check_sentence(sentence: str, citation: Citation | None, sources: Sequence[S
         signals={"citation": cited, **result.features},
         score=result.score,
         grounded=verdict == SUPPORTED,
-        verdict=verdict,  # type: ignore[arg-type]  # one of the three verdict names
+        verdict=verdict,
         reason=reason,
         window=window,
     )

@@ -32,9 +32,7 @@ def _cover_and_level(nodes: list[TreeNode], level: int = 1) -> None:
 
 def _fill_missing_ids(nodes: list[TreeNode]) -> None:
     taken = {n.id for n in walk_tree(nodes) if n.id}
-    position = 0
-    for node in walk_tree(nodes):
-        position += 1
+    for position, node in enumerate(walk_tree(nodes), start=1):
         if not node.id:
             candidate = f"{position:04d}"
             while candidate in taken:

@@ -12,7 +12,7 @@ class ChatStore(Protocol):
 
     async def get(self, chat_id: str) -> ChatThread | None: ...
 
-    async def list(self, tenant: str, limit: int) -> list[ChatThread]:
+    async def recent(self, tenant: str, limit: int) -> list[ChatThread]:
         """The tenant's threads, the most recently active first."""
         ...
 

@@ -261,7 +261,7 @@ def _variant(previous: str, fragment: str) -> str | None:
             if word is not None and following is not None:  # a modifier before the thing's name
                 return previous[:word.start()] + kind.group("kind") + previous[word.end():]
         return None
-    numbers = _NUMBER.findall(fragment)
+    numbers: list[str] = _NUMBER.findall(fragment)
     words = [w for w in _WORD.findall(fragment) if not _NUMBER.fullmatch(w)]
     if len(numbers) == 1 and words and all(w.lower() in previous.lower() for w in words):
         anchor = re.search(rf"\b{re.escape(words[-1])}\s+(\d[\d.,]*)", previous, re.IGNORECASE)

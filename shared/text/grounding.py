@@ -166,7 +166,7 @@ def _grams_of(words: Sequence[str], n: int = 4) -> set[str]:
 
 def _grams_in(flat: str, n: int = 4) -> set[str]:
     # Every run of n characters: the i-th characters of n shifted copies, joined (in C).
-    return set(map("".join, zip(*(flat[k:] for k in range(n)))))
+    return set(map("".join, zip(*(flat[k:] for k in range(n)), strict=False)))
 
 
 @dataclass(frozen=True)
@@ -274,7 +274,7 @@ class PageWindows(Sequence[Window]):
     def __iter__(self) -> Iterator[Window]:
         return map(self.__getitem__, range(len(self)))
 
-    def __getitem__(self, index: int) -> Window:  # integer indices only
+    def __getitem__(self, index: int) -> Window:  # type: ignore[override]  # integer indices only
         window = self._built.get(index)
         if window is None:
             if not 0 <= index < len(self):
@@ -422,7 +422,10 @@ class PreparedPage:
         by every window holding it; the weights (1 and FUNCTION_WEIGHT, a power of two) make
         every sum exact whatever the order of addition."""
         size = len(self.windows)
-        content, function, repeated, repeated_held = [], [], [], []
+        content: list[np.ndarray] = []
+        function: list[np.ndarray] = []
+        repeated: list[np.ndarray] = []
+        repeated_held: list[np.ndarray] = []
         for token, count, weight in sentence.weighted:
             holders = self.holders.token(token)
             if holders is None:
@@ -443,7 +446,8 @@ class PreparedPage:
         # One integer key, most shared first, then shortest; a stable sort keeps page order.
         spread = int(self.spans.max() - self.spans.min()) + 1
         key = self.spans - matches.shared.astype(np.int64) * spread
-        return np.argsort(key, kind="stable")[:size].tolist()
+        shortlisted: list[int] = np.argsort(key, kind="stable")[:size].tolist()
+        return shortlisted
 
     def units_within(self, index: int) -> list[int]:
         """The one-statement windows inside window `index` (none when it is one statement)."""
@@ -451,7 +455,8 @@ class PreparedPage:
         if window.width == 1:
             return []
         inside = (self.unit_starts >= window.start) & (self.unit_ends <= window.end)
-        return self.units[inside].tolist()
+        units: list[int] = self.units[inside].tolist()
+        return units
 
 
 def _count(found: list[np.ndarray], size: int, weights: list[np.ndarray] | None = None) -> np.ndarray:

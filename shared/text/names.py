@@ -11,6 +11,7 @@ import difflib
 import re
 from collections.abc import Collection, Sequence
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -68,7 +69,7 @@ def _char_counts(word: str) -> np.ndarray:
     return array
 
 
-class WordGroup(list):
+class WordGroup(list[str]):
     """Vocabulary words sharing a first character, with their character counts, so a fuzzy
     look-up can discard most words with one vectorised bound before difflib compares any."""
 
@@ -168,16 +169,18 @@ def closest_spelling(term: str, vocabulary: Collection[str], by_initial: dict[st
 
 
 def unmentioned_names(
-    names: list[tuple[str, str]], vocabularies: list[tuple[Collection[str], dict[str, list[str]] | None, dict | None]]
+    names: list[tuple[str, str]],
+    vocabularies: list[tuple[Collection[str], dict[str, list[str]] | None, dict[str, Any] | None]],
 ) -> list[str]:
     """The question's names (`named_words`; as written) that none of the (vocabulary,
     by_initial, cache) triples mentions; `cache` (a dict kept with the vocabulary) memoises the
     fuzzy look-ups."""
 
-    def known(term: str, vocabulary: Collection[str], groups: dict[str, list[str]] | None, cache: dict | None) -> bool:
+    def known(term: str, vocabulary: Collection[str], groups: dict[str, list[str]] | None,
+              cache: dict[str, Any] | None) -> bool:
         if cache is None:
             return mentioned(term, vocabulary, groups)
-        memo = cache.setdefault("mentioned", {})
+        memo: dict[str, bool] = cache.setdefault("mentioned", {})
         if term not in memo:
             memo[term] = mentioned(term, vocabulary, groups)
         return memo[term]

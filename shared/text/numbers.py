@@ -111,7 +111,7 @@ def _same_date(said: float, stated: float) -> bool:
 
 
 def _date_value(year: str, month: str, day: str | None) -> float:
-    m = _MONTHS.get(month.lower().rstrip("."), None) if not month.isdigit() else int(month)
+    m = _MONTHS.get(month.lower().rstrip(".")) if not month.isdigit() else int(month)
     return float(int(year) * 10000 + (m or 0) * 100 + (int(day) if day else 0))
 
 

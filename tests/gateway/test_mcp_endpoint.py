@@ -62,9 +62,9 @@ def served() -> Iterator[tuple[FakeGateway, str, str]]:
 
 
 async def call(url: str, key: str, tool: str, arguments: dict[str, Any]) -> Any:
-    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=30) as http:
-        async with Client(streamable_http_client(f"{url}/mcp", http_client=http)) as client:
-            return await client.call_tool(tool, arguments)
+    async with (httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=30) as http,
+                Client(streamable_http_client(f"{url}/mcp", http_client=http)) as client):
+        return await client.call_tool(tool, arguments)
 
 
 async def test_ask_over_http_gives_the_verified_sentences_with_a_link_to_the_page(

@@ -96,10 +96,10 @@ def test_shared_samples_round_trip(shared_data) -> None:  # type: ignore[no-unty
         assert import_pageindex(export_pageindex(tree), "d") == tree
         source_ids = set()
 
-        def collect(nodes):  # type: ignore[no-untyped-def]
+        def collect(nodes, into=source_ids):  # type: ignore[no-untyped-def]
             for node in nodes:
-                source_ids.add(node["node_id"])
-                collect(node.get("nodes") or [])
+                into.add(node["node_id"])
+                collect(node.get("nodes") or [], into)
 
         collect(raw["structure"])
         assert {n.id for n in walk_tree(tree.nodes)} == source_ids

@@ -7,10 +7,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+from shared.app.retry import RetryPolicy
 from shared.model.ids import content_id
 from tests import pdfs
 from treerag.cli import main
-from shared.app.retry import RetryPolicy
 from treerag.ingest.upload import Uploader, UploadGaveUpError, UploadReport, UploadState
 
 

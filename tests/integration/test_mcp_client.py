@@ -33,9 +33,9 @@ def document(gateway: Gateway, indexer: ServiceProcess) -> dict[str, Any]:
 
 
 async def call(gateway: Gateway, tool: str, arguments: dict[str, Any]) -> Any:
-    async with httpx2.AsyncClient(headers=gateway.auth, timeout=120) as http:
-        async with Client(streamable_http_client(f"{gateway.url}/mcp", http_client=http)) as client:
-            return await client.call_tool(tool, arguments)
+    async with (httpx2.AsyncClient(headers=gateway.auth, timeout=120) as http,
+                Client(streamable_http_client(f"{gateway.url}/mcp", http_client=http)) as client):
+        return await client.call_tool(tool, arguments)
 
 
 async def test_ask_over_the_stack_matches_the_query_api(gateway: Gateway, document: dict[str, Any]) -> None:

@@ -51,8 +51,8 @@ async def test_threads_are_listed_per_tenant_most_recent_first(chats: MongoChatS
     for chat_id, tenant in (("a", "t1"), ("b", "t1"), ("c", "t2")):
         await chats.create(ChatThread(chat_id=chat_id, tenant=tenant))
     await chats.add_turn(turn("a", "Hi?"))
-    assert [t.chat_id for t in await chats.list("t1", 10)] == ["a", "b"]
-    assert [t.chat_id for t in await chats.list("t2", 10)] == ["c"]
+    assert [t.chat_id for t in await chats.recent("t1", 10)] == ["a", "b"]
+    assert [t.chat_id for t in await chats.recent("t2", 10)] == ["c"]
 
 
 async def test_a_deleted_document_takes_the_threads_over_or_citing_it(chats: MongoChatStore) -> None:
@@ -64,6 +64,6 @@ async def test_a_deleted_document_takes_the_threads_over_or_citing_it(chats: Mon
     await chats.create(ChatThread(chat_id="kept", tenant="t"))
     await chats.add_turn(turn("kept", "What is the flow?", cited="other"))
     assert await chats.forget_document("gone") == 3
-    assert [t.chat_id for t in await chats.list("t", 10)] == ["kept"]
+    assert [t.chat_id for t in await chats.recent("t", 10)] == ["kept"]
     assert await chats.turns("cites") == [] and len(await chats.turns("kept")) == 1
     assert await chats.forget_document("gone") == 0

@@ -5,9 +5,8 @@ year, and share every other word."""
 
 from __future__ import annotations
 
-from shared.model.card import DocType, DocumentCard, DocumentPeriod
-
 from services.navigator.index import DocumentIndex
+from shared.model.card import DocType, DocumentCard, DocumentPeriod
 from tests.query.conftest import build
 from tests.query.documents import FILLER, indexed, node
 from treerag.evaluation.dataset import QAItem

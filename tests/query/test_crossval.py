@@ -14,8 +14,8 @@ from services.navigator.ranking.model import load_model
 from tests.query.conftest import build
 from tests.query.documents import indexed, node
 from tests.query.synthetic import filings_collection, kitchen_collection, plant_collection
-from treerag.evaluation.baselines import chunk_index, page_index
 from treerag.evaluation import fitting
+from treerag.evaluation.baselines import chunk_index, page_index
 from treerag.evaluation.crossval import Outcome, cross_validate, paired_ci, summarise
 from treerag.evaluation.cv_report import markdown, results_json
 from treerag.evaluation.fitting import BUDGET_GRID, RANKER_GRID, RECIPES, corpus_questions, negative_pairs
@@ -242,7 +242,7 @@ def test_leave_one_collection_out_holds_each_set_out_whole_and_fits_on_the_other
     collections, indexes = _collections()
     folds = fold_assignment(collections, 5, "collection")
     assert folds.k == 2
-    for name, items in collections.items():
+    for items in collections.values():
         assert len({folds.of_item[i.id] for i in items}) == 1  # a set is never on both sides
     assert {folds.of_item[collections["plant"][0].id], folds.of_item[collections["kitchen"][0].id]} == {0, 1}
     cv = _held_out(collections, indexes, k=5, systems=("treerag-auto", "bm25-pages"), split="collection")

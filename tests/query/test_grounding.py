@@ -10,8 +10,8 @@ import pytest
 from shared.app.verification import SourcePage, check_sentence, verify_text
 from shared.text.grounding import (
     FEATURES,
-    GroundingFitError,
     LEXICAL,
+    GroundingFitError,
     default_fit,
     ground,
     load_fits,

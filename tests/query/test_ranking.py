@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 
 from services.navigator.navigate import explore, navigate
+from services.navigator.ranking.dense import page_vectors, question_vector
 from services.navigator.ranking.features import (
     FEATURES,
     build_candidates,
     candidate_pages,
 )
-from services.navigator.ranking.dense import page_vectors, question_vector
 from services.navigator.ranking.fused import ABSTENTION_FEATURES, decision_columns
 from services.navigator.ranking.model import (
     DENSE_MODEL_PATHS,

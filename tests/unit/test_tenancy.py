@@ -3,9 +3,9 @@ answered from another tenant's documents."""
 
 from __future__ import annotations
 
+from shared.app.answer_key import EXTRACTIVE, query_answer_key
 from shared.model.events import AnswerVerified, ContextCompressed, NodesSelected, QueryFailed
 from shared.model.ids import DEFAULT_TENANT, content_id, document_id
-from shared.app.answer_key import EXTRACTIVE, query_answer_key
 from shared.model.query import Passage, QuerySettings
 from tests.query.documents import kitchen_guide, plant_manual
 from tests.unit.stages import TENANT, QueryStages, delivery, question

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from shared.adapters.embedded.store import EmbeddedRepository
-from shared.model.card import DocumentCard, DocType
+from shared.model.card import DocType, DocumentCard
 from shared.model.documents import DocumentRecord, DocumentTree
 from shared.model.tree import TreeNode
 from shared.settings import get_settings

@@ -15,8 +15,8 @@ from shared.app.retry import RetryPolicy
 from treerag.ingest.files import INDEXABLE_SUFFIXES, expand_paths
 from treerag.ingest.upload import (
     UploadAbortedError,
-    UploadGaveUpError,
     Uploader,
+    UploadGaveUpError,
     UploadReport,
     UploadState,
     batches,

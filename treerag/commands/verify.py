@@ -24,8 +24,8 @@ from shared.adapters.embeddings.words import word_vectors
 from shared.adapters.nli import EntailmentModelError, configured_judge
 from shared.app.verification import SourcePage, check_sentence
 from shared.ports.model_roles import EntailmentJudge
-from shared.text.substitution import WordVectors
 from shared.settings import get_settings
+from shared.text.substitution import WordVectors
 
 
 class VerifyLine(BaseModel):

@@ -31,6 +31,7 @@ An abstention on an answerable question scores 0 on every page metric.
 
 from __future__ import annotations
 
+import functools
 import logging
 import statistics
 import time
@@ -62,7 +63,7 @@ from treerag.evaluation.fitting import (
     fit_model,
     negative_pairs,
 )
-from treerag.evaluation.folds import NegativePair, Split, fold_assignment
+from treerag.evaluation.folds import Folds, NegativePair, Split, fold_assignment
 from treerag.evaluation.removal import AskedDocuments
 from treerag.evaluation.rerank_fit import fit_rerank
 from treerag.pipeline import ask_result
@@ -110,6 +111,11 @@ class Documents:
     indexes: list[DocumentIndex]
     pages: FlatIndex | PooledIndex
     chunks: FlatIndex | PooledIndex
+
+
+def trained_in(folds: Folds, fold: int, doc: str) -> bool:
+    """Whether `doc` is in the training side of `fold`."""
+    return bool(folds.trains(doc, fold))
 
 
 def _pages_of(passages: Sequence[Passage], label: Callable[[str], str]) -> list[tuple[str, int]]:
@@ -224,16 +230,16 @@ def cross_validate(
     # documents, less any the question's collection also asks about.
     shelves: dict[tuple[str, str], Documents] = {}
     if corpus:
-        documents_of = {name: sorted({i.doc for i in collections[name]}) for name in collections}
+        docs_of = {name: sorted({i.doc for i in collections[name]}) for name in collections}
 
         def shelf(docs: list[str]) -> Documents:
             return Documents([indexes[d] for d in docs], PooledIndex.of([flat_pages[d] for d in docs]),
                              PooledIndex.of([flat_chunks[d] for d in docs]))
 
         for name in sorted(collections):
-            pooled[name] = shelf(sorted({*documents_of[name], *pool}))
+            pooled[name] = shelf(sorted({*docs_of[name], *pool}))
             for other in sorted(collections):
-                foreign = [d for d in documents_of[other] if d not in set(documents_of[name])]
+                foreign = [d for d in docs_of[other] if d not in set(docs_of[name])]
                 if other != name and foreign:
                     shelves[(name, other)] = shelf(foreign)
     outcomes: list[Outcome] = []
@@ -252,7 +258,7 @@ def cross_validate(
             train = [e for e in labelled if folds.trains(e.group, fold)]
             train += [e for e, p in zip(negatives, pairs, strict=True)
                       if folds.trains(p.doc, fold) and folds.trains(p.question_doc, fold)]
-            corpus_train = corpus_questions(collections, indexes, lambda doc, fold=fold: folds.trains(doc, fold), pool)
+            corpus_train = corpus_questions(collections, indexes, functools.partial(trained_in, folds, fold), pool)
             model = fit_model(train, {"fold": fold, "folds": k, "embeddings": embeddings}, recipe, corpus_train)
             if "ranker" in model.fitted_on:
                 choices.append({key: model.fitted_on[key] for key in ("ranker", "false_abstention_budget")})

@@ -487,7 +487,8 @@ def fit_collections(
     items = [item for name in sorted(collections) for item in collections[name]]
     labelled, negatives = explore_examples(items, negative_pairs(collections, indexes), indexes, settings,
                                            collection_of=document_collections(collections))
-    note = {"datasets": ",".join(sorted(collections)), "embeddings": embedder_name() or "off"}
+    note: dict[str, str | int | float] = {"datasets": ",".join(sorted(collections)),
+                                          "embeddings": embedder_name() or "off"}
     examples = labelled + negatives
     corpus = corpus_questions(collections, indexes, lambda doc: True, pool)
     dense = fit_model(examples, note, corpus=corpus)

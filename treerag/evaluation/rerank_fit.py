@@ -56,12 +56,14 @@ def fit_rerank(
     judged = []
     for example in usable:
         found = example.exploration
-        ranking = rank(found.candidates, model, found.missing)
-        fused, scores = relevance(ranking, found.candidates, scorer, DEPTH, WINDOW_WORDS)
+        candidates = found.candidates
+        assert candidates is not None  # `usable` holds only explorations with candidates
+        ranking = rank(candidates, model, found.missing)
+        fused, scores = relevance(ranking, candidates, scorer, DEPTH, WINDOW_WORDS)
         logits.append(scores)
         if not example.answerable:
             continue
-        names = [d.index.label for d in found.candidates.documents]  # as gold pages name them
+        names = [d.index.label for d in candidates.documents]  # as gold pages name them
         gold = np.array([(names[p.document], p.page) in example.gold for p in ranking.pages[:DEPTH]])
         if gold.any():  # else no weight can put a gold page first
             judged.append((fused, sigmoid(scores), gold))

@@ -18,10 +18,10 @@ from services.navigator.index_cache import IndexCache, NoDocumentsError
 from shared.model.documents import DocumentStatus
 from shared.model.query import CompressedContext, QuerySettings, VerifiedAnswer
 from shared.ports.repository import Repository
+from treerag.evaluation.asking import Asker
 from treerag.evaluation.baselines import FlatIndex, chunk_index, page_index
 from treerag.evaluation.dataset import QAItem
 from treerag.evaluation.metrics import ItemScore, SystemScores, aggregate, score_item
-from treerag.evaluation.asking import Asker
 from treerag.pipeline import ask_result
 
 logger = logging.getLogger(__name__)

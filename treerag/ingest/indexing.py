@@ -25,11 +25,11 @@ from services.indexer.errors import DocumentError
 from services.indexer.pipeline import IndexOptions, index_document
 from shared.adapters.embedded.store import EmbeddedRepository
 from shared.adapters.embeddings import make_embedder
-from shared.adapters.logs import configure_logging
 from shared.adapters.llm.client import BaseLLMClient
+from shared.adapters.logs import configure_logging
 from shared.app.indexing import decide_indexing, next_version
 from shared.model.file_names import FileNameError, file_name_label
-from shared.model.ids import content_id
+from shared.model.ids import BuilderChoice, content_id
 from shared.model.tree import walk_tree
 from shared.ports.model_roles import Embedder
 from shared.settings import get_settings
@@ -67,7 +67,7 @@ class Triage:
     settled: list[FileResult]
 
 
-def triage(paths: list[Path], repo: EmbeddedRepository, builder: str, force: bool) -> Triage:
+def triage(paths: list[Path], repo: EmbeddedRepository, builder: BuilderChoice, force: bool) -> Triage:
     """Hash every file; keep those the store does not hold (or must rebuild), once per content."""
     jobs: list[IndexJob] = []
     settled: list[FileResult] = []

@@ -24,7 +24,7 @@ from services.gateway.routes.queries import stages_missing
 from services.gateway.schemas import ChatCreate, ChatMessage
 from services.gateway.streaming import EVENT_STREAM, stream, wants_events
 from shared.adapters.logs import correlated, log_fields
-from shared.app.chats import ChatFull, ChatNotFound, next_turn, tenant_chat
+from shared.app.chats import ChatNotFound, next_turn, tenant_chat
 from shared.app.documents import query_documents, tenant_document
 from shared.model.chats import ChatThread, ChatTurn
 from shared.model.queries import QueryStatus
@@ -49,7 +49,7 @@ async def create_chat(body: ChatCreate, caller: CallerDep, gateway: GatewayDep) 
 async def list_chats(caller: CallerDep, gateway: GatewayDep,
                      limit: Annotated[int, Query(ge=1, le=200)] = 50) -> list[ChatThread]:
     """The caller's tenant's chats, the most recently active first."""
-    return await gateway.chats.list(caller.tenant, limit)
+    return await gateway.chats.recent(caller.tenant, limit)
 
 
 @router.get("/v1/chats/{chat_id}", response_model=ChatThread)

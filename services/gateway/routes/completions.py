@@ -38,6 +38,7 @@ from shared.model.query import QUESTION_MAX_CHARS, Citation, QuerySettings, Sent
 from shared.ports.model_roles import FollowUpWriter
 from shared.text.followups import Rewrite, standalone
 
+
 class OpenAIErrors(APIRoute):
     """Errors as OpenAI's API shapes them (`{"error": {"message", "type", "code"}}`), so its SDKs
     show the reason instead of a bare status: a bad body, an unknown model, a refusal."""
@@ -53,7 +54,8 @@ class OpenAIErrors(APIRoute):
                                                    for e in error_details(exc.errors())), "invalid_request_error")
             except HTTPException as exc:
                 kind = "authentication_error" if exc.status_code == 401 else "invalid_request_error"
-                return openai_error(exc.status_code, detail_text(exc.detail), kind, headers=exc.headers)
+                return openai_error(exc.status_code, detail_text(exc.detail), kind,
+                                    headers=dict(exc.headers) if exc.headers else None)
             except REFUSALS as exc:
                 error = refusal(exc)
                 return openai_error(error.status_code, detail_text(error.detail), "invalid_request_error")
@@ -150,9 +152,10 @@ async def conversation(messages: list[Message], writer: FollowUpWriter | None) -
     rewrite = standalone(asked[-1], previous)
     if writer is not None and previous is not None:
         earlier = [text[:QUESTION_MAX_CHARS] for text in asked[:-1]]
-        if (text := await asyncio.to_thread(writer.standalone, asked[-1], earlier)) is not None:
-            reason = "" if text == asked[-1] else f"rewritten by {writer.name} from the questions before it"
-            return Rewrite(text, reason, names_own=rewrite.names_own)
+        written: str | None = await asyncio.to_thread(writer.standalone, asked[-1], earlier)
+        if written is not None:
+            reason = "" if written == asked[-1] else f"rewritten by {writer.name} from the questions before it"
+            return Rewrite(written, reason, names_own=rewrite.names_own)
     return rewrite
 
 

@@ -62,7 +62,9 @@ def _embed(model: Embedder, texts: list[str]) -> np.ndarray:
 
 def question_vector(question: str) -> np.ndarray:
     model = embedder()
-    return _question_vector(model, asked_text(question)) if model is not None else np.zeros(1, dtype=np.float32)
+    if model is None:
+        return np.zeros(1, dtype=np.float32)
+    return _question_vector(model, asked_text(question))  # type: ignore[arg-type]  # embedders hash by identity
 
 
 @lru_cache(maxsize=4096)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -67,7 +68,7 @@ class FastEmbedEmbedder:
             raise EmbeddingsConfigError(
                 "the fastembed backend needs `pip install 'treerag[fastembed]'`; or set TREERAG_EMBEDDINGS=wordllama"
             ) from exc
-        options: dict[str, object] = {"threads": 1}
+        options: dict[str, Any] = {"threads": 1}
         if cache is not None:
             options["cache_dir"] = str(cache)
         if path is not None:

@@ -24,7 +24,7 @@ def word_vectors(settings: Settings | None = None) -> WordVectors | None:
     except EmbeddingsConfigError as exc:
         logger.warning("embeddings unavailable; the verifier scores replaced words lexically: %s", exc)
         return None
-    return None if embedder is None else _memoised(embedder)
+    return None if embedder is None else _memoised(embedder)  # type: ignore[arg-type]  # embedders hash by identity
 
 
 @lru_cache(maxsize=4)

@@ -23,11 +23,11 @@ from faststream.middlewares import AckPolicy
 from pymongo import AsyncMongoClient
 from pymongo.asynchronous.database import AsyncDatabase
 
+from shared.adapters.blobs import make_blob_store
+from shared.adapters.health import StageHealth, run_health_checks
 from shared.adapters.kafka.broker import Bus, make_broker
 from shared.adapters.kafka.delivery import GiveUp, Handler, RawMessage, ReliableConsumer
 from shared.adapters.kafka.topics import ensure_topics
-from shared.adapters.blobs import make_blob_store
-from shared.adapters.health import StageHealth, run_health_checks
 from shared.adapters.logs import log_fields
 from shared.adapters.metrics import (
     HANDLER_SECONDS,
@@ -56,7 +56,7 @@ class NotStartedError(RuntimeError):
     pass
 
 
-class AssignmentLogger(ConsumerRebalanceListener):  # type: ignore[misc]
+class AssignmentLogger(ConsumerRebalanceListener):
     """One structured line per rebalance: which partitions this process now owns."""
 
     def __init__(self, stage: str, group: str) -> None:
@@ -180,7 +180,7 @@ class StageRuntime:
 
         async def on_message(msg: KafkaMessage) -> None:
             received = time.perf_counter()
-            record = msg.raw_message
+            record: Any = msg.raw_message  # one aiokafka ConsumerRecord (not a batch)
             key = record.key.decode("utf-8", errors="replace") if record.key else None
             try:
                 await consumer(RawMessage(record.topic, record.partition, record.offset, key, msg.body, received))
@@ -205,7 +205,7 @@ class StageRuntime:
         )
 
         async def on_message(msg: KafkaMessage) -> None:
-            record = msg.raw_message
+            record: Any = msg.raw_message  # one aiokafka ConsumerRecord (not a batch)
             try:
                 event = event_type.model_validate_json(msg.body)
                 delivery = Delivery(stage=self.stage, topic=record.topic, partition=record.partition,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from shared.adapters.llm.call_cache import CallCache, CallStore
 from shared.adapters.llm.client import BaseLLMClient, ModelRetryPolicy
@@ -24,7 +25,7 @@ def make_llm(
     """
     if settings.llm == "off":
         return None
-    common = {
+    common: dict[str, Any] = {
         "timeout_s": settings.llm_timeout_s,
         "max_concurrency": settings.llm_max_concurrency,
         "retry": retry,

@@ -18,7 +18,7 @@ class InMemoryChatStore:
     async def get(self, chat_id: str) -> ChatThread | None:
         return self.threads.get(chat_id)
 
-    async def list(self, tenant: str, limit: int) -> list[ChatThread]:
+    async def recent(self, tenant: str, limit: int) -> list[ChatThread]:
         mine = [t for t in self.threads.values() if t.tenant == tenant]
         return sorted(mine, key=lambda t: t.updated_at, reverse=True)[:limit]
 

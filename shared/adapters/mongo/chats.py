@@ -44,7 +44,7 @@ class MongoChatStore:
         doc = await self.threads.find_one({"_id": chat_id})
         return ChatThread.model_validate(doc) if doc else None
 
-    async def list(self, tenant: str, limit: int) -> list[ChatThread]:
+    async def recent(self, tenant: str, limit: int) -> list[ChatThread]:
         docs = await self.threads.find({"tenant": tenant}).sort("updated_at", DESCENDING).limit(limit).to_list(None)
         return [ChatThread.model_validate(doc) for doc in docs]
 

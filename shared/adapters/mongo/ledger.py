@@ -44,6 +44,7 @@ class DeliveryLedger:
             upsert=True,
             return_document=ReturnDocument.AFTER,
         )
+        assert doc is not None  # an upsert returning the document after it always has one
         return int(doc["count"])
 
     async def end_attempts(self, group: str, topic: str, partition: int, offset: int) -> None:

@@ -18,8 +18,8 @@ from collections.abc import Callable
 from typing import Any
 
 from pymongo import ReturnDocument
-from pymongo.errors import DuplicateKeyError
 from pymongo.asynchronous.collection import AsyncCollection
+from pymongo.errors import DuplicateKeyError
 
 from shared.model.documents import DocumentStatus
 from shared.model.ids import DEFAULT_TENANT
@@ -68,6 +68,7 @@ class DocumentOrder:
                     {"_id": _counter_id(tenant)}, {"$inc": {"last": 1}}, upsert=True,
                     return_document=ReturnDocument.AFTER
                 )
+                assert counter is not None  # an upsert returning the document after it always has one
                 position = int(counter["last"])
                 await self.order.insert_one({"_id": _order_id(tenant, position), "doc_id": doc_id})
             except DuplicateKeyError:

@@ -23,8 +23,9 @@ from pymongo import ASCENDING, AsyncMongoClient
 from pymongo.errors import DuplicateKeyError
 
 from shared.adapters.mongo.ownership import Owned, OwnershipLedger, remove_each
+from shared.model.clock import utc_now
 from shared.model.events import QueryOutcome, StageTiming
-from shared.model.queries import REASON_MAX_CHARS, QueryRecord, QueryStatus, utc_now
+from shared.model.queries import REASON_MAX_CHARS, QueryRecord, QueryStatus
 
 
 def _documents_of(record: QueryRecord) -> set[str]:
