@@ -9,9 +9,9 @@ from services.navigator.index_cache import NoDocumentsError
 from shared.adapters.embeddings.words import word_vectors
 from shared.adapters.nli import configured_judge
 from shared.app.verification import SourcePage, verify_text
-from shared.model.documents import DocumentRecord, DocumentStatus, DocumentTree
+from shared.model.documents import DocumentRecord, DocumentTree
 from shared.model.events import QueryOutcome
-from shared.model.query import Citation, QuerySettings, SentenceCheck
+from shared.model.query import QuerySettings, SentenceCheck
 from shared.ports.desk import ToolFailure
 from shared.ports.repository import Repository
 from shared.settings import get_settings
@@ -49,18 +49,7 @@ class StoreDesk:
     async def tree(self, doc_id: str) -> DocumentTree | None:
         return await self.repository.get_tree(doc_id)
 
-    async def check(self, text: str, citations: list[Citation]) -> list[SentenceCheck]:
-        sources: list[SourcePage] = []
-        for citation in citations:
-            record = await self.document(citation.doc_id)
-            if record.status != DocumentStatus.READY:
-                raise ToolFailure(f"document {record.doc_id} is {record.status.value}: it has no pages to check")
-            texts = await self.page_texts(record.doc_id, sorted(set(citation.pages)))
-            missing = sorted(set(citation.pages) - set(texts))
-            if missing:
-                raise ToolFailure(f"document {record.doc_id} has no page {missing[0]}: it has pages 1 to "
-                                  f"{record.page_count}")
-            sources.extend(SourcePage(record.doc_id, page, text) for page, text in sorted(texts.items()))
+    async def check(self, text: str, sources: list[SourcePage]) -> list[SentenceCheck]:
         settings = get_settings()
         return await asyncio.to_thread(verify_text, text, sources, configured_judge(settings.nli),
                                        word_vectors(settings))

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from shared.app.verification import answer_confidence
-from shared.model.documents import DocumentRecord
+from shared.app.verification import SourcePage, answer_confidence
+from shared.model.documents import DocumentRecord, DocumentStatus
 from shared.model.query import Citation, SentenceCheck, VisitedSection
 from shared.model.tools import (
     AskResult,
@@ -101,12 +101,27 @@ def _ranked_pages(citations: list[Citation], path: list[VisitedSection]) -> Iter
                 yield section.doc_id, page, section.node_id
 
 
+async def cited_sources(desk: DocumentDesk, citations: list[Citation]) -> list[SourcePage]:
+    """The pages `citations` name, each of a ready document the caller has; `ToolFailure` naming
+    the first that is not."""
+    sources: list[SourcePage] = []
+    for citation in citations:
+        record = await desk.document(citation.doc_id)
+        if record.status != DocumentStatus.READY:
+            raise ToolFailure(f"document {record.doc_id} is {record.status.value}: it has no pages to check")
+        texts = await desk.page_texts(record.doc_id, sorted(set(citation.pages)))
+        missing = sorted(set(citation.pages) - set(texts))
+        if missing:
+            raise ToolFailure(f"document {record.doc_id} has no page {missing[0]}: it has pages 1 to "
+                              f"{record.page_count}")
+        sources.extend(SourcePage(record.doc_id, page, text) for page, text in sorted(texts.items()))
+    return sources
+
+
 async def verify(desk: DocumentDesk, text: str, citations: list[Citation]) -> TextCheck:
     if sum(len(c.pages) for c in citations) > CHECKED_PAGES_MAX:
         raise ToolFailure(f"cite at most {CHECKED_PAGES_MAX} pages in one check")
-    for citation in citations:
-        await desk.document(citation.doc_id)
-    checks = await desk.check(text, citations)
+    checks = await desk.check(text, await cited_sources(desk, citations))
     counts = {v: sum(c.verdict == v for c in checks) for v in ("supported", "contradicted", "unsupported")}
     return TextCheck(sentences=checks, confidence=answer_confidence(checks), **counts)
 

@@ -13,9 +13,9 @@ model's contradiction probability is added to its reason as confirmation.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from shared.model.query import Citation, EvidenceWindow, SentenceCheck
+from shared.model.sources import SourcePage
 from shared.ports.model_roles import EntailmentJudge
 from shared.text.citations import strip_citations
 from shared.text.grounding import (
@@ -31,15 +31,6 @@ from shared.text.lexical import sentences_of
 from shared.text.substitution import WordVectors
 
 _VERDICT_RANK = {SUPPORTED: 2, CONTRADICTED: 1}
-
-
-@dataclass(frozen=True)
-class SourcePage:
-    """Text a sentence is checked against: a page of a document, or the context (page 0)."""
-
-    doc_id: str
-    page: int
-    text: str
 
 
 def _better(a: Grounding, b: Grounding) -> bool:

@@ -8,7 +8,8 @@ from typing import Protocol
 
 from shared.model.documents import DocumentRecord, DocumentTree
 from shared.model.events import QueryOutcome
-from shared.model.query import Citation, SentenceCheck
+from shared.model.query import SentenceCheck
+from shared.model.sources import SourcePage
 
 
 class ToolFailure(RuntimeError):
@@ -30,8 +31,8 @@ class DocumentDesk(Protocol):
 
     async def tree(self, doc_id: str) -> DocumentTree | None: ...
 
-    async def check(self, text: str, citations: list[Citation]) -> list[SentenceCheck]:
-        """Each sentence of `text` checked against the cited pages."""
+    async def check(self, text: str, sources: list[SourcePage]) -> list[SentenceCheck]:
+        """Each sentence of `text` checked against `sources` (`shared.app.desk.cited_sources`)."""
         ...
 
     def page_image(self, doc_id: str, page: int) -> str | None:

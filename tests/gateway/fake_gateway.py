@@ -8,10 +8,13 @@ production, with the stages replaced by an answer the test gives (`FakeGateway.a
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 
+import uvicorn
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
@@ -21,10 +24,11 @@ from services.gateway.ports import Gateway
 from services.gateway.stage_watch import QUERY_STAGES
 from shared.adapters.memory.chats import InMemoryChatStore
 from shared.model.clock import utc_now
-from shared.model.documents import DocumentStatus
-from shared.model.events import AnswerVerified, Event, QueryFailed, QueryReceived
+from shared.model.documents import DocumentRecord, DocumentStatus
+from shared.model.events import AnswerVerified, Event, QueryFailed, QueryOutcome, QueryReceived
 from shared.model.heartbeats import Heartbeat
 from shared.model.listing import DocumentPage
+from shared.model.query import Citation, SentenceCheck, VerifiedAnswer
 from shared.ports.model_roles import FollowUpWriter
 from shared.settings import Settings
 from tests.fakes import FakeKeyStore, FakeOutbox, FakeQueryStore, FakeRepository, RecordingPublisher
@@ -125,3 +129,45 @@ class FakeGateway:
     def client(self) -> Iterator[TestClient]:
         with TestClient(self.app(), base_url=BASE_URL) as client:
             yield client
+
+
+def verified(event: QueryReceived, answer: str, sentences: Sequence[SentenceCheck] = (),
+             citations: Sequence[Citation] = (), confidence: float = 0.8, abstained: bool = False) -> AnswerVerified:
+    """The answer event the stages would publish for `event`."""
+    outcome = QueryOutcome(mode="dfs", answer=VerifiedAnswer(
+        question=event.question, answer=answer, sentences=list(sentences), citations=list(citations),
+        confidence=confidence, abstained=abstained))
+    return AnswerVerified(query_id=event.query_id, question=event.question, doc_ids=event.doc_ids,
+                          settings=event.settings, tenant=event.tenant, outcome=outcome)
+
+
+def supported(texts: Sequence[str], citation: Citation) -> list[SentenceCheck]:
+    """Each text as a sentence its cited page supports."""
+    return [SentenceCheck(text=t, citation=citation, signals={}, score=0.9, grounded=True, verdict="supported")
+            for t in texts]
+
+
+def with_manual(fake: FakeGateway, answer: Answer) -> FakeGateway:
+    """`fake` holding one ready document, "manual", its questions answered by `answer`."""
+    fake.store.documents["manual"] = DocumentRecord(doc_id="manual", file_name="manual.pdf", page_count=2,
+                                                    status=DocumentStatus.READY, tenant=fake.settings.tenant)
+    fake.answer_with(answer)
+    return fake
+
+
+@contextmanager
+def served(app: FastAPI) -> Iterator[int]:
+    """`app` served by uvicorn on a loopback port (for clients that speak real HTTP); its port."""
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_config=None))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if time.monotonic() > deadline:
+            raise RuntimeError("uvicorn did not start within 30 s")
+        time.sleep(0.05)
+    try:
+        yield server.servers[0].sockets[0].getsockname()[1]
+    finally:
+        server.should_exit = True
+        thread.join(10)

@@ -5,16 +5,13 @@ store (tests/gateway/fake_gateway.py)."""
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterator
 
 import pytest
-import uvicorn
 from fastapi.testclient import TestClient
 
 from shared.settings import Settings
-from tests.gateway.fake_gateway import FakeGateway
+from tests.gateway.fake_gateway import FakeGateway, served
 from tests.gateway.streams import send_chunked_upload
 
 UPLOAD_LIMIT = 1024 * 1024
@@ -39,18 +36,8 @@ def client(gateway: FakeGateway) -> Iterator[TestClient]:
 @pytest.fixture(scope="module")
 def server() -> Iterator[int]:
     """The gateway app on fakes, served by uvicorn on a loopback port."""
-    config = uvicorn.Config(FakeGateway(settings=SETTINGS).app(), host="127.0.0.1", port=0, log_config=None)
-    served = uvicorn.Server(config)
-    thread = threading.Thread(target=served.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not served.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.05)
-    port = served.servers[0].sockets[0].getsockname()[1]
-    yield port
-    served.should_exit = True
-    thread.join(10)
+    with served(FakeGateway(settings=SETTINGS).app()) as port:
+        yield port
 
 
 def test_a_json_body_over_its_limit_is_413_naming_the_setting(client: TestClient) -> None:

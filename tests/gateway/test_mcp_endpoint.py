@@ -3,24 +3,20 @@ streamable HTTP, on fakes of the gateway's ports: behind the API keys, for the k
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import httpx2
 import pytest
-import uvicorn
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from shared.app.api_keys import new_key
-from shared.model.documents import DocumentRecord, DocumentStatus
-from shared.model.events import AnswerVerified, QueryOutcome, QueryReceived
-from shared.model.query import Citation, EvidenceWindow, SentenceCheck, VerifiedAnswer
+from shared.model.events import AnswerVerified, QueryReceived
+from shared.model.query import Citation, EvidenceWindow, SentenceCheck
 from shared.settings import Settings
-from tests.gateway.fake_gateway import FakeGateway
+from tests.gateway.fake_gateway import FakeGateway, served, verified, with_manual
 
 PAGE = "The relief valve opens at 12 bar. It is tested every year."
 
@@ -30,35 +26,19 @@ def answer(event: QueryReceived) -> AnswerVerified:
     check = SentenceCheck(text="The relief valve opens at 12 bar.", citation=citation, signals={}, score=0.9,
                           grounded=True, verdict="supported",
                           window=EvidenceWindow(doc_id="manual", page=2, start=0, end=33, text=PAGE[:33]))
-    verified = VerifiedAnswer(question=event.question, answer="The relief valve opens at 12 bar [manual.pdf, p. 2].",
-                              confidence=0.9, citations=[citation], sentences=[check])
-    return AnswerVerified(query_id=event.query_id, question=event.question, doc_ids=event.doc_ids,
-                          settings=event.settings, tenant=event.tenant,
-                          outcome=QueryOutcome(answer=verified, mode="dfs"))
+    return verified(event, "The relief valve opens at 12 bar [manual.pdf, p. 2].", [check], [citation], 0.9)
 
 
 @pytest.fixture(scope="module")
-def served() -> Iterator[tuple[FakeGateway, str, str]]:
-    """The gateway on fakes, served by uvicorn (the SDK's client speaks real HTTP), with keys on."""
-    fake = FakeGateway(settings=Settings(kafka_bootstrap="127.0.0.1:1", mongo_url="mongodb://127.0.0.1:1/",
-                                         auth_failures_per_s=0))
-    fake.store.documents["manual"] = DocumentRecord(doc_id="manual", file_name="manual.pdf", page_count=2,
-                                                    status=DocumentStatus.READY, tenant="plant")
+def gateway() -> Iterator[tuple[FakeGateway, str, str]]:
+    """The gateway on fakes, served over real HTTP (the SDK's client speaks it), with keys on."""
+    fake = with_manual(FakeGateway(settings=Settings(kafka_bootstrap="127.0.0.1:1", mongo_url="mongodb://127.0.0.1:1/",
+                                                     auth_failures_per_s=0, tenant="plant")), answer)
     fake.store.pages["manual"] = ["Contents", PAGE]
-    fake.answer_with(answer)
     issued = new_key("plant")
     fake.keys.records[issued.record.key_id] = issued.record
-    server = uvicorn.Server(uvicorn.Config(fake.app(), host="127.0.0.1", port=0, log_config=None))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.05)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    yield fake, f"http://127.0.0.1:{port}", issued.key
-    server.should_exit = True
-    thread.join(10)
+    with served(fake.app()) as port:
+        yield fake, f"http://127.0.0.1:{port}", issued.key
 
 
 async def call(url: str, key: str, tool: str, arguments: dict[str, Any]) -> Any:
@@ -68,8 +48,8 @@ async def call(url: str, key: str, tool: str, arguments: dict[str, Any]) -> Any:
 
 
 async def test_ask_over_http_gives_the_verified_sentences_with_a_link_to_the_page(
-        served: tuple[FakeGateway, str, str]) -> None:
-    fake, url, key = served
+        gateway: tuple[FakeGateway, str, str]) -> None:
+    fake, url, key = gateway
     result = await call(url, key, "ask", {"question": "When does the relief valve open?"})
     assert not result.is_error, result.content
     sentence = result.structured_content["sentences"][0]
@@ -78,8 +58,8 @@ async def test_ask_over_http_gives_the_verified_sentences_with_a_link_to_the_pag
     assert fake.bus.of_type(QueryReceived)[-1].tenant == "plant"
 
 
-async def test_pages_and_documents_are_the_keys_tenants(served: tuple[FakeGateway, str, str]) -> None:
-    _, url, key = served
+async def test_pages_and_documents_are_the_keys_tenants(gateway: tuple[FakeGateway, str, str]) -> None:
+    _, url, key = gateway
     page = await call(url, key, "get_page", {"doc_id": "manual", "page": 2})
     assert page.structured_content["text"] == PAGE
     listed = await call(url, key, "list_documents", {})
@@ -89,8 +69,8 @@ async def test_pages_and_documents_are_the_keys_tenants(served: tuple[FakeGatewa
     assert checked.structured_content["supported"] == 0
 
 
-def test_without_a_valid_key_the_endpoint_answers_401(served: tuple[FakeGateway, str, str]) -> None:
-    _, url, _ = served
+def test_without_a_valid_key_the_endpoint_answers_401(gateway: tuple[FakeGateway, str, str]) -> None:
+    _, url, _ = gateway
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
     for headers in ({}, {"Authorization": "Bearer trk_not_a_key"}):
         response = httpx.post(f"{url}/mcp", json=body, headers=headers, timeout=10)

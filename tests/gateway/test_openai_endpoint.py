@@ -10,32 +10,22 @@ from typing import Any
 import openai
 import pytest
 
-from shared.model.documents import DocumentRecord, DocumentStatus
-from shared.model.events import AnswerVerified, QueryOutcome, QueryReceived
-from shared.model.query import Citation, SentenceCheck, VerifiedAnswer
-from tests.gateway.fake_gateway import FakeGateway
+from shared.model.events import AnswerVerified, QueryReceived
+from shared.model.query import Citation
+from tests.gateway.fake_gateway import FakeGateway, supported, verified, with_manual
 
 SENTENCES = ["The relief valve opens at 12 bar.", "It is tested every year."]
 
 
 def answer(event: QueryReceived) -> AnswerVerified:
     citation = Citation(doc_id="manual", file_name="manual.pdf", pages=[2])
-    checks = [SentenceCheck(text=s, citation=citation, signals={}, score=0.9, grounded=True, verdict="supported")
-              for s in SENTENCES]
-    verified = VerifiedAnswer(question=event.question, confidence=0.8, citations=[citation], sentences=checks,
-                              answer="The relief valve opens at 12 bar [manual.pdf, p. 2]. "
-                                     "It is tested every year [manual.pdf, p. 2].")
-    return AnswerVerified(query_id=event.query_id, question=event.question, doc_ids=event.doc_ids,
-                          settings=event.settings, tenant=event.tenant, outcome=QueryOutcome(answer=verified, mode="dfs"))
+    return verified(event, "The relief valve opens at 12 bar [manual.pdf, p. 2]. "
+                           "It is tested every year [manual.pdf, p. 2].", supported(SENTENCES, citation), [citation])
 
 
 @pytest.fixture
 def gateway() -> FakeGateway:
-    fake = FakeGateway()
-    fake.store.documents["manual"] = DocumentRecord(doc_id="manual", file_name="manual.pdf",
-                                                    status=DocumentStatus.READY)
-    fake.answer_with(answer)
-    return fake
+    return with_manual(FakeGateway(), answer)
 
 
 @pytest.fixture

@@ -63,6 +63,13 @@ def indexer(stack: Stack) -> Iterator[ServiceProcess]:
         yield process
 
 
+@pytest.fixture(scope="module")
+def indexer_for_module(stack: Stack) -> Iterator[ServiceProcess]:
+    """One indexer for a whole module, so that its documents are indexed once."""
+    with stack.running("indexer") as process:
+        yield process
+
+
 @pytest.fixture(scope="session")
 def db(stack: Stack) -> Iterator[Any]:
     client = stack.mongo()

@@ -4,7 +4,6 @@ citations and verdicts `POST /v1/query` gives."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import httpx2
@@ -14,7 +13,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from .conftest import upload_ready
 from .pdfs import manual_pdf
-from .stack import Gateway, ServiceProcess, Stack
+from .stack import Gateway, ServiceProcess
 
 pytestmark = pytest.mark.integration
 
@@ -22,13 +21,7 @@ QUESTION = "At what pressure does the safety valve of unit 505 open?"
 
 
 @pytest.fixture(scope="module")
-def indexer(stack: Stack) -> Iterator[ServiceProcess]:
-    with stack.running("indexer") as process:
-        yield process
-
-
-@pytest.fixture(scope="module")
-def document(gateway: Gateway, indexer: ServiceProcess) -> dict[str, Any]:
+def document(gateway: Gateway, indexer_for_module: ServiceProcess) -> dict[str, Any]:
     return upload_ready(gateway, manual_pdf(unit=505), "unit-505.pdf")
 
 

@@ -4,7 +4,6 @@ follow-up carried in `messages`, each with the citations and verdicts `POST /v1/
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import openai
@@ -12,7 +11,7 @@ import pytest
 
 from .conftest import upload_ready
 from .pdfs import manual_pdf
-from .stack import Gateway, ServiceProcess, Stack
+from .stack import Gateway, ServiceProcess
 
 pytestmark = pytest.mark.integration
 
@@ -20,13 +19,7 @@ QUESTION = "At what pressure does the safety valve of unit 404 open?"
 
 
 @pytest.fixture(scope="module")
-def indexer(stack: Stack) -> Iterator[ServiceProcess]:
-    with stack.running("indexer") as process:
-        yield process
-
-
-@pytest.fixture(scope="module")
-def document(gateway: Gateway, indexer: ServiceProcess) -> dict[str, Any]:
+def document(gateway: Gateway, indexer_for_module: ServiceProcess) -> dict[str, Any]:
     return upload_ready(gateway, manual_pdf(unit=404), "unit-404.pdf")
 
 

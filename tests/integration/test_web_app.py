@@ -171,12 +171,6 @@ def uploaded(gateway: Gateway, browser: Any, indexer_for_module: ServiceProcess)
         tab.close()
 
 
-@pytest.fixture(scope="module")
-def indexer_for_module(stack: Any) -> Iterator[ServiceProcess]:
-    with stack.running("indexer") as process:
-        yield process
-
-
 def test_the_list_shows_one_status_on_request(gateway: Gateway, browser: Any, uploaded: dict[str, Any]) -> None:
     tab = Page(browser, DESKTOP)
     try:
