@@ -58,9 +58,11 @@ start_service() { # name index args...
     return 0
   fi
   # The service rotates its own log file; a shell redirection could not be rotated under it.
-  (cd "$ROOT" && TREERAG_LOG_FILE="$log" exec nohup "$PYTHON" "$@" >>"$out" 2>&1 </dev/null) &
+  # Its supervisor restarts it whenever it exits (with backoff), and logs each restart to $out.
+  (cd "$ROOT" && TREERAG_LOG_FILE="$log" exec nohup "$PYTHON" scripts/supervise.py "$name-$index" -- \
+    "$PYTHON" "$@" >>"$out" 2>&1 </dev/null) &
   echo $! >"$pidfile"
-  log "started $name-$index (pid $!, log $log)"
+  log "started $name-$index under its supervisor (pid $!, log $log)"
 }
 
 # The address to poll the gateway on: the host it binds, or loopback when it binds every interface.
@@ -156,6 +158,7 @@ print(" ".join(f"METRICS_PORTS[{stage}]={port}" for stage, port in ports.items()
   start_prometheus
 
   local url deadline=$((SECONDS + READY_TIMEOUT))
+  declare -A REPORTED=()
   url="http://$(poll_host):$GPORT"
   log "waiting for $url/readyz (up to ${READY_TIMEOUT}s)"
   until "$PYTHON" - "$url/readyz" <<'PY' >/dev/null 2>&1
@@ -166,11 +169,15 @@ PY
   do
     for pidfile in "$PIDS"/*-*.pid; do
       [[ -f "$pidfile" ]] || continue
-      if ! pid_alive "$pidfile" services. >/dev/null; then
-        local name
-        name="$(basename "$pidfile" .pid)"
-        tail -n 20 "$LOGS/$name.log" "$LOGS/$name.out" >&2 || true
-        die "$name exited during startup (log: $LOGS/$name.log); '$0 down' stops the rest"
+      local name
+      name="$(basename "$pidfile" .pid)"
+      # A service that exits during startup is restarted by its supervisor: say so, once, and go on waiting.
+      if ! pid_alive "$pidfile" services. >/dev/null || grep -q "service exited; restarting" "$LOGS/$name.out" 2>/dev/null; then
+        if [[ -z "${REPORTED[$name]:-}" ]]; then
+          REPORTED[$name]=1
+          tail -n 20 "$LOGS/$name.log" "$LOGS/$name.out" >&2 || true
+          log "$name exited during startup (log: $LOGS/$name.log); its supervisor restarts it"
+        fi
       fi
     done
     ((SECONDS < deadline)) || die "the gateway did not become ready within ${READY_TIMEOUT}s; logs in $LOGS"

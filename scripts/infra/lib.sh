@@ -67,7 +67,8 @@ stop_pidfile() {
     sleep 0.1
   done
   log "$name did not stop within ${t}s, sending SIGKILL"
-  kill -KILL "$pid" 2>/dev/null || true
+  # A supervisor leads its own process group: the group goes with it (no orphaned service).
+  kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
   for ((i = 0; i < 50; i++)); do
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.1
