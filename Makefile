@@ -89,7 +89,7 @@ lint-imports: $(STAMP)
 # The import contracts, ruff (rules in pyproject.toml) and mypy (strict on shared/model, shared/text
 # and shared/ports), each at zero findings.
 lint: lint-imports
-	$(BIN)/ruff check shared services treerag bench tests
+	$(BIN)/ruff check shared services treerag bench tests scripts
 	$(BIN)/mypy
 
 test: infra lint prometheus-rules chromium ocr
