@@ -202,12 +202,36 @@ def test_delete_is_offered_exactly_when_the_api_has_it(gateway: Gateway, browser
             return
         doc_id = broken.get_attribute("data-doc-id")
         button.click()
-        tab.page.get_by_role("button", name="Delete broken-913.pdf").filter(has_text="Delete for good?").wait_for()
-        tab.page.wait_for_timeout(2_500)  # the list is redrawn every 2 s: the question must survive it
-        button.click()  # the second press confirms
+        # The first press asks, with a way back: Cancel keeps the document.
+        broken.get_by_role("button", name="Keep broken-913.pdf").click()
+        button.wait_for()
+        assert gateway.get(f"/v1/documents/{doc_id}", timeout=10).status_code == 200
+        button.click()
+        broken.get_by_role("button", name="Delete broken-913.pdf for good").click()  # the second press confirms
         broken.wait_for(state="detached", timeout=30_000)
         assert gateway.get(f"/v1/documents/{doc_id}", timeout=10).status_code == 404
+        notice = tab.page.locator("#list-notice")
+        assert notice.inner_text() == "Deleted broken-913.pdf."
+        tab.page.wait_for_timeout(2_500)  # the list redraws while documents are indexed: the notice stays
+        assert notice.inner_text() == "Deleted broken-913.pdf."
         tab.check("documents after a delete")
+    finally:
+        tab.close()
+
+
+def test_the_list_polls_only_while_a_document_is_being_indexed(gateway: Gateway, browser: Any,
+                                                               uploaded: dict[str, Any]) -> None:
+    tab = Page(browser, DESKTOP)
+    try:
+        listings: list[str] = []
+        tab.page.on("request", lambda request: listings.append(request.url) if "/v1/documents?" in request.url else None)
+        tab.page.goto(f"{gateway.url}/")
+        tab.page.locator("#documents tbody tr").first.wait_for()
+        busy = gateway.get("/v1/documents", params={"status": "indexing"}, timeout=10).json()
+        tab.page.wait_for_timeout(5_000)
+        if not busy:  # nothing being indexed: the first listing is the only one
+            assert len(listings) == 1, listings
+        assert tab.page.locator("#show-more").is_hidden()  # every document fits on the page
     finally:
         tab.close()
 

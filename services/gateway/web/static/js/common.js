@@ -78,7 +78,8 @@ export function checkAuthorized(status) {
   if (status !== 401) return;
   askForKey(sessionStorage.getItem(KEY_ITEM)
     ? "The gateway refused this key: enter a valid one."
-    : "This gateway needs an API key: enter it here.");
+    : "This gateway needs an API key: enter it here (the admin key `make up` prints, or one from "
+      + "`treerag keys create --tenant NAME`).");
 }
 
 export async function api(path, options = {}) {

@@ -1,4 +1,5 @@
-// Documents: upload several documents with per-file progress; the list polls each document's status.
+// Documents: upload several documents with per-file progress; the list polls the documents'
+// status while any is being indexed and the tab is visible, and stops without a valid key.
 import { api, authHeaders, checkAuthorized, docName, el, statusLabel } from "./common.js";
 
 const POLL_MS = 2000;
@@ -8,6 +9,8 @@ const input = document.getElementById("file-input");
 const uploads = document.getElementById("uploads");
 const tbody = document.querySelector("#documents tbody");
 const listStatus = document.getElementById("list-status");
+const notice = document.getElementById("list-notice"); // what the user did: kept until the next action
+const ARMED_MS = 10000; // a Delete pressed once asks for confirmation this long, then disarms
 const statusFilter = document.getElementById("status-filter");
 const showMore = document.getElementById("show-more");
 let shown = PAGE; // the list shows this many of the newest documents; "Show more" adds a page
@@ -32,6 +35,7 @@ function upload(file) {
     const body = request.response || {};
     if (request.status === 202 || request.status === 200) {
       progress.value = 100;
+      notice.textContent = "";
       state.textContent = body.duplicate ? `already uploaded (${statusLabel(body.status)})` : "uploaded; indexing follows";
       if (!body.duplicate) uploadStates.set(body.doc_id, state);
       refresh();
@@ -69,33 +73,50 @@ dropzone.addEventListener("drop", (event) => {
   uploadAll(event.dataTransfer.files);
 });
 
-// Documents whose Delete was pressed once: the list is redrawn every few seconds, and a redraw
-// between the two presses must not turn the confirming press into a first one again.
-const armedDeletes = new Set();
+// Documents whose Delete was pressed once, with the timer that disarms it: the list is redrawn
+// while documents are indexed, and a redraw between the two presses must not disarm it.
+const armedDeletes = new Map();
+
+function disarm(docId) {
+  clearTimeout(armedDeletes.get(docId));
+  armedDeletes.delete(docId);
+}
 
 function deleteButton(doc) {
   if (!canDelete) return el("td");
-  const armed = armedDeletes.has(doc.doc_id);
-  const button = el("button", { type: "button", class: "secondary", "aria-label": `Delete ${docName(doc)}`,
-                                text: armed ? "Delete for good?" : "Delete" });
-  button.addEventListener("click", async () => {
-    // Two steps instead of a dialog: the first press asks, the second deletes.
+  const name = docName(doc);
+  const cell = el("td");
+  const draw = () => {
     if (!armedDeletes.has(doc.doc_id)) {
-      armedDeletes.add(doc.doc_id);
-      button.textContent = "Delete for good?";
+      cell.replaceChildren(el("button", { type: "button", class: "secondary", "aria-label": `Delete ${name}`, text: "Delete",
+        onclick: () => {
+          // Two steps instead of a dialog: the first press asks, with a way back; unanswered, it disarms.
+          armedDeletes.set(doc.doc_id, setTimeout(() => { armedDeletes.delete(doc.doc_id); refresh(); }, ARMED_MS));
+          draw();
+          cell.querySelector("button")?.focus();
+        } }));
       return;
     }
-    armedDeletes.delete(doc.doc_id);
-    button.disabled = true;
-    try {
-      await api(`/v1/documents/${encodeURIComponent(doc.doc_id)}`, { method: "DELETE" });
-      listStatus.textContent = `Deleted ${docName(doc)}.`;
-    } catch (error) {
-      listStatus.textContent = `Could not delete ${docName(doc)}: ${error.message}`;
-    }
-    refresh();
-  });
-  return el("td", {}, button);
+    cell.replaceChildren(
+      el("button", { type: "button", class: "secondary", "aria-label": `Delete ${name} for good`, text: "Delete for good",
+        onclick: async (event) => {
+          disarm(doc.doc_id);
+          event.currentTarget.disabled = true;
+          try {
+            await api(`/v1/documents/${encodeURIComponent(doc.doc_id)}`, { method: "DELETE" });
+            notice.textContent = `Deleted ${name}.`;
+          } catch (error) {
+            notice.textContent = `Could not delete ${name}: ${error.message}`;
+          }
+          refresh();
+        } }),
+      " ",
+      el("button", { type: "button", "aria-label": `Keep ${name}`, text: "Cancel",
+        onclick: () => { disarm(doc.doc_id); draw(); } }),
+    );
+  };
+  draw();
+  return cell;
 }
 
 function row(doc) {
@@ -124,11 +145,30 @@ async function listPage(limit, status) {
   if (status) query.set("status", status);
   const response = await fetch(`/v1/documents?${query}`, { headers: { accept: "application/json", ...authHeaders() } });
   checkAuthorized(response.status);
-  if (!response.ok) throw new Error(`HTTP ${response.status}`);
+  if (!response.ok) {
+    const error = new Error(response.status === 401 ? "no valid API key" : `HTTP ${response.status}`);
+    error.status = response.status;
+    throw error;
+  }
   return { docs: await response.json(), more: response.headers.has("X-Next-Cursor") };
 }
 
+let timer = null;
+let refused = false; // the gateway refused the key: nothing to poll until one is entered
+
+// Poll again only while something is being indexed and someone can see it.
+function schedule(busy) {
+  clearTimeout(timer);
+  timer = null;
+  if (busy && !refused && document.visibilityState === "visible") timer = setTimeout(refresh, POLL_MS);
+}
+
+document.addEventListener("visibilitychange", () => {
+  if (document.visibilityState === "visible" && !timer) refresh();
+});
+
 async function refresh() {
+  let busy = uploadStates.size > 0;
   try {
     const { docs, more } = await listPage(shown, statusFilter.value);
     tbody.replaceChildren(...docs.map(row));
@@ -143,15 +183,20 @@ async function refresh() {
       }
     }
     showMore.hidden = !more;
-    const busy = docs.filter((d) => d.status === "uploaded" || d.status === "indexing").length;
+    const indexing = docs.filter((d) => d.status === "uploaded" || d.status === "indexing").length;
+    busy = busy || indexing > 0;
     const which = statusFilter.value ? ` ${statusFilter.value}` : "";
     listStatus.textContent = docs.length
       ? `${more ? "The newest " : ""}${docs.length}${which} document${docs.length === 1 ? "" : "s"}` +
-        `${busy ? `, ${busy} being indexed` : ""}.`
+        `${indexing ? `, ${indexing} being indexed` : ""}.`
       : statusFilter.value ? `No${which} documents.` : "No documents yet: upload a document above.";
   } catch (error) {
-    listStatus.textContent = `Could not list the documents: ${error.message}`;
+    refused = error.status === 401;
+    listStatus.textContent = refused
+      ? "Enter an API key above to see the documents."
+      : `Could not list the documents: ${error.message}`;
   }
+  schedule(busy);
 }
 
 showMore.addEventListener("click", () => {
@@ -163,11 +208,10 @@ statusFilter.addEventListener("change", () => {
   refresh();
 });
 
+// The list is drawn once the API description says whether documents can be deleted.
 api("/openapi.json")
   .then((spec) => {
     canDelete = Boolean(spec.paths?.["/v1/documents/{doc_id}"]?.delete);
-    if (canDelete) refresh();
   })
-  .catch(() => {});
-refresh();
-setInterval(refresh, POLL_MS);
+  .catch(() => {})
+  .finally(refresh);
