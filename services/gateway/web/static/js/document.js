@@ -49,10 +49,24 @@ function node(n, doc) {
     n.verified ? el("span", { class: "verified", title: "title found on its first page", text: " ✓" }) : null,
   );
   const summary = n.summary ? el("p", { class: "node-summary", text: n.summary }) : null;
-  if (!n.children.length) return el("li", {}, open, summary);
-  const details = el("details", { open: n.level < 2 }, el("summary", {}, open), summary,
-    el("ul", {}, n.children.map((c) => node(c, doc))));
-  return el("li", {}, details);
+  if (!n.children.length) return el("li", {}, el("div", { class: "node-row" }, el("span", { class: "toggle-space" }), open), summary);
+  // A disclosure button beside the section's own button (never one inside the other), so each
+  // is reached and named on its own.
+  const expanded = n.level < 2;
+  const children = el("ul", { id: `children-${n.id}`, hidden: !expanded }, n.children.map((c) => node(c, doc)));
+  const toggle = el("button", {
+    type: "button", class: "toggle", "aria-expanded": String(expanded), "aria-controls": children.id,
+    "aria-label": `${expanded ? "Hide" : "Show"} the ${n.children.length} sections of ${n.title}`,
+    text: expanded ? "▾" : "▸",
+  });
+  toggle.addEventListener("click", () => {
+    const show = children.hidden;
+    children.hidden = !show;
+    toggle.setAttribute("aria-expanded", String(show));
+    toggle.setAttribute("aria-label", `${show ? "Hide" : "Show"} the ${n.children.length} sections of ${n.title}`);
+    toggle.textContent = show ? "▾" : "▸";
+  });
+  return el("li", {}, el("div", { class: "node-row" }, toggle, open), summary, children);
 }
 
 async function load() {
@@ -60,8 +74,9 @@ async function load() {
   try {
     doc = await api(`/v1/documents/${encodeURIComponent(docId)}`);
   } catch (error) {
-    document.getElementById("doc-title").textContent = "Document not found";
-    treeStatus.textContent = error.message;
+    // Without a valid key every document is out of reach: say so, not that it does not exist.
+    document.getElementById("doc-title").textContent = error.status === 401 ? "Enter your API key" : "Document not found";
+    treeStatus.textContent = error.status === 401 ? "This gateway needs an API key: enter it above." : error.message;
     return;
   }
   document.getElementById("doc-title").textContent = docName(doc);
