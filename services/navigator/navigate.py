@@ -452,19 +452,64 @@ def explore(
     if not indexes:
         raise ValueError("navigate() needs at least one DocumentIndex; index a document first")
     qterms, corrections = corrected_terms(query_terms(question), indexes)
-    wanted = literals(question)
     shortlist, idf, log_prior = _route(question, indexes, qterms, settings, router or UNFITTED_ROUTER)
     normaliser = _normaliser(shortlist)
     for s in shortlist:
         s.normalise(normaliser)
     mode, reason = _choose_mode(question, settings, shortlist)
     stats = TraversalStats(documents_considered=len(indexes), documents_shortlisted=len(shortlist))
-    warnings: list[str] = []
-    passages: list[Passage] = []
-    question_refs = find_references(question)
     # The pages the question names, resolved in each shortlisted document; "Page Fourteen" is
     # where to look, not a name the documents must mention.
     pages = page_request(question, [s.index for s in shortlist])
+    asked = _Asked(question, qterms, idf, literals(question), find_references(question), pages, mode)
+    names, unmentioned, warnings = _question_warnings(question, indexes, shortlist, pages)
+    evidence: list[DocumentEvidence] = []
+    path: list[VisitedSection] = []
+    passages: list[Passage] = []
+    for scores, prior in zip(shortlist, log_prior, strict=True):
+        walked = _walk_document(asked, scores, prior, settings, scorer, stats, warnings)
+        if walked.evidence is not None:
+            evidence.append(walked.evidence)
+        path += _visited_sections(scores.index, walked.reached, walked.kept, PATH_MAX_ENTRIES - len(path))
+        passages.extend(walked.passages)
+    spelled = respelled(question, corrections, indexes)
+    candidates = build_candidates(spelled, evidence, asked.wanted) if evidence else None
+    return Exploration(
+        question=question, mode=mode, mode_reason=reason, passages=passages, evidence=evidence,
+        candidates=candidates, missing=_missing_words(evidence, shortlist, names, unmentioned),
+        stats=stats, warnings=warnings, corrections=corrections, path=path, pages=pages,
+    )
+
+
+@dataclass(frozen=True)
+class _Asked:
+    """What one question brings to every shortlisted document's walk."""
+
+    question: str
+    qterms: list[str]
+    idf: dict[str, float] | None  # corpus-wide IDF when routing over several documents
+    wanted: tuple[str, ...]  # the literals the question quotes (`literals`)
+    references: list[Reference]
+    pages: PageRequest
+    mode: str
+
+
+@dataclass(frozen=True)
+class _Walked:
+    """One document's walk: its passages, its evidence for the fused ranking, and how each
+    section was reached."""
+
+    passages: list[Passage]
+    evidence: DocumentEvidence | None
+    reached: dict[int, str]
+    kept: set[int]
+
+
+def _question_warnings(question: str, indexes: list[DocumentIndex], shortlist: list[DocumentScores],
+                       pages: PageRequest) -> tuple[list[tuple[str, str]], list[str], list[str]]:
+    """The question's names, those no document mentions, and the warnings about them, about the
+    pages it names and about the periods it asks."""
+    warnings: list[str] = []
     missing_pages = missing_page_warning(pages, [s.index for s in shortlist])
     if missing_pages:
         warnings.append(missing_pages)
@@ -479,90 +524,110 @@ def explore(
     uncovered = uncovered_years(indexes, question)
     if uncovered:
         warnings.append(f"no document reports {', '.join(map(str, uncovered))}: the answer may be of another period")
-    evidence: list[DocumentEvidence] = []
-    path: list[VisitedSection] = []
-    for scores, prior in zip(shortlist, log_prior, strict=True):
-        weights = term_weights(scores.index, qterms, idf)
-        walker = _Walker(question, scores, settings, scorer)
-        strategy = _dfs if mode == "dfs" else _beam
-        selected = strategy(walker, settings, settings.score_threshold)
-        if not selected and settings.score_threshold > 0:
-            # Over-filtering recovery: a lower bar first, then the best pages themselves.
-            selected = strategy(walker, settings, settings.score_threshold / 2)
-            if not selected:
-                selected = _fallback_selection(scores, settings)
-            if selected:
-                warnings.append(
-                    f"{scores.index.label}: no section reached the score threshold {settings.score_threshold}; "
-                    "recovered with a lower one"
-                )
-        # How each section was reached, in the order it was: the walk first, then the rest.
-        reached = dict.fromkeys(walker.entered, "walk")
-        for i in selected:
-            reached.setdefault(i, "recovery")
-        pinned: dict[int, int] = {}
-        top = max(selected.values(), default=0.0)
-        for ref in resolve(scores.index, question_refs):
+    return names, unmentioned, warnings
+
+
+def _selected_sections(walker: _Walker, scores: DocumentScores, settings: QuerySettings, mode: str,
+                       warnings: list[str]) -> dict[int, float]:
+    """The walk's sections (DFS or Beam), with the over-filtering recovery: a lower bar first,
+    then the best pages themselves."""
+    strategy = _dfs if mode == "dfs" else _beam
+    selected = strategy(walker, settings, settings.score_threshold)
+    if not selected and settings.score_threshold > 0:
+        selected = strategy(walker, settings, settings.score_threshold / 2)
+        if not selected:
+            selected = _fallback_selection(scores, settings)
+        if selected:
+            warnings.append(
+                f"{scores.index.label}: no section reached the score threshold {settings.score_threshold}; "
+                "recovered with a lower one"
+            )
+    return selected
+
+
+def _walk_document(asked: _Asked, scores: DocumentScores, prior: float, settings: QuerySettings,
+                   scorer: NodeScorer | None, stats: TraversalStats, warnings: list[str]) -> _Walked:
+    index = scores.index
+    weights = term_weights(index, asked.qterms, asked.idf)
+    walker = _Walker(asked.question, scores, settings, scorer)
+    selected = _selected_sections(walker, scores, settings, asked.mode, warnings)
+    # How each section was reached, in the order it was: the walk first, then the rest.
+    reached = dict.fromkeys(walker.entered, "walk")
+    for i in selected:
+        reached.setdefault(i, "recovery")
+    pinned: dict[int, int] = {}
+    top = max(selected.values(), default=0.0)
+    for ref in resolve(index, asked.references):
+        reached.setdefault(ref.node, "reference")
+        selected[ref.node] = max(selected.get(ref.node, 0.0), top)
+        if ref.page is not None:
+            pinned[ref.node] = ref.page
+        stats.references_resolved += 1
+    # A page the question names joins the walk as a cross-reference's page does.
+    for page in asked.pages.by_document.get(index.doc_id, ()):
+        node = int(index.page_to_deepest[page - 1])
+        if node >= 0:
+            reached.setdefault(node, "reference")
+            selected[node] = max(selected.get(node, 0.0), top)
+            pinned[node] = page
+            stats.references_resolved += 1
+    doc_passages = _passages_for(scores, selected, settings, pinned, weights, asked.wanted)
+    extra = _text_referenced(asked, scores, settings, doc_passages, selected, reached, pinned, stats)
+    if extra:
+        known = {(p.doc_id, tuple(p.pages)) for p in doc_passages}
+        doc_passages += [
+            p for p in _passages_for(scores, extra, settings, pinned, weights, asked.wanted)
+            if (p.doc_id, tuple(p.pages)) not in known
+        ]
+    stats.nodes_visited += walker.visited
+    stats.nodes_selected += len(selected) + len(extra)
+    stats.scorer_fallbacks += walker.fallbacks
+    evidence = _document_evidence(scores, settings, doc_passages, weights, prior) if index.has_pages else None
+    return _Walked(doc_passages, evidence, reached, {*selected, *extra})
+
+
+def _text_referenced(asked: _Asked, scores: DocumentScores, settings: QuerySettings, doc_passages: list[Passage],
+                     selected: dict[int, float], reached: dict[int, str], pinned: dict[int, int],
+                     stats: TraversalStats) -> dict[int, float]:
+    """The sections the selected text itself names ("see Section 4.2"), not selected already."""
+    strongest = sorted(doc_passages, key=lambda p: -p.score)[:MAX_TEXT_REFERENCES]
+    text_refs = [r for p in strongest for r in _text_references(scores.index, p) if r not in asked.references]
+    extra: dict[int, float] = {}
+    for ref in resolve(scores.index, list(dict.fromkeys(text_refs))[:MAX_TEXT_REFERENCES]):
+        if ref.node not in selected:
             reached.setdefault(ref.node, "reference")
-            selected[ref.node] = max(selected.get(ref.node, 0.0), top)
+            extra[ref.node] = 0.5 * scores.probability(ref.node, settings)
             if ref.page is not None:
                 pinned[ref.node] = ref.page
             stats.references_resolved += 1
-        # A page the question names joins the walk as a cross-reference's page does.
-        for page in pages.by_document.get(scores.index.doc_id, ()):
-            node = int(scores.index.page_to_deepest[page - 1])
-            if node >= 0:
-                reached.setdefault(node, "reference")
-                selected[node] = max(selected.get(node, 0.0), top)
-                pinned[node] = page
-                stats.references_resolved += 1
-        doc_passages = _passages_for(scores, selected, settings, pinned, weights, wanted)
-        # References made by the selected text itself ("see Section 4.2") pull their nodes in.
-        strongest = sorted(doc_passages, key=lambda p: -p.score)[:MAX_TEXT_REFERENCES]
-        text_refs = [r for p in strongest for r in _text_references(scores.index, p) if r not in question_refs]
-        extra: dict[int, float] = {}
-        for ref in resolve(scores.index, list(dict.fromkeys(text_refs))[:MAX_TEXT_REFERENCES]):
-            if ref.node not in selected:
-                reached.setdefault(ref.node, "reference")
-                extra[ref.node] = 0.5 * scores.probability(ref.node, settings)
-                if ref.page is not None:
-                    pinned[ref.node] = ref.page
-                stats.references_resolved += 1
-        if extra:
-            known = {(p.doc_id, tuple(p.pages)) for p in doc_passages}
-            doc_passages += [
-                p for p in _passages_for(scores, extra, settings, pinned, weights, wanted) if (p.doc_id, tuple(p.pages)) not in known
-            ]
-        if scores.index.has_pages:
-            probabilities = scores.probability_list(settings)
-            if probabilities is None:
-                probabilities = [scores.probability(i, settings) for i in range(len(scores.index.nodes))]
-            walked = sorted((p for p in doc_passages if p.pages), key=lambda p: -p.score)
-            tree_scores: dict[int, float] = {}
-            for p in walked:
-                tree_scores.setdefault(p.pages[0], p.score)
-            evidence.append(DocumentEvidence(
-                index=scores.index, page_bm25=scores.page_raw, node_probability=np.asarray(probabilities),
-                weights=weights, tree_pages=list(tree_scores), tree_scores=tree_scores, log_prior=prior,
-            ))
-        stats.nodes_visited += walker.visited
-        stats.nodes_selected += len(selected) + len(extra)
-        stats.scorer_fallbacks += walker.fallbacks
-        path += _visited_sections(scores.index, reached, {*selected, *extra}, PATH_MAX_ENTRIES - len(path))
-        passages.extend(doc_passages)
-    spelled = respelled(question, corrections, indexes)
-    candidates = build_candidates(spelled, evidence, wanted) if evidence else None
+    return extra
+
+
+def _document_evidence(scores: DocumentScores, settings: QuerySettings, doc_passages: list[Passage],
+                       weights: dict[str, float], prior: float) -> DocumentEvidence:
+    """What the fused ranking reads of one document: its pages' BM25, each node's probability,
+    and the walk's pages with their scores."""
+    probabilities = scores.probability_list(settings)
+    if probabilities is None:
+        probabilities = [scores.probability(i, settings) for i in range(len(scores.index.nodes))]
+    walked = sorted((p for p in doc_passages if p.pages), key=lambda p: -p.score)
+    tree_scores: dict[int, float] = {}
+    for p in walked:
+        tree_scores.setdefault(p.pages[0], p.score)
+    return DocumentEvidence(
+        index=scores.index, page_bm25=scores.page_raw, node_probability=np.asarray(probabilities),
+        weights=weights, tree_pages=list(tree_scores), tree_scores=tree_scores, log_prior=prior,
+    )
+
+
+def _missing_words(evidence: list[DocumentEvidence], shortlist: list[DocumentScores],
+                   names: list[tuple[str, str]], unmentioned: list[str]) -> MissingWords:
     name_count = len(names) or 1
     abbreviations = sum(is_abbreviation(word) for word in unmentioned)
-    missing = MissingWords(
+    return MissingWords(
         terms=absent_share(evidence[0].weights, [s.index.vocabulary for s in shortlist]) if evidence else 0.0,
         names=(len(unmentioned) - abbreviations) / name_count,
         abbreviations=abbreviations / name_count,
-    )
-    return Exploration(
-        question=question, mode=mode, mode_reason=reason, passages=passages, evidence=evidence,
-        candidates=candidates, missing=missing,
-        stats=stats, warnings=warnings, corrections=corrections, path=path, pages=pages,
     )
 
 
