@@ -256,23 +256,13 @@ def index_pdf(
     return _index_content(doc_id, content, outline, image_only, file_name, options, llm, embedder, started, warnings)
 
 
-def _index_content(
-    doc_id: str,
-    content: PdfContent,
-    outline: list[OutlineEntry],
-    image_only: bool,
-    file_name: str,
-    options: IndexOptions,
-    llm: LLMClient | None,
-    embedder: Embedder | None,
-    started: float,
-    warnings: list[str],
-) -> IndexedDocument:
-    """Tree, verification, summaries and vectors from the pages: the same for every format."""
+def _first_tree(
+    doc_id: str, content: PdfContent, outline: list[OutlineEntry], image_only: bool, options: IndexOptions,
+    llm: LLMClient | None, furniture: frozenset[str], warnings: list[str],
+) -> tuple[list[TreeNode], BuilderName]:
+    """The tree before it is split and verified, and what built it: the outline when the file
+    has one, else the model (when asked for or configured), else the page layout, else windows."""
     pages = content.pages
-    # Running headers and footers are printed things: a converted document has none.
-    furniture = find_furniture(pages) if content.printed else frozenset()
-
     nodes: list[TreeNode] = []
     builder = BuilderName.WINDOWS
     if image_only or options.builder == "windows":
@@ -297,7 +287,27 @@ def _index_content(
     if not nodes:
         builder = BuilderName.WINDOWS
         nodes = build_windows(pages, furniture, options.window_pages)
+    return nodes, builder
 
+
+def _index_content(
+    doc_id: str,
+    content: PdfContent,
+    outline: list[OutlineEntry],
+    image_only: bool,
+    file_name: str,
+    options: IndexOptions,
+    llm: LLMClient | None,
+    embedder: Embedder | None,
+    started: float,
+    warnings: list[str],
+) -> IndexedDocument:
+    """Tree, verification, summaries and vectors from the pages: the same for every format."""
+    pages = content.pages
+    # Running headers and footers are printed things: a converted document has none.
+    furniture = find_furniture(pages) if content.printed else frozenset()
+
+    nodes, builder = _first_tree(doc_id, content, outline, image_only, options, llm, furniture, warnings)
     first_start = min(n.page_start for n in nodes)
     if first_start > 1:
         # Title page, contents, preface before the first section: reachable like any section.
