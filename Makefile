@@ -7,7 +7,7 @@ STORE  ?= data
 PDFS   ?=
 export TREERAG_CACHE ?= $(HOME)/.cache/treerag
 
-.PHONY: help venv samples demo test test-unit lint lint-imports infra prometheus prometheus-rules chromium ocr up down bench bench-verify eval fit-ranker embeddings-bge eval-bge fit-ranker-bge reranker eval-rerank fit-reranker clean
+.PHONY: help venv samples demo test test-unit lint lint-imports llm-local-build llm-local llm-local-stop infra prometheus prometheus-rules chromium ocr up down bench bench-verify eval fit-ranker embeddings-bge eval-bge fit-ranker-bge reranker eval-rerank fit-reranker clean
 
 help:
 	@echo "make demo   - set up, index the sample PDFs (and PDFS=...), print trees, answer questions"
@@ -17,6 +17,7 @@ help:
 	@echo "make prometheus - install prometheus and promtool from Debian's packages when missing (as root)"
 	@echo "make chromium - install Debian's chromium for the web app's browser tests when missing (as root)"
 	@echo "make ocr    - install Debian's tesseract-ocr, the OCR engine for scanned PDF pages, when missing (as root)"
+	@echo "make llm-local - build (once) and serve SmolLM2-135M-Instruct with llama.cpp on 127.0.0.1 (make llm-local-stop)"
 	@echo "make bench  - run the benchmarks (needs ../shared/data)"
 	@echo "make bench-verify - the verifier on its labelled set, held-out by document (bench/results/verify.json)"
 	@echo "make eval   - held-out tables of every system on every dev set: leave-one-collection-out, by document, corpus-wide, and the shared store of filings by company"
@@ -67,6 +68,21 @@ chromium:
 
 # Debian's tesseract-ocr (it brings the English language data): the indexer's OCR engine for PDF pages
 # without a text layer (TREERAG_OCR=auto). Idempotent like `prometheus`.
+# The local small model the LLM path's tests run against (scripts/llm/local.sh): llama.cpp is
+# compiled from source, so cmake and a C++ compiler come from Debian's packages when missing.
+llm-local-build:
+	@if ! command -v cmake >/dev/null 2>&1 || ! command -v c++ >/dev/null 2>&1; then \
+		if [ "$$(id -u)" != 0 ]; then echo "cmake or c++ missing: run 'make llm-local-build' as root (apt-get install cmake g++)" >&2; exit 1; fi; \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends cmake g++; \
+	fi
+	scripts/llm/local.sh build
+
+llm-local: llm-local-build
+	scripts/llm/local.sh start
+
+llm-local-stop:
+	scripts/llm/local.sh stop
+
 ocr:
 	@if command -v tesseract >/dev/null 2>&1; then \
 		echo "tesseract: $$(command -v tesseract)"; \
@@ -92,7 +108,7 @@ lint: lint-imports
 	$(BIN)/ruff check shared services treerag bench tests scripts
 	$(BIN)/mypy
 
-test: infra lint prometheus-rules chromium ocr
+test: infra lint prometheus-rules chromium ocr llm-local-build
 	$(BIN)/python -m pytest -q -ra
 
 test-unit: lint ocr

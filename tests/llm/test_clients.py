@@ -196,6 +196,18 @@ def test_openai_steps_down_when_structured_output_is_unsupported(provider: FakeP
     assert [c.body["response_format"]["type"] for c in provider.calls] == ["json_schema", "json_object", "json_object"]
 
 
+def test_openai_steps_down_when_the_server_fails_on_the_format_with_500(provider: FakeProvider) -> None:
+    # llama.cpp's server answers a json_schema response format with 500 and the validation error.
+    client = make_client("openai", provider)
+    provider.script(
+        Reply(status=500, raw_body='{"error": {"message": "body.response_format.type: Input should be \'text\' '
+                                   'or \'json_object\'"}}'),
+        Reply.json(VALID),
+    )
+    client.generate_json("one", Facts, purpose="tree")
+    assert [c.body["response_format"]["type"] for c in provider.calls] == ["json_schema", "json_object"]
+
+
 def test_a_bare_array_fills_a_single_list_field(provider: FakeProvider) -> None:
     client = make_client("openai", provider)
     provider.script(Reply.json(VALID["facts"]))

@@ -24,8 +24,10 @@ logger = logging.getLogger(__name__)
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 # Structured output support differs between servers: LM Studio only takes json_schema, older
-# Ollama only json_object. The client starts strict and steps down when a server rejects it.
-_FORMAT_LADDER = ("json_schema", "json_object", "none")
+# Ollama only json_object, llama.cpp's server json_object with the schema beside it (which it
+# turns into a grammar, so even a small model's reply has the schema's shape). The client starts
+# strict and steps down when a server rejects a form.
+_FORMAT_LADDER = ("json_schema", "json_object_schema", "json_object", "none")
 
 
 class OpenAICompatibleClient(BaseLLMClient):
@@ -58,6 +60,8 @@ class OpenAICompatibleClient(BaseLLMClient):
                 "type": "json_schema",
                 "json_schema": {"name": schema.__name__, "schema": schema.model_json_schema(), "strict": False},
             }
+        if kind == "json_object_schema":
+            return {"type": "json_object", "schema": schema.model_json_schema()}
         if kind == "json_object":
             return {"type": "json_object"}
         return None
@@ -76,13 +80,15 @@ class OpenAICompatibleClient(BaseLLMClient):
                 response = self._http.post("/chat/completions", json=body, timeout=timeout_s)
             except NETWORK_ERRORS as exc:
                 raise TransientLLMError(f"{type(exc).__name__}: {exc or 'no detail'}") from exc
+            # A server that cannot take the format says so with 400, 422 or even 500 (llama.cpp's
+            # server answers 500 to json_schema): that is no outage, so step down before retrying.
+            if response.status_code >= 400 and response_format is not None and self._step_down_format(response):
+                continue
             if response.status_code in RETRYABLE_STATUS:
                 raise TransientLLMError(
                     f"HTTP {response.status_code}: {response.text[:200]}",
                     retry_after_s=parse_retry_after(response.headers.get("retry-after")),
                 )
-            if response.status_code == 400 and response_format is not None and self._step_down_format(response):
-                continue
             if response.status_code >= 400:
                 raise LLMRequestError(
                     f"{self.base_url} refused the request with HTTP {response.status_code}: "
