@@ -115,7 +115,11 @@ function render(result) {
   const verdict = document.getElementById("answer-verdict");
   const text = document.getElementById("answer-text");
   const warnings = document.getElementById("answer-warnings");
-  text.replaceChildren();
+  // The sentences streamed in already stand (a reader may be on one of their citations): they
+  // are drawn again only when the final answer holds other ones.
+  const streamed = text.querySelectorAll(".sentence").length;
+  const keep = streamed > 0 && streamed === (result.sentences || []).length;
+  if (!keep) text.replaceChildren();
   if (result.status === "failed") {
     verdict.textContent = `The question could not be answered: ${result.reason || "a stage failed"}.`;
   } else if (result.abstained) {
@@ -123,7 +127,9 @@ function render(result) {
   } else {
     verdict.textContent = confidenceWords(result.confidence ?? 0);
   }
-  if (result.sentences && result.sentences.length) {
+  if (keep) {
+    // as streamed
+  } else if (result.sentences && result.sentences.length) {
     for (const sentence of result.sentences) text.append(sentenceLine(sentence));
   } else if (result.answer) {
     text.append(el("p", { text: result.answer }));
