@@ -28,8 +28,8 @@ from shared.model.query import QuerySettings
 logger = logging.getLogger(__name__)
 
 # Left of a query's timeout to write its 504 once no answer came: the request's budget ends at the
-# timeout, and a response still being written then would become the budget's 503.
-RESPOND_MARGIN_S = 0.05
+# timeout, and a response still being written then (a busy event loop) would become the budget's 503.
+RESPOND_MARGIN_S = 0.25
 
 
 class StagesMissing(RuntimeError):

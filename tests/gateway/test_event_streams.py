@@ -54,7 +54,7 @@ def test_a_streamed_query_sends_accepted_each_sentence_then_the_answer(client: T
 
 def test_a_stream_nobody_answers_ends_with_a_timeout_error(client: TestClient, gateway: FakeGateway) -> None:
     gateway.answer_with(lambda _: None)
-    response = client.post("/v1/query", json={"question": "When?", "timeout_s": 0.5}, headers=STREAM)
+    response = client.post("/v1/query", json={"question": "When?", "timeout_s": 1.0}, headers=STREAM)
     received = events(response.text)
     assert [name for name, _ in received] == ["accepted", "error"] and received[1][1]["status_code"] == 504
 
