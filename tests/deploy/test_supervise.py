@@ -8,8 +8,9 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
+
+from tests.polling import until
 
 SUPERVISE = Path(__file__).resolve().parents[2] / "scripts" / "supervise.py"
 
@@ -19,20 +20,13 @@ def supervise(tmp_path: Path, *child: str, backoff: str = "0.05") -> subprocess.
                              "--", sys.executable, "-c", *child], stderr=subprocess.PIPE, text=True, cwd=tmp_path)
 
 
-def until(condition, timeout_s: float = 10.0) -> bool:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
 
 
 def test_a_service_that_exits_is_started_again_and_each_restart_is_logged(tmp_path: Path) -> None:
     runs = tmp_path / "runs"
     supervisor = supervise(tmp_path, f"open({str(runs)!r}, 'a').write('x'); raise SystemExit(3)")
     try:
-        assert until(lambda: runs.exists() and len(runs.read_text()) >= 3), "the service was not restarted"
+        assert until(lambda: runs.exists() and len(runs.read_text()) >= 3, 10.0), "the service was not restarted"
     finally:
         supervisor.send_signal(signal.SIGTERM)
         _, logs = supervisor.communicate(timeout=10)
@@ -47,14 +41,14 @@ def test_a_killed_service_comes_back_with_a_new_process(tmp_path: Path) -> None:
     supervisor = supervise(tmp_path, f"import os, time; open({str(pids)!r}, 'a').write(f'{{os.getpid()}}\\n'); "
                                      "time.sleep(60)")
     try:
-        assert until(lambda: pids.exists() and len(pids.read_text().split()) == 1)
+        assert until(lambda: pids.exists() and len(pids.read_text().split()) == 1, 10.0)
         first = int(pids.read_text().split()[0])
         os.kill(first, signal.SIGKILL)
-        assert until(lambda: len(pids.read_text().split()) == 2), "the killed service was not restarted"
+        assert until(lambda: len(pids.read_text().split()) == 2, 10.0), "the killed service was not restarted"
         second = int(pids.read_text().split()[1])
         assert second != first
     finally:
         supervisor.send_signal(signal.SIGTERM)
         supervisor.communicate(timeout=10)
     assert supervisor.returncode == 0
-    assert until(lambda: not Path(f"/proc/{second}").exists()), "stopping the supervisor left the service running"
+    assert until(lambda: not Path(f"/proc/{second}").exists(), 10.0), "stopping the supervisor left the service running"

@@ -5,7 +5,7 @@ ask (answered, failed, timed out, refused, asynchronous) and delete."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import pytest
 from fastapi.testclient import TestClient
@@ -23,6 +23,7 @@ from shared.model.queries import QueryRecord, QueryStatus
 from shared.model.query import Citation, VerifiedAnswer
 from shared.settings import Settings
 from tests.gateway.fake_gateway import FakeGateway
+from tests.polling import until
 
 MARKDOWN = b"# Pumps\n\nThe relief valve opens at 12 bar.\n"
 
@@ -44,13 +45,6 @@ def verified(event: QueryReceived) -> AnswerVerified:
                           settings=event.settings, tenant=event.tenant, outcome=QueryOutcome(answer=answer, mode="dfs"))
 
 
-def until(condition: Callable[[], bool], timeout_s: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
 
 
 @pytest.fixture
