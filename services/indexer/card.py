@@ -21,6 +21,7 @@ from services.indexer.furniture import content_lines
 from services.indexer.page_labels import footer_page_labels
 from shared.model.card import CardSource, DocType, DocumentCard, DocumentPeriod
 from shared.text.language import document_language
+from shared.text.organisations import LEGAL_FORM
 from shared.text.periods import document_period, find_dates, year_to_date_quarter
 
 # The cover and what follows it: a filing's cover and contents, a release's headline and first
@@ -204,15 +205,10 @@ _NAME_WORDS = 12
 _ISSUER_VERB = re.compile(
     r"^(?P<name>[A-Z][\w&.,'’\- ]{1,80}?)\s+(?i:reports?|reported|announces?|announced|posts?|delivers?)\b"
 )
-# Words that end an organisation's legal name, in the languages a cover is likely written in.
-_LEGAL_FORM = (
-    r"(?:(?:Inc|Corp|Co|Ltd|L\.L\.C|L\.P|N\.V|S\.A|S\.p\.A|B\.V|K\.K|Pty)\.?"
-    r"|(?:Incorporated|Corporation|Company|Limited|LLC|LLP|LP|plc|PLC|SE|AG|GmbH|Group|Holdings)(?!\w))"
-)
-_ORGANISATION = re.compile(rf"^[A-Z][\w&.,'’\- ]{{1,80}}?\b{_LEGAL_FORM}$")
+_ORGANISATION = re.compile(rf"^[A-Z][\w&.,'’\- ]{{1,80}}?\b{LEGAL_FORM}$")
 _COPYRIGHT = re.compile(
     rf"(?:©|\(c\)|copyright)\s*(?:\d{{4}}(?:\s*[-–,]\s*\d{{4}})*\s*)?(?:by\s+)?"
-    rf"(?P<name>[A-Z][\w&.,'’\- ]{{1,80}}?\b{_LEGAL_FORM})(?=[\s.,;]|$)",
+    rf"(?P<name>[A-Z][\w&.,'’\- ]{{1,80}}?\b{LEGAL_FORM})(?=[\s.,;]|$)",
     re.I,
 )
 _PLACEHOLDER_AUTHOR = re.compile(r"^(?:anonymous|unknown|user|admin(?:istrator)?|owner|author|default)$", re.I)

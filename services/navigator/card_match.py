@@ -102,14 +102,16 @@ def _asked_years(asked: DocumentPeriod) -> list[int]:
 
 
 def year_match(card: DocumentCard | None, asked: DocumentPeriod) -> float:
-    """1 when the document reports the fiscal year asked about, `COMPARATIVE_YEAR` when it only
-    covers that year among others, 0 otherwise (or when either says no year)."""
+    """1 when the document reports the fiscal year asked about (of several years asked, the
+    latest: its report holds the earlier ones as comparatives), `COMPARATIVE_YEAR` when it
+    reports or covers another of the asked years, 0 otherwise (or when either says no year)."""
     years = _asked_years(asked)
     if card is None or not years:
         return 0.0
-    if card.period.fiscal_year is not None and card.period.fiscal_year in years:
+    if card.period.fiscal_year == max(years):
         return 1.0
-    return COMPARATIVE_YEAR if any(y in card.period.years for y in years) else 0.0
+    covered = ([card.period.fiscal_year] if card.period.fiscal_year is not None else []) + list(card.period.years)
+    return COMPARATIVE_YEAR if any(y in covered for y in years) else 0.0
 
 
 def quarter_match(card: DocumentCard | None, asked: DocumentPeriod) -> float:

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from shared.text.lexical import terms
+from shared.text.periods import period_spans
 
 # A named term this similar to a document word counts as mentioned (typos, transpositions).
 NAME_SIMILARITY = 0.8
@@ -119,10 +120,15 @@ def _close_pool(term: str, pool: Sequence[str], cutoff: float) -> list[str]:
 
 
 def named_words(question: str) -> list[tuple[str, str]]:
-    """(index term, word as written) for every name in the question."""
+    """(index term, word as written) for every name in the question. A period ("FY2018",
+    "Q22023") is no name: documents write it their own way, and whether one covers it is the
+    card's to say."""
     names: list[tuple[str, str]] = []
+    periods = period_spans(question)
     for match in _NAME.finditer(question):
         word = match.group(0)
+        if any(start <= match.start() and match.end() <= end for start, end in periods):
+            continue
         bare = bare_name(word)
         if bare.istitle() and _SENTENCE_START.search(question[: match.start()]):
             continue  # a capital that only starts a sentence

@@ -55,6 +55,10 @@ _QUARTER = re.compile(
     rf"|\s+(?:of\s+)?(?:fiscal\s+)?FY\s?'?(?P<y4>{_YEAR}|\d\d)\b)?",
     re.IGNORECASE,
 )
+# "H1 FY2023", "1H23", "first half of 2023", "second-half 2022": a half year is reported by the
+# interim report whose year-to-date column closes it (the second quarter's), or by the year's.
+_HALF = re.compile(r"\bH(?P<h1>[12])\b|\b(?P<h2>[12])H(?=\d\d\b|\s)|\b(?P<h3>first|second)[\s-]half\b", re.IGNORECASE)
+_HALF_CLOSING_QUARTER = {"1": 2, "2": 4, "first": 2, "second": 4}
 # The columns of an interim report's statements: "Three Months Ended ... Six Months Ended" (or
 # "three and six months ended") is a second quarter; 12-, 13- and 16-week quarters and their
 # 24-, 26-, 28-, 36-, 39-, 40-week years-to-date are the retail calendars' equivalents.
@@ -305,7 +309,7 @@ def _named_kind(end: PeriodEnd, labels: list[YearMention], quarters: list[Quarte
 
 def question_period(question: str) -> DocumentPeriod:
     """The period a question asks about: "FY2018", "fiscal 2022", "Q2 2023", "second quarter
-    of 2019", "year ended June 30, 2021" (fiscal 2021), "as of December 31, 2020" (a period end
+    of 2019", "H1 FY2023" (the second quarter's year to date), "year ended June 30, 2021" (fiscal 2021), "as of December 31, 2020" (a period end
     and its year), "in 2019" (a year only: whether calendar or fiscal is not said). Naming
     several fiscal years, the latest is the fiscal year (its report holds the earlier ones
     too) and `years` lists them all."""
@@ -321,6 +325,8 @@ def question_period(question: str) -> DocumentPeriod:
         # "three and nine months ended" asks for a third quarter; "three months ended" alone
         # could be any quarter.
         quarter = ytd
+    if quarter is None and (half := _HALF.search(question)) is not None:
+        quarter = _HALF_CLOSING_QUARTER[(half["h1"] or half["h2"] or half["h3"]).lower()]
     period_end = ends[0].end if ends else None
     bare = [int(m["year"]) for m in _BARE_YEAR.finditer(question)]
     return DocumentPeriod(

@@ -23,6 +23,13 @@ def test_the_year_asked_matches_the_report_of_that_year_and_half_a_report_showin
     assert year_match(ANNUAL_2019, question_period("What was revenue?")) == 0.0
 
 
+def test_of_several_years_asked_the_latest_years_report_matches_and_an_earlier_ones_half() -> None:
+    annual_2020 = DocumentCard(doc_type=DocType.FORM_10K, period=DocumentPeriod(fiscal_year=2020, years=[2019, 2020]))
+    asked = question_period("Did debt grow between 2020 and the 2019 fiscal period?")
+    assert year_match(annual_2020, asked) == 1.0
+    assert year_match(ANNUAL_2019, asked) == 0.5
+
+
 def test_a_quarter_asked_matches_that_quarters_report_and_a_year_asked_the_annual_one() -> None:
     assert quarter_match(SECOND_QUARTER_2020, question_period("What was revenue in Q2 2020?")) == 1.0
     assert quarter_match(ANNUAL_2019, question_period("What was revenue in Q2 2020?")) == 0.0

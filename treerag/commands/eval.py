@@ -34,6 +34,7 @@ from treerag.evaluation.runner import (
     evaluate,
     markdown_table,
 )
+from treerag.evaluation.self_pairs import PAGES_PER_DOCUMENT
 from treerag.llm_options import (
     HOW_TO_CONFIGURE,
     add_llm_arguments,
@@ -90,6 +91,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--pool", type=Path, default=None,
         help="With --corpus: a folder whose every document joins the store the questions are asked of "
         "(a shared store), not only the documents the questions name.",
+    )
+    parser.add_argument(
+        "--self-pairs", type=int, default=PAGES_PER_DOCUMENT, metavar="N",
+        help="With --folds: pages of each training document turned into routing questions of its own "
+        f"(default {PAGES_PER_DOCUMENT}; 0: the router learns from the labelled questions alone).",
     )
     parser.add_argument(
         "--recipe", choices=("shipped", "nested"), default="shipped",
@@ -279,6 +285,7 @@ def run_folds(args: argparse.Namespace) -> int:
             collections, {n: b.index for n, b in bundles.items()}, {n: b.pages for n, b in bundles.items()},
             {n: b.chunks for n, b in bundles.items()}, folds, systems=systems, corpus=args.corpus,
             recipe=RECIPES[args.recipe], split=args.split, pool=pool,
+            self_pairs=args.self_pairs,
         )
     except (DatasetError, MissingDocumentError, RerankerModelError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -66,6 +66,7 @@ from treerag.evaluation.fitting import (
 from treerag.evaluation.folds import Folds, NegativePair, Split, fold_assignment
 from treerag.evaluation.removal import AskedDocuments
 from treerag.evaluation.rerank_fit import fit_rerank
+from treerag.evaluation.self_pairs import PAGES_PER_DOCUMENT
 from treerag.pipeline import ask_result
 
 logger = logging.getLogger(__name__)
@@ -175,6 +176,8 @@ class CrossValidation(BaseModel):
     split: str = "document"
     # Documents beside the questions' own on every corpus-wide shelf (a shared store).
     pool: int = 0
+    # Pages of each training document turned into routing questions (`self_pairs`; 0: none).
+    self_pairs: int = 0
     fold_of_document: dict[str, int]
     model_hashes: list[str]
     # What each fold's nested selection chose (ranker, false-abstention budget); empty when the
@@ -201,6 +204,7 @@ def cross_validate(
     recipe: Recipe = SHIPPED_RECIPE,
     split: Split = "document",
     pool: Sequence[str] = (),
+    self_pairs: int = PAGES_PER_DOCUMENT,
 ) -> CrossValidation:
     """Fit on K-1 folds (with `recipe`), answer the held-out fold, for each fold; `split` says
     what a fold holds (`fold_assignment`). `k == 0`: no fitting, every question answered by the
@@ -258,7 +262,8 @@ def cross_validate(
             train = [e for e in labelled if folds.trains(e.group, fold)]
             train += [e for e, p in zip(negatives, pairs, strict=True)
                       if folds.trains(p.doc, fold) and folds.trains(p.question_doc, fold)]
-            corpus_train = corpus_questions(collections, indexes, functools.partial(trained_in, folds, fold), pool)
+            corpus_train = corpus_questions(collections, indexes, functools.partial(trained_in, folds, fold), pool,
+                                            self_pairs)
             model = fit_model(train, {"fold": fold, "folds": k, "embeddings": embeddings}, recipe, corpus_train)
             if "ranker" in model.fitted_on:
                 choices.append({key: model.fitted_on[key] for key in ("ranker", "false_abstention_budget")})
@@ -321,7 +326,7 @@ def cross_validate(
                     latency_ms=round((time.perf_counter() - started) * 1000, 3),
                 ))
     return CrossValidation(folds=0 if shipped else k, split="shipped" if shipped else split,
-                           pool=len(pool), fold_of_document=folds.of_document, model_hashes=hashes, fold_choices=choices,
+                           pool=len(pool), self_pairs=0 if shipped else self_pairs, fold_of_document=folds.of_document, model_hashes=hashes, fold_choices=choices,
                            embeddings=embeddings, reranker=scorer.name if scorer else "off",
                            rerank_weights=rerank_weights, outcomes=outcomes)
 

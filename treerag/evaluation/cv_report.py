@@ -71,6 +71,7 @@ def results_json(cv: CrossValidation, datasets: list[str], corpus: bool) -> dict
         "folds": cv.folds,
         "split": cv.split,
         "pool": cv.pool,
+        "self_pairs": cv.self_pairs,
         "corpus": corpus,
         "datasets": datasets,
         "fold_of_document": cv.fold_of_document,

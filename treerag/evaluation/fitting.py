@@ -52,6 +52,7 @@ from treerag.evaluation.dataset import QAItem
 from treerag.evaluation.folds import NegativePair, evidence_removed_pairs, missing_name_pairs, off_topic_pairs
 from treerag.evaluation.removal import AskedDocuments
 from treerag.evaluation.routing_fit import CorpusQuestion, fit_router
+from treerag.evaluation.self_pairs import PAGES_PER_DOCUMENT, shelf_questions
 
 # Shares of answerable training questions the fitted threshold may abstain on, tried in order.
 BUDGET_GRID = (0.02, 0.03, 0.04, 0.05)
@@ -479,7 +480,7 @@ def negative_pairs(
 
 def fit_collections(
     collections: Mapping[str, Sequence[QAItem]], indexes: Mapping[str, DocumentIndex], settings: QuerySettings,
-    lexical: bool = True, pool: Sequence[str] = (),
+    lexical: bool = True, pool: Sequence[str] = (), self_pairs: int = PAGES_PER_DOCUMENT,
 ) -> tuple[RankingModel, RankingModel | None]:
     """The shipped models' recipe: every question on its own document plus the pairs of
     `negative_pairs`, all fitted at once; (with dense features, lexical only: None unless
@@ -490,7 +491,7 @@ def fit_collections(
     note: dict[str, str | int | float] = {"datasets": ",".join(sorted(collections)),
                                           "embeddings": embedder_name() or "off"}
     examples = labelled + negatives
-    corpus = corpus_questions(collections, indexes, lambda doc: True, pool)
+    corpus = corpus_questions(collections, indexes, lambda doc: True, pool, self_pairs)
     dense = fit_model(examples, note, corpus=corpus)
     if not lexical:
         return dense, None
@@ -499,12 +500,13 @@ def fit_collections(
 
 def corpus_questions(
     collections: Mapping[str, Sequence[QAItem]], indexes: Mapping[str, DocumentIndex], keep: Callable[[str], bool],
-    pool: Sequence[str] = (),
+    pool: Sequence[str] = (), self_made: int = PAGES_PER_DOCUMENT,
 ) -> list[CorpusQuestion]:
     """Every answerable question whose document `keep`s, asked of every kept document of its
     collection and, when its documents are stored among the `pool` (a shared store), every kept
-    pool document beside them (a company's other years and forms are the hardest negatives); a
-    shelf of one document asks nothing."""
+    pool document beside them (a company's other years and forms are the hardest negatives),
+    then the questions of `self_made` pages of each of those documents, asked of the same shelf
+    (`self_pairs`); a shelf of one document asks nothing."""
     questions = []
     pooled = set(pool)
     for name in sorted(collections):
@@ -517,4 +519,5 @@ def corpus_questions(
         questions += [CorpusQuestion(item.id, item.question, item.doc,
                                      frozenset((item.doc, p) for p in item.evidence_pages), shelf)
                       for item in collections[name] if item.answerable and keep(item.doc)]
+        questions += shelf_questions(shelf, self_made)
     return questions

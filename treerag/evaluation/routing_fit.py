@@ -5,8 +5,13 @@ score (`services/navigator/routing.py`).
    own document against every other document it was asked of (no intercept; a weight fitted
    negative is set to zero, so a feature only ever adds to a document's claim);
 2. *prior weight*: the entry of `PRIOR_GRID` whose page ranking, with the fitted ranker and
-   routing weights, puts a gold page first for the most training questions asked of all their
-   training documents at once (ties: the smaller weight).
+   routing weights, puts a gold page first for the most labelled training questions asked of
+   all their training documents at once; of those, the one whose top page is in the
+   question's own document for the most (ties: the smaller weight).
+
+The routing weights learn from the questions the documents ask of themselves too
+(`self_pairs`); the prior weight only from labelled ones, which say how a real question's
+words meet a page.
 
 Deterministic: lbfgs from zeros, explorations without randomness.
 """
@@ -44,6 +49,7 @@ class CorpusQuestion:
     doc: str  # the question's own document (file name)
     gold: frozenset[tuple[str, int]]  # (file name, 1-based page)
     indexes: tuple[DocumentIndex, ...]
+    self_made: bool = False  # written from a page of its document (`self_pairs`), not labelled
 
 
 def routing_weights(questions: Sequence[CorpusQuestion], dense: bool = True) -> list[float]:
@@ -70,12 +76,14 @@ def routing_weights(questions: Sequence[CorpusQuestion], dense: bool = True) -> 
     return [round(max(0.0, float(c)), 6) for c in classifier.coef_[0] / scale]
 
 
-def _top_is_gold(question: CorpusQuestion, found: Exploration, model: RankingModel) -> bool:
+def _top_hits(question: CorpusQuestion, found: Exploration, model: RankingModel) -> tuple[bool, bool]:
+    """Whether the top page is a gold page, and whether it is in the question's document."""
     if found.candidates is None or not found.candidates.keys:
-        return False
+        return False, False
     ranking = rank(found.candidates, model, found.missing)
     top = ranking.pages[0]
-    return (found.candidates.documents[top.document].index.label, top.page) in question.gold
+    label = found.candidates.documents[top.document].index.label
+    return (label, top.page) in question.gold, label == question.doc
 
 
 def fit_router(
@@ -87,14 +95,15 @@ def fit_router(
                          prior_weight=0.0)
     auto = settings.model_copy(update={"mode": "auto"})
     explored = []
-    for q in questions:
+    for q in [q for q in questions if not q.self_made]:
         found = explore(q.question, list(q.indexes), auto, router=router)
         if lexical and found.candidates is not None:
             found = replace(found, candidates=found.candidates.without_dense())
         explored.append((q, found))
-    hits = {}
+    hits: dict[float, tuple[int, int]] = {}
     for weight in PRIOR_GRID:
         weighted = model.model_copy(update={"router": router.model_copy(update={"prior_weight": weight})})
-        hits[weight] = sum(_top_is_gold(q, found, weighted) for q, found in explored)
+        tops = [_top_hits(q, found, weighted) for q, found in explored]
+        hits[weight] = (sum(page for page, _ in tops), sum(document for _, document in tops))
     best = max(PRIOR_GRID, key=lambda w: (hits[w], -PRIOR_GRID.index(w)))
     return router.model_copy(update={"prior_weight": best})
