@@ -67,6 +67,26 @@ async def test_a_record_changed_or_deleted_by_another_process_is_read_as_it_now_
     assert await reader.get_document("abc123") is None
 
 
+async def test_the_listing_follows_records_another_process_adds_changes_and_deletes(tmp_path: Path) -> None:
+    reader, writer = EmbeddedRepository(tmp_path), EmbeddedRepository(tmp_path)
+    await writer.put_indexed(_indexed("abc123", "manual.pdf"))
+    assert [r.doc_id for r in await reader.list_documents()] == ["abc123"]
+
+    listed = (await reader.list_documents())[0]
+    listed.file_name = "changed by the caller.pdf"  # a caller's change stays its own
+    assert (await reader.list_documents())[0].file_name == "manual.pdf"
+
+    await writer.put_indexed(_indexed("abd999", "report.pdf"))
+    await writer.set_status("abc123", DocumentStatus.FAILED, "re-indexing failed")
+    assert [(r.doc_id, r.status) for r in await reader.list_documents()] == [
+        ("abc123", DocumentStatus.FAILED), ("abd999", DocumentStatus.READY)]
+
+    await writer.set_status("abd999", DocumentStatus.DELETING)
+    assert [r.doc_id for r in await reader.list_documents()] == ["abc123"]
+    await writer.delete_document("abc123")
+    assert await reader.list_documents() == []
+
+
 async def test_the_documents_card_survives_a_new_process(tmp_path: Path) -> None:
     card = DocumentCard(
         title="Form 10-Q", issuer="Northwind Traders, Inc.", doc_type=DocType.FORM_10Q,

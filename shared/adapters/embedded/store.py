@@ -43,6 +43,8 @@ class EmbeddedRepository:
         # doc id -> (the record file's identity, its bytes): a query reads every record it asks
         # over, and a stat costs a tenth of opening and reading the file.
         self._record_bytes: dict[str, tuple[tuple[int, int, int], bytes]] = {}
+        # record file name -> (its identity, the record read from it), for `list_documents`.
+        self._listed: dict[str, tuple[tuple[int, int, int], DocumentRecord]] = {}
 
     def _file(self, kind: str, name: str, suffix: str = ".json") -> str:
         # A string: a query stats every record it asks over, and making a Path costs more.
@@ -81,10 +83,32 @@ class EmbeddedRepository:
         return DocumentRecord.model_validate_json(cached[1])
 
     async def list_documents(self) -> list[DocumentRecord]:
-        folder = self.root / "documents"
-        if not folder.is_dir():
+        """Every record not being deleted, by file name. Read once per version of its file: an
+        unnamed query lists the whole store, and a stat costs a small share of reading and
+        validating a record."""
+        folder = os.path.join(self.root, "documents")
+        try:
+            entries = [e for e in os.scandir(folder) if e.name.endswith(".json")]
+        except (FileNotFoundError, NotADirectoryError):
             return []
-        records = [DocumentRecord.model_validate_json(p.read_bytes()) for p in folder.glob("*.json")]
+        records = []
+        for entry in entries:
+            try:
+                stat = entry.stat()
+            except FileNotFoundError:
+                continue  # deleted since the folder was read
+            identity = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+            cached = self._listed.get(entry.name)
+            if cached is None or cached[0] != identity:
+                try:
+                    with open(entry.path, "rb") as file:
+                        cached = self._listed[entry.name] = (identity, DocumentRecord.model_validate_json(file.read()))
+                except FileNotFoundError:
+                    continue
+            records.append(cached[1].model_copy())
+        if len(self._listed) > len(entries):  # forget the records of files gone since
+            present = {entry.name for entry in entries}
+            self._listed = {name: item for name, item in self._listed.items() if name in present}
         return sorted((r for r in records if r.status != DocumentStatus.DELETING), key=lambda r: (r.file_name, r.doc_id))
 
     async def find_document(self, key: str) -> DocumentRecord | None:
