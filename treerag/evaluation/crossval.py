@@ -50,6 +50,7 @@ from services.navigator.ranking.rerank import Reranking
 from shared.adapters.reranker import configured_scorer
 from shared.model.query import CompressedContext, Passage, QuerySettings, VerifiedAnswer
 from shared.settings import get_settings
+from treerag.evaluation.answer_scores import gold_figure, score_answer
 from treerag.evaluation.asking import Asker
 from treerag.evaluation.baselines import TOP_K, FlatIndex, PooledIndex, chunk_index, dense_search, page_index
 from treerag.evaluation.dataset import QAItem
@@ -97,6 +98,8 @@ class Outcome(BaseModel):
     gold: list[tuple[str, int]]
     context_tokens: int
     latency_ms: float
+    answer: str = ""  # the answer as the answerer wrote it ("" when it refused)
+    gold_answer: str = ""
 
     @property
     def negative_pair(self) -> bool:
@@ -290,6 +293,7 @@ def cross_validate(
                     answerable=item.answerable, abstained=run.answer.abstained, ranked=run.ranked[:RANKED_PAGES],
                     context=run.context, cited=run.cited, gold=gold, context_tokens=run.context_tokens,
                     latency_ms=round((time.perf_counter() - started) * 1000, 3),
+                    answer="" if run.answer.abstained else run.answer.answer, gold_answer=item.answer,
                 ))
         if corpus:
             for item in items:
@@ -351,6 +355,21 @@ class Summary(BaseModel):
     evidence_removed: int = 0
     abstention_evidence_removed: float | None = None
     latency_ms_p50: float
+    # Answers against the gold answer (`answer_scores`): figure questions and the share whose
+    # answer states the value; token F1 of the others; right answer on a cited gold page.
+    figure_questions: int = 0
+    value_in_answer: float | None = None
+    answer_f1: float = 0.0
+    right_answer_right_page: float = 0.0
+
+
+def _answer_row(outcome: Outcome) -> tuple[bool, float, float, float]:
+    """(figure question, answer right, token F1, right answer on a cited gold page)."""
+    score = score_answer(outcome.answer, outcome.gold_answer) if outcome.answer else None
+    figure = gold_figure(outcome.gold_answer) is not None
+    right = score is not None and score.right
+    cited_gold = bool(outcome.cited) and outcome.cited[0] in set(outcome.gold)
+    return figure, float(right), score.f1 if score is not None else 0.0, float(right and cited_gold)
 
 
 def _hits(outcome: Outcome) -> tuple[float, float, float, float, float, float, float]:
@@ -385,7 +404,13 @@ def summarise(outcomes: Sequence[Outcome]) -> Summary:
         return round(sum(o.abstained for o in group) / len(group), 4) if group else None
 
     on_questions = [o for o in outcomes if not o.negative_pair]
+    answers = [_answer_row(o) for o in answerable]
+    figures = [right for figure, right, _, _ in answers if figure]
+    texts = [f1 for figure, _, f1, _ in answers if not figure]
     return Summary(
+        figure_questions=len(figures), value_in_answer=round(statistics.fmean(figures), 4) if figures else None,
+        answer_f1=round(statistics.fmean(texts), 4) if texts else 0.0,
+        right_answer_right_page=round(statistics.fmean(a[3] for a in answers), 4) if answers else 0.0,
         n=len(answerable), hit_at_1=mean(0), hit_at_3=mean(1), recall_at_5=mean(2), context_recall=mean(3),
         cited_hit_at_1=mean(4), routing_accuracy=mean(5), document_recall_at_3=mean(6),
         context_tokens=round(statistics.fmean(o.context_tokens for o in on_questions), 1) if on_questions else 0.0,

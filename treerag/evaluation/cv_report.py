@@ -137,6 +137,12 @@ def markdown(results: dict[str, Any]) -> str:
                    f"| {_cell(row.get('abstention_evidence_removed'))} ({row.get('evidence_removed', 0)}) ")
                 + f"| {row['latency_ms_p50']:.1f} |"
             )
+        lines += ["", "Answers against the gold answer (figure questions: the value stated; the others: token F1):",
+                  "", "| system | figure questions | value in answer | answer F1 (others) | right answer, right page |",
+                  "|---|---|---|---|---|"]
+        lines += [f"| {system} | {row.get('figure_questions', 0)} | {_cell(row.get('value_in_answer'))} "
+                  f"| {_cell(row.get('answer_f1'))} | {_cell(row.get('right_answer_right_page'))} |"
+                  for system, row in table.items()]
         lines.append("")
     systems = list(next(iter(results["types"].values())).keys())
     compared = PRODUCT_SYSTEM if PRODUCT_SYSTEM in systems and "bm25-pages" in systems else None
