@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from treerag.evaluation.answer_scores import TEXT_F1, gold_figure, score_answer
+from treerag.evaluation.answer_scores import TEXT_F1, figure_printed, gold_figure, score_answer
 from treerag.evaluation.crossval import Outcome, summarise
 
 
@@ -23,6 +23,14 @@ def test_a_figure_is_right_when_the_answer_states_its_value() -> None:
     assert not score_answer("See page 60 [10K.pdf, p. 1832].", "$1832.00").right  # the citation is no answer
 
 
+def test_a_figure_is_printed_when_a_gold_page_states_it_at_the_tables_scale() -> None:
+    pages = ["Cover", "Purchases of property, plant and equipment (in millions) 1,577 1,373", "Notes"]
+    assert figure_printed("$1577.00", pages, [2])
+    assert not figure_printed("$1577.00", pages, [1, 3])  # printed, but not on a gold page
+    assert not figure_printed("0.66", pages, [2])  # a ratio computed from the page, not printed
+    assert not figure_printed("Capex rose to $1,577 million in 2018.", pages, [2])  # no figure question
+
+
 def test_a_text_answer_is_scored_by_token_f1_without_its_citations() -> None:
     gold = "Boeing forecasts an increase in the production rates for the 737, 777X and 787 aircrafts in 2023."
     close = score_answer("Boeing forecasts higher production rates for the 737, 777X and 787 in 2023 [b.pdf, p. 4].",
@@ -39,13 +47,17 @@ def _outcome(item_id: str, answer: str, gold_answer: str, cited: list[tuple[str,
 
 
 def test_the_summary_counts_figures_stated_and_right_answers_on_gold_pages() -> None:
+    printed = _outcome("q1", "It was $1,832 million [a.pdf, p. 3].", "$1832.00", [("a.pdf", 3)])
+    printed.figure_printed = True
     summary = summarise([
-        _outcome("q1", "It was $1,832 million [a.pdf, p. 3].", "$1832.00", [("a.pdf", 3)]),  # right, right page
+        printed,
+        _outcome("q1b", "It was $1,832 million [a.pdf, p. 3].", "$1832.00", [("a.pdf", 3)]),  # right, right page
         _outcome("q2", "It was $1,832 million [a.pdf, p. 9].", "$1832.00", [("a.pdf", 9)]),  # right, wrong page
         _outcome("q3", "", "0.66", []),  # refused
         _outcome("q4", "The tax rate rose from 20% to 23% [a.pdf, p. 3].", "The tax rate rose from 20% to 23%.",
                  [("a.pdf", 3)]),
     ])
-    assert summary.figure_questions == 3 and summary.value_in_answer == round(2 / 3, 4)
+    assert summary.figure_questions == 4 and summary.value_in_answer == 0.75
+    assert summary.printed_figures == 1 and summary.value_in_answer_printed == 1.0
     assert summary.answer_f1 == 1.0
-    assert summary.right_answer_right_page == 0.5
+    assert summary.right_answer_right_page == 0.6

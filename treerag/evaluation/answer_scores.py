@@ -16,6 +16,8 @@ on their own.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pydantic import BaseModel
 
 from shared.text.citations import strip_citations
@@ -42,6 +44,15 @@ def gold_figure(gold: str) -> NumberMention | None:
 
 def states_value(answer: str, figure: NumberMention) -> bool:
     return any(m.kind != "date" and m.agrees_with(figure) for m in number_mentions(answer))
+
+
+def figure_printed(gold: str, pages: Sequence[str], gold_pages: Sequence[int]) -> bool:
+    """Whether the gold answer is a figure one of its gold pages (1-based) prints: a value the
+    answerer could read off the page rather than compute."""
+    figure = gold_figure(gold)
+    return figure is not None and any(
+        m.kind != "date" and m.agrees_with(figure)
+        for p in gold_pages if 1 <= p <= len(pages) for m in number_mentions(pages[p - 1]))
 
 
 def score_answer(answer: str, gold: str) -> AnswerScore:

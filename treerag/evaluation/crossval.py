@@ -50,7 +50,7 @@ from services.navigator.ranking.rerank import Reranking
 from shared.adapters.reranker import configured_scorer
 from shared.model.query import CompressedContext, Passage, QuerySettings, VerifiedAnswer
 from shared.settings import get_settings
-from treerag.evaluation.answer_scores import gold_figure, score_answer
+from treerag.evaluation.answer_scores import figure_printed, gold_figure, score_answer
 from treerag.evaluation.asking import Asker
 from treerag.evaluation.baselines import TOP_K, FlatIndex, PooledIndex, chunk_index, dense_search, page_index
 from treerag.evaluation.dataset import QAItem
@@ -100,6 +100,7 @@ class Outcome(BaseModel):
     latency_ms: float
     answer: str = ""  # the answer as the answerer wrote it ("" when it refused)
     gold_answer: str = ""
+    figure_printed: bool = False  # the gold answer is a figure a gold page prints
 
     @property
     def negative_pair(self) -> bool:
@@ -285,6 +286,7 @@ def cross_validate(
             else:
                 documents = Documents([indexes[item.doc]], flat_pages[item.doc], flat_chunks[item.doc])
             gold = [(item.doc, p) for p in item.evidence_pages] if item.answerable else []
+            printed = item.answerable and figure_printed(item.answer, indexes[item.doc].pages, item.evidence_pages)
             for system in systems:
                 started = time.perf_counter()
                 run = run_system(system, item.question, documents, settings, model, reranking, asker)
@@ -294,6 +296,7 @@ def cross_validate(
                     context=run.context, cited=run.cited, gold=gold, context_tokens=run.context_tokens,
                     latency_ms=round((time.perf_counter() - started) * 1000, 3),
                     answer="" if run.answer.abstained else run.answer.answer, gold_answer=item.answer,
+                    figure_printed=printed,
                 ))
         if corpus:
             for item in items:
@@ -359,6 +362,8 @@ class Summary(BaseModel):
     # answer states the value; token F1 of the others; right answer on a cited gold page.
     figure_questions: int = 0
     value_in_answer: float | None = None
+    printed_figures: int = 0  # figure questions whose value a gold page prints
+    value_in_answer_printed: float | None = None
     answer_f1: float = 0.0
     right_answer_right_page: float = 0.0
 
@@ -406,9 +411,12 @@ def summarise(outcomes: Sequence[Outcome]) -> Summary:
     on_questions = [o for o in outcomes if not o.negative_pair]
     answers = [_answer_row(o) for o in answerable]
     figures = [right for figure, right, _, _ in answers if figure]
+    printed = [right for (figure, right, _, _), o in zip(answers, answerable, strict=True) if figure and o.figure_printed]
     texts = [f1 for figure, _, f1, _ in answers if not figure]
     return Summary(
         figure_questions=len(figures), value_in_answer=round(statistics.fmean(figures), 4) if figures else None,
+        printed_figures=len(printed),
+        value_in_answer_printed=round(statistics.fmean(printed), 4) if printed else None,
         answer_f1=round(statistics.fmean(texts), 4) if texts else 0.0,
         right_answer_right_page=round(statistics.fmean(a[3] for a in answers), 4) if answers else 0.0,
         n=len(answerable), hit_at_1=mean(0), hit_at_3=mean(1), recall_at_5=mean(2), context_recall=mean(3),

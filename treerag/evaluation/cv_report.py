@@ -138,9 +138,11 @@ def markdown(results: dict[str, Any]) -> str:
                 + f"| {row['latency_ms_p50']:.1f} |"
             )
         lines += ["", "Answers against the gold answer (figure questions: the value stated; the others: token F1):",
-                  "", "| system | figure questions | value in answer | answer F1 (others) | right answer, right page |",
-                  "|---|---|---|---|---|"]
+                  "", "| system | figure questions | value in answer | printed on a gold page | value in answer (printed) "
+                  "| answer F1 (others) | right answer, right page |",
+                  "|---|---|---|---|---|---|---|"]
         lines += [f"| {system} | {row.get('figure_questions', 0)} | {_cell(row.get('value_in_answer'))} "
+                  f"| {row.get('printed_figures', 0)} | {_cell(row.get('value_in_answer_printed'))} "
                   f"| {_cell(row.get('answer_f1'))} | {_cell(row.get('right_answer_right_page'))} |"
                   for system, row in table.items()]
         lines.append("")
