@@ -21,6 +21,7 @@ from services.verifier.detector import (
     check_sentence,
     overall,
 )
+from services.verifier.figures import figure_lead
 from services.verifier.fragments import (
     Seam,
     is_heading_only,
@@ -294,6 +295,15 @@ def _extractive(context: CompressedContext, settings: QuerySettings, mode: str, 
         words += size
     checks: list[SentenceCheck] = []
     lines: list[str] = []
+    lead = figure_lead(question, context.passages, sources.page_text)
+    if lead is not None:
+        figure, passage, page = lead
+        citation = Citation(doc_id=passage.doc_id, file_name=passage.file_name, node_id=passage.node_id, pages=[page])
+        said = figure.statement()
+        checks.append(check_sentence(said, citation, sources.pages(passage.doc_id, (page,)), sources.judge,
+                                     sources.word_vectors))
+        lines.append(f"{said} {format_citation(passage.file_name or passage.doc_id, [page])}")
+        chosen = chosen[: max(1, settings.max_answer_sentences - 1)]
     for c, shown in chosen:
         page = sources.locate(c.passage.doc_id, c.passage.pages, c.text)
         citation = Citation(doc_id=c.passage.doc_id, file_name=c.passage.file_name, node_id=c.passage.node_id,

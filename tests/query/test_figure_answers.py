@@ -1,0 +1,28 @@
+"""A question for a figure a table prints gets the figure first: value, scale, year and row,
+cited on its page and checked like any sentence; a yes/no question gets a sentence."""
+
+from __future__ import annotations
+
+from services.verifier.answer import answer_question
+from shared.model.query import CompressedContext, Passage, QuerySettings
+from tests.unit.test_tables import BALANCE_SHEET
+
+PAGES = {3: "Northwind sells footwear and apparel through retailers and its own stores.", 4: BALANCE_SHEET}
+
+
+def _ask(question: str):
+    passage = Passage(doc_id="n" * 16, file_name="northwind_2019.pdf", node_id="0004", title="Balance sheets",
+                      pages=[4], text=BALANCE_SHEET, score=1.0)
+    context = CompressedContext(question=question, passages=[passage], tokens_before=100, tokens_after=100)
+    return answer_question(context, QuerySettings(), "dfs", page_text=lambda doc, page: PAGES.get(page))
+
+
+def test_a_figure_question_is_answered_with_the_cell_first() -> None:
+    answer = _ask("What were Northwind's FY2019 total current assets?")
+    assert answer.answer.startswith("$16,525 million for 2019 — Total current assets [northwind_2019.pdf, p. 4]")
+    assert answer.sentences[0].verdict == "supported" and not answer.abstained
+
+
+def test_a_yes_no_question_is_not_answered_with_a_cell() -> None:
+    answer = _ask("Did Northwind's total current assets grow in FY2019?")
+    assert not answer.answer.startswith("$")
