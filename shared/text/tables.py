@@ -127,6 +127,7 @@ def table_figure(page: str, wanted: set[str], year: int | None, min_share: float
     if not _in_a_table(lines, row, len(cells)):
         return None
     years = _column_years(lines, row, len(cells))
+    column_year: int | None
     if years is not None and year in years:
         cell, column_year = cells[years.index(year)], year
     elif len(cells) == 1 and (years is None or year is None):
