@@ -2,7 +2,8 @@
 
     python -m bench.questions_table [--results bench/results]
 
-(`cv_collections.json`, `cv_documents.json`, `cv_corpus.json`, then `cv_shared_store.json`); a
+(`cv_collections.json`, `cv_documents.json`, `cv_corpus.json`, then `cv_shared_store.json`, then
+the answers of `cv_collections.json`); a
 test checks the README holds exactly these rows.
 """
 
@@ -13,7 +14,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from treerag.evaluation.cv_report import readme_rows, shared_store_rows
+from treerag.evaluation.cv_report import answer_rows, readme_rows, shared_store_rows
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -29,6 +30,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                 results("cv_corpus.json"))))
     print()
     print("\n".join(shared_store_rows(results("cv_shared_store.json"))))
+    print()
+    print("\n".join(answer_rows(results("cv_collections.json"))))
     return 0
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from treerag.evaluation.cv_report import README_SETS, README_SYSTEMS, readme_rows, shared_store_rows
+from treerag.evaluation.cv_report import README_SETS, README_SYSTEMS, answer_rows, readme_rows, shared_store_rows
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -25,7 +25,7 @@ def test_the_readme_questions_table_is_the_last_make_eval_run() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
     rows = readme_rows(collections, documents, corpus)
     assert len(rows) == len(README_SETS) * len(README_SYSTEMS)
-    for table in (rows, shared_store_rows(store)):
+    for table in (rows, shared_store_rows(store), answer_rows(collections)):
         at = [readme.index(row) if row in readme else -1 for row in table]
         missing = [row for row, line in zip(table, at, strict=True) if line < 0]
         assert not missing, "README differs from bench/results; print the rows with `python -m bench.questions_table`"

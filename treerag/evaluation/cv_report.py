@@ -187,6 +187,20 @@ def readme_rows(collections: dict[str, Any], documents: dict[str, Any], corpus: 
     return rows
 
 
+def answer_rows(collections: dict[str, Any]) -> list[str]:
+    """The rows of the README's answers table: the product's answers against the gold answer,
+    each set held out whole."""
+    rows = []
+    for key, label in README_SETS:
+        row = collections["sets"][key][PRODUCT_SYSTEM]
+        rows.append(
+            f"| {label} ({row['n']}) | {row.get('figure_questions', 0)} | {_cell(row.get('value_in_answer'))} "
+            f"| {row.get('printed_figures', 0)} | {_cell(row.get('value_in_answer_printed'))} "
+            f"| {_cell(row.get('answer_f1'))} | {_cell(row.get('right_answer_right_page'))} |"
+        )
+    return rows
+
+
 def shared_store_rows(store: dict[str, Any]) -> list[str]:
     """The rows of the README's shared-store table: the FinanceBench questions asked of every
     filing of the store at once, cross-validated by company."""
