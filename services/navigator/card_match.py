@@ -108,7 +108,7 @@ def year_match(card: DocumentCard | None, asked: DocumentPeriod) -> float:
     years = _asked_years(asked)
     if card is None or not years:
         return 0.0
-    if card.period.fiscal_year == max(years):
+    if card.period.fiscal_year == asked.latest_year():
         return 1.0
     covered = ([card.period.fiscal_year] if card.period.fiscal_year is not None else []) + list(card.period.years)
     return COMPARATIVE_YEAR if any(y in covered for y in years) else 0.0

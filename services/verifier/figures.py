@@ -48,8 +48,7 @@ def figure_lead(
     wanted = topic_words(question)
     if not wanted:
         return None
-    period = question_period(question)
-    year = period.fiscal_year or (max(period.years) if period.years else None)
+    year = question_period(question).latest_year()
     for passage in passages[:FIGURE_PASSAGES]:
         for page in passage.pages:
             text = page_text(passage.doc_id, page)

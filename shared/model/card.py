@@ -68,6 +68,11 @@ class DocumentPeriod(BaseModel):
             parts.append(", ".join(str(y) for y in self.years))
         return ", ".join(parts)
 
+    def latest_year(self) -> int | None:
+        """The fiscal year, else the latest year named: of several years asked about, the one
+        whose report holds the others as comparatives."""
+        return self.fiscal_year if self.fiscal_year is not None else max(self.years, default=None)
+
     def is_empty(self) -> bool:
         return self.fiscal_year is None and self.fiscal_quarter is None and self.period_end is None and not self.years
 

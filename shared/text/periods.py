@@ -328,13 +328,19 @@ def question_period(question: str) -> DocumentPeriod:
     if quarter is None and (half := _HALF.search(question)) is not None:
         quarter = _HALF_CLOSING_QUARTER[(half["h1"] or half["h2"] or half["h3"]).lower()]
     period_end = ends[0].end if ends else None
-    bare = [int(m["year"]) for m in _BARE_YEAR.finditer(question)]
+    bare = bare_years(question)
     return DocumentPeriod(
         fiscal_year=fiscal_year,
         fiscal_quarter=quarter,
         period_end=period_end,
         years=_years(fiscal_years, [e.end.year for e in ends], [y for e in ends for y in e.more_years], bare),
     )
+
+
+def bare_years(text: str) -> list[int]:
+    """The years `text` writes as bare four-digit numbers, in order (not amounts: "$2019",
+    "2,019", "2019.5", "2019%")."""
+    return [int(m["year"]) for m in _BARE_YEAR.finditer(text)]
 
 
 def period_spans(text: str) -> list[tuple[int, int]]:

@@ -14,9 +14,8 @@ from dataclasses import dataclass
 
 from shared.text.lexical import terms
 from shared.text.numbers import NumberMention, number_mentions
+from shared.text.periods import bare_years
 
-# A line printing column years: nothing but years, months, days and the words of a heading.
-_YEAR = re.compile(r"(?<![\d,.$])((?:19|20)\d\d)(?![\d%,.]\d)")
 # "(Dollars in millions)", "(in thousands, except per share data)", "amounts in millions".
 _SCALE = re.compile(r"\bin\s+(thousands|millions|billions)\b", re.IGNORECASE)
 _SCALE_WORD = {"thousands": "thousand", "millions": "million", "billions": "billion"}
@@ -82,9 +81,9 @@ def _in_a_table(lines: list[str], row: int, columns: int) -> bool:
 
 def _column_years(lines: list[str], row: int, columns: int) -> list[int] | None:
     for k in range(row - 1, max(-1, row - 1 - _HEADER_LINES), -1):
-        years = [int(y) for y in _YEAR.findall(lines[k])]
-        letters = re.sub(r"[^A-Za-z]", "", _YEAR.sub("", lines[k]))
-        if len(years) == columns and len(letters) <= 40:
+        # A line of column years holds little else: months, days, the words of a heading.
+        years = bare_years(lines[k])
+        if len(years) == columns and len(re.sub(r"[^A-Za-z]", "", lines[k])) <= 40:
             return years
     return None
 
@@ -112,18 +111,17 @@ def table_figure(page: str, wanted: set[str], year: int | None, min_share: float
     if not wanted:
         return None
     lines = page.split("\n")
-    best: tuple[float, int] | None = None
+    best: tuple[float, int, str, list[NumberMention]] | None = None
     for k, line in enumerate(lines):
         label, cells = _cells(line)
         if not cells or not label:
             continue
         share = len(wanted & set(terms(label))) / len(wanted)
         if share >= min_share and (best is None or share > best[0]):
-            best = (share, k)
+            best = (share, k, label, cells)
     if best is None:
         return None
-    row = best[1]
-    label, cells = _cells(lines[row])
+    _, row, label, cells = best
     if not _in_a_table(lines, row, len(cells)):
         return None
     years = _column_years(lines, row, len(cells))

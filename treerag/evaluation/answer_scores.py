@@ -42,17 +42,16 @@ def gold_figure(gold: str) -> NumberMention | None:
     return numbers[0] if len(numbers) == 1 else None
 
 
-def states_value(answer: str, figure: NumberMention) -> bool:
-    return any(m.kind != "date" and m.agrees_with(figure) for m in number_mentions(answer))
+def states_value(text: str, figure: NumberMention) -> bool:
+    """Whether one of the numbers of `text` (an answer, a page) states `figure`."""
+    return any(m.kind != "date" and m.agrees_with(figure) for m in number_mentions(text))
 
 
 def figure_printed(gold: str, pages: Sequence[str], gold_pages: Sequence[int]) -> bool:
     """Whether the gold answer is a figure one of its gold pages (1-based) prints: a value the
     answerer could read off the page rather than compute."""
     figure = gold_figure(gold)
-    return figure is not None and any(
-        m.kind != "date" and m.agrees_with(figure)
-        for p in gold_pages if 1 <= p <= len(pages) for m in number_mentions(pages[p - 1]))
+    return figure is not None and any(states_value(pages[p - 1], figure) for p in gold_pages if 1 <= p <= len(pages))
 
 
 def score_answer(answer: str, gold: str) -> AnswerScore:

@@ -50,7 +50,7 @@ from services.navigator.ranking.rerank import Reranking
 from shared.adapters.reranker import configured_scorer
 from shared.model.query import CompressedContext, Passage, QuerySettings, VerifiedAnswer
 from shared.settings import get_settings
-from treerag.evaluation.answer_scores import figure_printed, gold_figure, score_answer
+from treerag.evaluation.answer_scores import AnswerScore, figure_printed, score_answer
 from treerag.evaluation.asking import Asker
 from treerag.evaluation.baselines import TOP_K, FlatIndex, PooledIndex, chunk_index, dense_search, page_index
 from treerag.evaluation.dataset import QAItem
@@ -368,13 +368,8 @@ class Summary(BaseModel):
     right_answer_right_page: float = 0.0
 
 
-def _answer_row(outcome: Outcome) -> tuple[bool, float, float, float]:
-    """(figure question, answer right, token F1, right answer on a cited gold page)."""
-    score = score_answer(outcome.answer, outcome.gold_answer) if outcome.answer else None
-    figure = gold_figure(outcome.gold_answer) is not None
-    right = score is not None and score.right
-    cited_gold = bool(outcome.cited) and outcome.cited[0] in set(outcome.gold)
-    return figure, float(right), score.f1 if score is not None else 0.0, float(right and cited_gold)
+def _right_on_gold_page(outcome: Outcome, score: AnswerScore) -> float:
+    return float(score.right and bool(outcome.cited) and outcome.cited[0] in set(outcome.gold))
 
 
 def _hits(outcome: Outcome) -> tuple[float, float, float, float, float, float, float]:
@@ -409,16 +404,18 @@ def summarise(outcomes: Sequence[Outcome]) -> Summary:
         return round(sum(o.abstained for o in group) / len(group), 4) if group else None
 
     on_questions = [o for o in outcomes if not o.negative_pair]
-    answers = [_answer_row(o) for o in answerable]
-    figures = [right for figure, right, _, _ in answers if figure]
-    printed = [right for (figure, right, _, _), o in zip(answers, answerable, strict=True) if figure and o.figure_printed]
-    texts = [f1 for figure, _, f1, _ in answers if not figure]
+    # A refused question's answer is "": no value stated, no words in common.
+    scores = [(o, score_answer(o.answer, o.gold_answer)) for o in answerable]
+    figures = [float(s.right) for _, s in scores if s.figure]
+    printed = [float(s.right) for o, s in scores if s.figure and o.figure_printed]
+    texts = [s.f1 for _, s in scores if not s.figure]
     return Summary(
         figure_questions=len(figures), value_in_answer=round(statistics.fmean(figures), 4) if figures else None,
         printed_figures=len(printed),
         value_in_answer_printed=round(statistics.fmean(printed), 4) if printed else None,
         answer_f1=round(statistics.fmean(texts), 4) if texts else 0.0,
-        right_answer_right_page=round(statistics.fmean(a[3] for a in answers), 4) if answers else 0.0,
+        right_answer_right_page=round(statistics.fmean(_right_on_gold_page(o, s) for o, s in scores), 4)
+        if scores else 0.0,
         n=len(answerable), hit_at_1=mean(0), hit_at_3=mean(1), recall_at_5=mean(2), context_recall=mean(3),
         cited_hit_at_1=mean(4), routing_accuracy=mean(5), document_recall_at_3=mean(6),
         context_tokens=round(statistics.fmean(o.context_tokens for o in on_questions), 1) if on_questions else 0.0,

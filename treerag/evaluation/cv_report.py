@@ -84,6 +84,14 @@ def _cell(value: float | None, digits: int = 3) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
 
 
+def _answer_cells(row: dict[str, Any]) -> str:
+    """Figure questions, value stated, printed on a gold page, value stated of those, token F1
+    of the others, right answer on the right page."""
+    return (f"{row.get('figure_questions', 0)} | {_cell(row.get('value_in_answer'))} "
+            f"| {row.get('printed_figures', 0)} | {_cell(row.get('value_in_answer_printed'))} "
+            f"| {_cell(row.get('answer_f1'))} | {_cell(row.get('right_answer_right_page'))}")
+
+
 def _ci(row: dict[str, Any], baseline: str) -> str:
     ci = row.get(f"hit_at_1_minus_{baseline}")
     return "" if not ci else f"{ci['mean']:+.3f} [{ci['low']:+.3f}, {ci['high']:+.3f}]"
@@ -141,10 +149,7 @@ def markdown(results: dict[str, Any]) -> str:
                   "", "| system | figure questions | value in answer | printed on a gold page | value in answer (printed) "
                   "| answer F1 (others) | right answer, right page |",
                   "|---|---|---|---|---|---|---|"]
-        lines += [f"| {system} | {row.get('figure_questions', 0)} | {_cell(row.get('value_in_answer'))} "
-                  f"| {row.get('printed_figures', 0)} | {_cell(row.get('value_in_answer_printed'))} "
-                  f"| {_cell(row.get('answer_f1'))} | {_cell(row.get('right_answer_right_page'))} |"
-                  for system, row in table.items()]
+        lines += [f"| {system} | {_answer_cells(row)} |" for system, row in table.items()]
         lines.append("")
     systems = list(next(iter(results["types"].values())).keys())
     compared = PRODUCT_SYSTEM if PRODUCT_SYSTEM in systems and "bm25-pages" in systems else None
@@ -193,11 +198,7 @@ def answer_rows(collections: dict[str, Any]) -> list[str]:
     rows = []
     for key, label in README_SETS:
         row = collections["sets"][key][PRODUCT_SYSTEM]
-        rows.append(
-            f"| {label} ({row['n']}) | {row.get('figure_questions', 0)} | {_cell(row.get('value_in_answer'))} "
-            f"| {row.get('printed_figures', 0)} | {_cell(row.get('value_in_answer_printed'))} "
-            f"| {_cell(row.get('answer_f1'))} | {_cell(row.get('right_answer_right_page'))} |"
-        )
+        rows.append(f"| {label} ({row['n']}) | {_answer_cells(row)} |")
     return rows
 
 

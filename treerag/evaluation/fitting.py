@@ -500,12 +500,12 @@ def fit_collections(
 
 def corpus_questions(
     collections: Mapping[str, Sequence[QAItem]], indexes: Mapping[str, DocumentIndex], keep: Callable[[str], bool],
-    pool: Sequence[str] = (), self_made: int = PAGES_PER_DOCUMENT,
+    pool: Sequence[str] = (), self_pairs: int = PAGES_PER_DOCUMENT,
 ) -> list[CorpusQuestion]:
     """Every answerable question whose document `keep`s, asked of every kept document of its
     collection and, when its documents are stored among the `pool` (a shared store), every kept
     pool document beside them (a company's other years and forms are the hardest negatives),
-    then the questions of `self_made` pages of each of those documents, asked of the same shelf
+    then the questions of `self_pairs` pages of each of those documents, asked of the same shelf
     (`self_pairs`); a shelf of one document asks nothing."""
     questions = []
     pooled = set(pool)
@@ -519,5 +519,5 @@ def corpus_questions(
         questions += [CorpusQuestion(item.id, item.question, item.doc,
                                      frozenset((item.doc, p) for p in item.evidence_pages), shelf)
                       for item in collections[name] if item.answerable and keep(item.doc)]
-        questions += shelf_questions(shelf, self_made)
+        questions += shelf_questions(shelf, self_pairs)
     return questions
