@@ -37,7 +37,7 @@ TARGET_P95_MS = 150.0
 TARGET_LOAD_S = 10.0
 
 
-STORE_FOLDERS = ("documents", "pages", "trees", "embeddings")
+STORE_FOLDERS = ("documents", "pages", "trees", "embeddings", "analysis")
 
 
 def substore(store: Path, doc_ids: list[str], folder: Path) -> Path:

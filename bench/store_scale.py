@@ -3,7 +3,7 @@
 The store is FerretDB as `make up` and the tests run it (started here on a free port in a
 temporary folder, or `--mongo-url` for a running server). Documents are synthetic copies of
 real indexed PDFs (the FinanceBench filings, indexed first unless `--sizes-from STORE` names an
-indexed store folder): their record, pages, tree and vectors, cycled, each under its own id, so
+indexed store folder): their record, pages, tree, vectors and page analysis, cycled, each under its own id, so
 every row has the size a real document's row has (the first copy of each is stored through the
 repository, later ones are the same rows inserted in bulk; PDF bytes are left out: no measured
 call reads another document's PDF). A database of 10 documents and
@@ -13,7 +13,7 @@ one of `--documents` are measured with the same calls:
   written, their records, pages, trees and vectors read (as a navigator does on first use),
   the answer written and read back (one whole query through the engine is also timed, cold);
 - upload: what the gateway and the indexer write for a new PDF (the PDF, the outbox entry, the
-  record, then pages, tree, vectors and the ready record);
+  record, then pages, tree, vectors, page analysis and the ready record);
 - status poll: `GET /v1/documents/{id}` (one record by id);
 - listing page: `GET /v1/documents?limit=10` (a page, newest first: as many records as the
   small store holds, so both return a full page; a page of 50 is timed too).
@@ -132,7 +132,8 @@ async def load_templates(store: Path) -> list[IndexedDocument]:
         if record.status != DocumentStatus.READY or tree is None:
             continue
         templates.append(IndexedDocument(record=record, pages=await repo.get_pages(record.doc_id), tree=tree,
-                                         embeddings=await repo.get_embeddings(record.doc_id)))
+                                         embeddings=await repo.get_embeddings(record.doc_id),
+                                         analysis=await repo.get_analysis(record.doc_id)))
     if not templates:
         raise SystemExit(f"no indexed document in {store}")
     return templates
@@ -160,11 +161,12 @@ def copy_of(template: IndexedDocument, doc_id: str) -> IndexedDocument:
     record = template.record.model_copy(update={"doc_id": doc_id, "file_name": f"{doc_id}.pdf"})
     tree = template.tree.model_copy(update={"doc_id": doc_id})
     embeddings = template.embeddings.model_copy(update={"doc_id": doc_id}) if template.embeddings else None
-    return IndexedDocument(record=record, pages=template.pages, tree=tree, embeddings=embeddings)
+    return IndexedDocument(record=record, pages=template.pages, tree=tree, embeddings=embeddings,
+                           analysis=template.analysis)
 
 
 # What a document stores besides its record, by collection.
-LARGE_ROWS = ("page_chunks", "trees", "embeddings", "embedding_parts")
+LARGE_ROWS = ("page_chunks", "trees", "embeddings", "embedding_parts", "analysis", "analysis_parts")
 FILL_BATCH = 8
 
 
@@ -200,9 +202,13 @@ class Filler:
                            for k in range(1, int(head["chunks"]))] if head else []
         parts = [await db["embedding_parts"].find_one({"_id": f"{doc_id}:{k}"})
                  for k in range(int(vectors["parts"]))] if vectors else []
+        analysis = await db["analysis"].find_one({"_id": doc_id})
+        analysis_parts = [await db["analysis_parts"].find_one({"_id": f"{doc_id}:{k}"})
+                          for k in range(int(analysis["parts"]))] if analysis else []
         tree = await db["trees"].find_one({"_id": doc_id})
         return {"page_chunks": chunks, "trees": [tree] if tree else [], "embeddings": [vectors] if vectors else [],
-                "embedding_parts": [p for p in parts if p]}
+                "embedding_parts": [p for p in parts if p], "analysis": [analysis] if analysis else [],
+                "analysis_parts": [p for p in analysis_parts if p]}
 
     async def fill(self, start: int, stop: int) -> float:
         """Documents start..stop-1; returns the seconds taken."""

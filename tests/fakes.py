@@ -41,14 +41,15 @@ def _now() -> datetime:
 
 
 class FakeRepository:
-    """Documents, pages, trees, vectors, PDFs and cache entries in dicts. `reads` counts each read
-    method's calls, so a test can tell whether a handler went to the store."""
+    """Documents, pages, trees, vectors, page analyses, PDFs and cache entries in dicts. `reads`
+    counts each read method's calls, so a test can tell whether a handler went to the store."""
 
     def __init__(self) -> None:
         self.documents: dict[str, DocumentRecord] = {}
         self.pages: dict[str, list[str]] = {}
         self.trees: dict[str, DocumentTree] = {}
         self.embeddings: dict[str, DocumentEmbeddings] = {}
+        self.analysis: dict[str, bytes] = {}
         self.pdfs: dict[str, bytes] = {}
         self.cached: dict[tuple[str, str], dict[str, Any]] = {}
         self.cache_refs: dict[tuple[str, str], tuple[str, ...]] = {}
@@ -142,6 +143,16 @@ class FakeRepository:
     async def delete_embeddings(self, doc_id: str) -> None:
         self.embeddings.pop(doc_id, None)
 
+    async def put_analysis(self, doc_id: str, data: bytes) -> None:
+        self.analysis[doc_id] = data
+
+    async def get_analysis(self, doc_id: str) -> bytes | None:
+        self.reads["get_analysis"] += 1
+        return self.analysis.get(doc_id)
+
+    async def delete_analysis(self, doc_id: str) -> None:
+        self.analysis.pop(doc_id, None)
+
     async def put_indexed(self, indexed: IndexedDocument) -> None:
         await store_indexed(self, indexed)
 
@@ -157,6 +168,7 @@ class FakeRepository:
 
     async def delete_document(self, doc_id: str) -> bool:
         await self.delete_embeddings(doc_id)
+        await self.delete_analysis(doc_id)
         for store in (self.pages, self.trees, self.pdfs):
             store.pop(doc_id, None)  # type: ignore[attr-defined]
         quoted = json.dumps(doc_id)

@@ -7,8 +7,9 @@ stages' document resolution and so the cached answers keyed by it), drops its ow
 publishes `document.deleted`, which tells the stages to drop what they keep in memory. That
 takes the same few lookups however much is stored. `finish_deletion` then removes what was made
 from it (conversations over it or citing it, stored queries and results asked over or citing
-it, cached answers, vectors, tree, pages, the file) and the record last, so a deletion stopped midway is found again by its record
-(`deleting_documents`) and finished by calling it again.
+it, cached answers, vectors, page analysis, tree, pages, the file) and the record last, so a
+deletion stopped midway is found again by its record (`deleting_documents`) and finished by
+calling it again.
 """
 
 from __future__ import annotations

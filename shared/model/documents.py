@@ -112,11 +112,20 @@ class DocumentEmbeddings(BaseModel):
 
 
 class IndexedDocument(BaseModel):
-    """Everything one indexing run produces: stored as record, pages, tree and vectors."""
+    """Everything one indexing run produces: stored as record, pages, tree, vectors and page
+    analysis. In JSON the analysis bytes are base64, as the vectors are."""
+
+    model_config = ConfigDict(ser_json_bytes="base64", val_json_bytes="base64")
 
     record: DocumentRecord
     pages: list[str] = Field(description="Page text; pages[0] is physical page 1.")
     tree: DocumentTree
     embeddings: DocumentEmbeddings | None = Field(
         default=None, description="Page and node vectors; None when embeddings are off."
+    )
+    analysis: bytes | None = Field(
+        default=None,
+        description="The page analysis (shared/text/page_analysis.py): the term ids of every page, "
+        "sentence and header and the page features, packed as opaque bytes the navigator loads "
+        "instead of tokenising the pages again; None when it was not computed.",
     )

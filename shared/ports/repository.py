@@ -90,9 +90,21 @@ class Repository(Protocol):
 
     async def delete_embeddings(self, doc_id: str) -> None: ...
 
+    async def put_analysis(self, doc_id: str, data: bytes) -> None:
+        """The document's page analysis (opaque bytes, shared/text/page_analysis.py); replaces
+        the earlier one."""
+        ...
+
+    async def get_analysis(self, doc_id: str) -> bytes | None:
+        """The stored page analysis, or None when none is stored."""
+        ...
+
+    async def delete_analysis(self, doc_id: str) -> None: ...
+
     async def put_indexed(self, indexed: IndexedDocument) -> None:
-        """Pages, tree and vectors first, the record last: a record marked ready always has
-        them. Without vectors, earlier ones are deleted (they belong to another tree)."""
+        """Pages, tree, vectors and page analysis first, the record last: a record marked ready
+        always has them. Without vectors or analysis, earlier ones are deleted (they belong to
+        another tree)."""
         ...
 
     async def get_cached(self, namespace: str, key: str) -> dict[str, Any] | None: ...
@@ -104,9 +116,9 @@ class Repository(Protocol):
         ...
 
     async def delete_document(self, doc_id: str) -> bool:
-        """Remove the document's PDF, pages, tree, vectors and every cached value made from it
-        (named in `refs`), then its record, last. Idempotent: after a stop midway, calling it
-        again finishes. False when no record was stored."""
+        """Remove the document's PDF, pages, tree, vectors, page analysis and every cached value
+        made from it (named in `refs`), then its record, last. Idempotent: after a stop midway,
+        calling it again finishes. False when no record was stored."""
         ...
 
     async def close(self) -> None: ...

@@ -76,6 +76,8 @@ async def fill(repo: MongoRepository, queries: MongoQueryRepository) -> None:
     await repo.put_embeddings(DocumentEmbeddings(doc_id=GONE, model="test-model", dimension=4, node_ids=["n1"],
                                                  page_vectors=np.eye(3, 4, dtype="<f2").tobytes(),
                                                  node_vectors=np.ones((1, 4), dtype="<f2").tobytes()))
+    await repo.put_analysis(GONE, f"page analysis of {GONE}: {GONE_FACT}".encode())
+    await repo.put_analysis(KEPT, f"page analysis of {KEPT}: {KEPT_FACT}".encode())
     cache = AnswerCache(repo)
     await cache.put("over-gone", outcome("q", GONE_ANSWER, [GONE]).model_dump(mode="json"), refs=[GONE])
     await cache.put("over-both", outcome("q", GONE_ANSWER, [GONE]).model_dump(mode="json"), refs=[GONE, KEPT])
@@ -108,7 +110,7 @@ async def test_a_finished_deletion_leaves_the_documents_text_and_id_in_no_collec
 ) -> None:
     repo, queries = stores
     await fill(repo, queries)
-    assert {"page_chunks", "query_results"} <= set(await holding(repo, SECRET))
+    assert {"page_chunks", "query_results", "analysis_parts"} <= set(await holding(repo, SECRET))
     assert any(name.startswith("cache.") for name in await holding(repo, GONE_ANSWER))
 
     deletion = await delete_document(GONE, repo, queries, InMemoryBus())
@@ -121,6 +123,8 @@ async def test_a_finished_deletion_leaves_the_documents_text_and_id_in_no_collec
     assert await queries.get("asked-over-all") is None and await queries.get("failed-over-gone") is None
     # The other document and everything made from it only are untouched.
     assert await repo.get_page(KEPT, 2) == KEPT_FACT and await repo.get_pdf(KEPT) is not None
+    assert await repo.get_analysis(GONE) is None
+    assert await repo.get_analysis(KEPT) == f"page analysis of {KEPT}: {KEPT_FACT}".encode()
     assert await repo.get_cached(AnswerCache.namespace, "over-kept") is not None
     assert (await queries.get("other-199")) is not None and (await queries.get("asked-over-kept")) is not None
     assert [r.doc_id for r in await repo.list_documents()] == [KEPT]

@@ -53,6 +53,9 @@ def test_delete_removes_every_trace_of_the_document_and_keeps_the_others(tmp_pat
     assert "511 bar" in _ask(store, "At what pressure does the safety valve of unit 501 open?")
     assert "512 bar" in _ask(store, "At what pressure does the safety valve of unit 502 open?", [kept])
     text = "opens at a pressure of 511 bar"
+    # The page analysis of each, as the indexer stores it (the deleted one's holds its text).
+    _stored(store, "put_analysis", gone, f"analysis of {gone}: {text}".encode())
+    _stored(store, "put_analysis", kept, f"analysis of {kept}".encode())
     assert _files_holding(store, gone) and _files_holding(store, text)
     assert list((store / "cache").rglob("*.json"))
     capsys.readouterr()
@@ -61,11 +64,13 @@ def test_delete_removes_every_trace_of_the_document_and_keeps_the_others(tmp_pat
     assert gone in capsys.readouterr().out
 
     assert _files_holding(store, gone) == []
-    assert [p for p in store.rglob("*") if gone in str(p)] == []  # pages, tree, PDF, vectors, cache refs
+    assert [p for p in store.rglob("*") if gone in str(p)] == []  # pages, tree, PDF, vectors, analysis, cache refs
     assert _files_holding(store, text) == []
+    assert _stored(store, "get_analysis", gone) is None
     assert _stored(store, "get_document", gone) is None
     # The other document, and the cached answer citing it, are untouched.
     assert _stored(store, "get_page", kept, 2) is not None
+    assert _stored(store, "get_analysis", kept) == f"analysis of {kept}".encode()
     assert _files_holding(store / "cache", kept)
     assert "512 bar" in _ask(store, "At what pressure does the safety valve of unit 502 open?", [kept])
 

@@ -22,7 +22,8 @@ async def test_deleted_document_leaves_nothing_in_the_store_or_the_stages_memory
     gone, kept = plant.record.doc_id, kitchen.record.doc_id
     stages = QueryStages()
     for document in (plant, kitchen):
-        await stages.repository.put_indexed(document)
+        await stages.repository.put_indexed(document.model_copy(update={"analysis": b"\x00analysis"}))
+    assert set(stages.repository.analysis) == {gone, kept}
     answered = await ask(stages, question(PUMP, doc_ids=[gone]))
     key = answered.answer_key
     assert key is not None  # the navigator's key travels with the query
@@ -47,6 +48,8 @@ async def test_deleted_document_leaves_nothing_in_the_store_or_the_stages_memory
     assert await stages.queries.get(answered.query_id) is None
     repository = stages.repository
     assert gone not in repository.documents and gone not in repository.pages and gone not in repository.trees
+    assert gone not in repository.analysis and await repository.get_analysis(gone) is None
+    assert repository.analysis[kept] == b"\x00analysis"
     assert kept in repository.documents and repository.pages[kept]
     assert await delete_document(gone, stages.repository, stages.queries, stages.bus, outbox) is None
 

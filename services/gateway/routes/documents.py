@@ -93,9 +93,9 @@ async def get_pdf(doc_id: str, caller: CallerDep, gateway: GatewayDep) -> Respon
 @router.delete("/v1/documents/{doc_id}", response_model=DeletedOut)
 async def delete(doc_id: str, caller: CallerDep, gateway: GatewayDep) -> DeletedOut:
     """Once this answers, nothing serves the document (its routes answer 404, queries never
-    use it); its file, pages, tree, vectors, cached answers and the stored queries asked over
-    or citing it (`queries_removed`) are removed in the background within seconds, and the
-    stages drop what they keep in memory."""
+    use it); its file, pages, tree, vectors, page analysis, cached answers and the stored
+    queries asked over or citing it (`queries_removed`) are removed in the background within
+    seconds, and the stages drop what they keep in memory."""
     await tenant_document(gateway.documents, doc_id, caller.tenant)
     with correlated(doc_id=doc_id):
         deletion = await delete_document(doc_id, gateway.documents, gateway.queries, gateway.outbox,

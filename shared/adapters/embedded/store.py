@@ -34,6 +34,7 @@ class EmbeddedRepository:
 
     Layout: documents/<id>.json, pages/<id>.json, trees/<id>.json, pdfs/<id>.pdf,
     embeddings/<id>.vec (a JSON header line, then the packed float16 page and node vectors),
+    analysis/<id>.bin (the page analysis, opaque bytes: shared/text/page_analysis.py),
     cache/<namespace>/<sha256(key)>.json, and cache-refs/<doc id>/<namespace>/<sha256(key)>: an
     empty file per cached value made from that document, so deleting it finds them."""
 
@@ -201,6 +202,16 @@ class EmbeddedRepository:
     async def delete_embeddings(self, doc_id: str) -> None:
         self._path("embeddings", doc_id, ".vec").unlink(missing_ok=True)
 
+    async def put_analysis(self, doc_id: str, data: bytes) -> None:
+        _write_atomic(self._path("analysis", doc_id, ".bin"), data)
+
+    async def get_analysis(self, doc_id: str) -> bytes | None:
+        path = self._path("analysis", doc_id, ".bin")
+        return path.read_bytes() if path.is_file() else None
+
+    async def delete_analysis(self, doc_id: str) -> None:
+        self._path("analysis", doc_id, ".bin").unlink(missing_ok=True)
+
     async def put_indexed(self, indexed: IndexedDocument) -> None:
         await store_indexed(self, indexed)
 
@@ -231,6 +242,7 @@ class EmbeddedRepository:
         for path in (self._path("pages", doc_id), self._path("trees", doc_id), self._path("pdfs", doc_id, ".pdf")):
             path.unlink(missing_ok=True)
         await self.delete_embeddings(doc_id)
+        await self.delete_analysis(doc_id)
         refs = self.root / "cache-refs" / doc_id
         if refs.is_dir():
             for marker in refs.glob("*/*"):

@@ -15,10 +15,14 @@ Collections (database `settings.mongo_db`):
 - `document_order` one row per listing position, `_id` = the zero-padded position, naming the
                document placed there (see listing.py: pages of the listing by `_id` lookups)
 - `embeddings` one small row per document with vectors, `_id` = doc_id: model, dimension, node
-               ids and how many parts hold the vectors
+               ids, the vectors' length in bytes and how many parts hold them
 - `embedding_parts` the packed float16 vectors (pages, then nodes), `_id` = "<doc_id>:<part>",
                at most `CHUNK_BYTES` each; kept apart from `embeddings` so that reading a head
                never scans vector bytes on FerretDB
+- `analysis`   one small row per document with a page analysis (shared/text/page_analysis.py),
+               `_id` = doc_id: its length in bytes and how many parts hold it
+- `analysis_parts` the analysis bytes, `_id` = "<doc_id>:<part>", at most `CHUNK_BYTES` each
+               (about 30 MB for a 2,400-page manual: beyond the 16 MB BSON limit in one row)
 - `cache.<h>`  `_id` = "<namespace>:<sha256(key)>", `refs` = the doc ids the value was made
                from, spread over CACHE_BUCKETS collections by the first hex digit <h> of the hash
                (see below); each row's id is noted in the ledger `owned.<doc_id>.cache` of every
@@ -128,6 +132,103 @@ def _readable(doc: dict[str, Any] | None) -> bool:
     return doc is not None and doc.get("status") != DocumentStatus.DELETING.value
 
 
+class _PartedBytes:
+    """Bytes of one kind per document in two collections: a small head row (`_id` = doc_id,
+    with `bytes`, the length, and `parts`, how many part rows hold them) in `heads`, and the
+    bytes in `parts` rows `<doc_id>:<k>` of at most `CHUNK_BYTES` each. Parts are written first
+    and the head last, so a reader never follows a head to a missing part; a rebuild replaces
+    the head and drops parts past the new end. `what` names the bytes in errors."""
+
+    def __init__(self, heads: Any, parts: Any, what: str) -> None:
+        self.heads = heads
+        self.parts = parts
+        self.what = what
+
+    async def put(self, doc_id: str, data: bytes, fields: dict[str, Any] | None = None) -> None:
+        """`fields`: what the head row holds besides the length and the number of parts."""
+        rows = [
+            {"_id": f"{doc_id}:{k}", "doc_id": doc_id, "data": data[start : start + CHUNK_BYTES]}
+            for k, start in enumerate(range(0, len(data), CHUNK_BYTES))
+        ]
+        head = {**(fields or {}), "_id": doc_id, "bytes": len(data), "parts": len(rows)}
+        await _insert_or_replace(self.parts, rows)
+        try:
+            await self.heads.insert_one(head)
+            return
+        except DuplicateKeyError:
+            pass
+        previous = await self.heads.find_one({"_id": doc_id}, {"parts": 1})
+        await self.heads.replace_one({"_id": doc_id}, head, upsert=True)
+        old_count = int(previous.get("parts", 0)) if previous else 0
+        stale = [f"{doc_id}:{k}" for k in range(len(rows), old_count)]
+        if stale:
+            await self.parts.delete_many({"_id": {"$in": stale}})
+
+    async def get(self, doc_id: str) -> tuple[dict[str, Any], bytes] | None:
+        """The head's other fields and the bytes; None when no head is stored. Raises when a
+        part is missing or the parts do not add up to the stored length."""
+        head = await self.heads.find_one({"_id": doc_id})
+        if head is None:
+            return None
+        count = int(head["parts"])
+        rows = await asyncio.gather(
+            *(self.parts.find_one({"_id": f"{doc_id}:{k}"}, {"data": 1}) for k in range(count))
+        )
+        data = b"".join(bytes(row["data"]) for row in rows if row is not None)
+        # Heads of vectors written before heads held `bytes` are checked by their parts alone.
+        length = head.get("bytes")
+        if any(row is None for row in rows) or (length is not None and len(data) != int(length)):
+            found = sum(row is not None for row in rows)
+            expected = f"{int(length)} bytes" if length is not None else "bytes"
+            raise RuntimeError(
+                f"document {doc_id} has incomplete {self.what} ({found} of {count} parts, {len(data)} of "
+                f"{expected}); index the document again (upload with rebuild)"
+            )
+        return {k: v for k, v in head.items() if k not in ("_id", "bytes", "parts")}, data
+
+    async def delete(self, doc_id: str) -> None:
+        """The head, then the parts it names."""
+        head = await self.heads.find_one({"_id": doc_id}, {"parts": 1})
+        if head is None:
+            return
+        await self.heads.delete_one({"_id": doc_id})
+        parts = [f"{doc_id}:{k}" for k in range(int(head.get("parts", 0)))]
+        if parts:
+            await self.parts.delete_many({"_id": {"$in": parts}})
+
+    async def remove(self, doc_id: str) -> None:
+        """For a document's deletion: the head, then every part from 0 on by `_id`, also those of a
+        write that died before its head (`_delete_numbered`)."""
+        await self.heads.delete_one({"_id": doc_id})
+        await _delete_numbered(self.parts, doc_id)
+
+
+async def _insert_or_replace(collection: Any, rows: list[dict[str, Any]]) -> None:
+    """Insert rows; a row already there (left by an attempt that died midway) is replaced."""
+    if not rows:
+        return
+    try:
+        await collection.insert_many(rows, ordered=False)
+    except BulkWriteError as exc:
+        if not _only_duplicates(exc):
+            raise
+        taken = {rows[e["index"]]["_id"] for e in exc.details["writeErrors"]}
+        for row in rows:
+            if row["_id"] in taken:
+                await collection.replace_one({"_id": row["_id"]}, row, upsert=True)
+
+
+async def _delete_numbered(collection: Any, doc_id: str) -> None:
+    """Rows `<doc_id>:0`, `<doc_id>:1`, ... up to the first missing one (they are written
+    from 0 on, so this also finds the parts of a write that died before its head), deleted
+    from the last: a deletion stopped midway leaves a run from 0 that the next one finds."""
+    count = 0
+    while await collection.find_one({"_id": f"{doc_id}:{count}"}, {"_id": 1}) is not None:
+        count += 1
+    for number in reversed(range(count)):
+        await collection.delete_one({"_id": f"{doc_id}:{number}"})
+
+
 class MongoRepository:
     """The async `Repository` (shared/ports/repository.py) on a MongoDB-protocol server."""
 
@@ -148,6 +249,10 @@ class MongoRepository:
         self.documents_stamp = self.db["documents_stamp"]
         self.embeddings = self.db["embeddings"]
         self.embedding_parts = self.db["embedding_parts"]
+        self.analysis = self.db["analysis"]
+        self.analysis_parts = self.db["analysis_parts"]
+        self._vectors = _PartedBytes(self.embeddings, self.embedding_parts, "vectors")
+        self._analysis = _PartedBytes(self.analysis, self.analysis_parts, "page analysis")
         self.order = DocumentOrder(self.db["counters"], self.db["document_order"], self.documents)
         self.owned = OwnershipLedger(self.db)
         # The last full listing and the write stamp it was read under (see `list_documents`).
@@ -319,7 +424,7 @@ class MongoRepository:
                 "starts": starts}
         # Inserts first: a new document (the usual case) costs no read, which on FerretDB would
         # scan every stored page. A leftover of an attempt that died midway is replaced.
-        await self._insert_or_replace(self.page_chunks, rows[1:])
+        await _insert_or_replace(self.page_chunks, rows[1:])
         try:
             await self.page_chunks.insert_one(head)
             return
@@ -332,21 +437,6 @@ class MongoRepository:
         stale = [self._chunk_id(doc_id, k) for k in range(max(len(groups), 1), old_count)]
         if stale:
             await self.page_chunks.delete_many({"_id": {"$in": stale}})
-
-    @staticmethod
-    async def _insert_or_replace(collection: Any, rows: list[dict[str, Any]]) -> None:
-        """Insert rows; a row already there (left by an attempt that died midway) is replaced."""
-        if not rows:
-            return
-        try:
-            await collection.insert_many(rows, ordered=False)
-        except BulkWriteError as exc:
-            if not _only_duplicates(exc):
-                raise
-            taken = {rows[e["index"]]["_id"] for e in exc.details["writeErrors"]}
-            for row in rows:
-                if row["_id"] in taken:
-                    await collection.replace_one({"_id": row["_id"]}, row, upsert=True)
 
     async def _page_head(self, doc_id: str) -> dict[str, Any] | None:
         return await self.page_chunks.find_one({"_id": self._chunk_id(doc_id, 0)})
@@ -427,53 +517,34 @@ class MongoRepository:
     # ------------------------------------------------------------ vectors
 
     async def put_embeddings(self, embeddings: DocumentEmbeddings) -> None:
-        """Parts first, the head last (a reader never follows a head to a missing part); a
-        rebuild replaces the head and drops parts past the new end."""
-        doc_id = embeddings.doc_id
-        data = embeddings.page_vectors + embeddings.node_vectors
-        parts = [
-            {"_id": f"{doc_id}:{k}", "doc_id": doc_id, "data": data[start : start + CHUNK_BYTES]}
-            for k, start in enumerate(range(0, len(data), CHUNK_BYTES))
-        ]
-        head = embeddings.model_dump(mode="json", exclude={"page_vectors", "node_vectors"})
-        head.update({"_id": doc_id, "page_bytes": len(embeddings.page_vectors), "parts": len(parts)})
-        await self._insert_or_replace(self.embedding_parts, parts)
-        try:
-            await self.embeddings.insert_one(head)
-            return
-        except DuplicateKeyError:
-            pass
-        previous = await self.embeddings.find_one({"_id": doc_id}, {"parts": 1})
-        await self.embeddings.replace_one({"_id": doc_id}, head, upsert=True)
-        old_count = int(previous.get("parts", 0)) if previous else 0
-        stale = [f"{doc_id}:{k}" for k in range(len(parts), old_count)]
-        if stale:
-            await self.embedding_parts.delete_many({"_id": {"$in": stale}})
+        """Parts first, the head last; a rebuild drops parts past the new end (`_PartedBytes`)."""
+        fields = embeddings.model_dump(mode="json", exclude={"page_vectors", "node_vectors"})
+        fields["page_bytes"] = len(embeddings.page_vectors)
+        await self._vectors.put(embeddings.doc_id, embeddings.page_vectors + embeddings.node_vectors, fields)
 
     async def get_embeddings(self, doc_id: str) -> DocumentEmbeddings | None:
-        head = await self.embeddings.find_one({"_id": doc_id})
-        if head is None:
+        stored = await self._vectors.get(doc_id)
+        if stored is None:
             return None
-        rows = await asyncio.gather(
-            *(self.embedding_parts.find_one({"_id": f"{doc_id}:{k}"}, {"data": 1}) for k in range(int(head["parts"])))
-        )
-        if any(row is None for row in rows):
-            raise RuntimeError(
-                f"vectors of document {doc_id} are incomplete; index the document again (upload with rebuild)"
-            )
-        data = b"".join(bytes(row["data"]) for row in rows if row is not None)
-        page_bytes = int(head["page_bytes"])
-        fields = {k: v for k, v in head.items() if k not in ("_id", "page_bytes", "parts")}
+        fields, data = stored
+        page_bytes = int(fields.pop("page_bytes"))
         return DocumentEmbeddings(**fields, page_vectors=data[:page_bytes], node_vectors=data[page_bytes:])
 
     async def delete_embeddings(self, doc_id: str) -> None:
-        head = await self.embeddings.find_one({"_id": doc_id}, {"parts": 1})
-        if head is None:
-            return
-        await self.embeddings.delete_one({"_id": doc_id})
-        parts = [f"{doc_id}:{k}" for k in range(int(head.get("parts", 0)))]
-        if parts:
-            await self.embedding_parts.delete_many({"_id": {"$in": parts}})
+        await self._vectors.delete(doc_id)
+
+    # ------------------------------------------------------------ page analysis
+
+    async def put_analysis(self, doc_id: str, data: bytes) -> None:
+        """Parts first, the head last; a rebuild drops parts past the new end (`_PartedBytes`)."""
+        await self._analysis.put(doc_id, data)
+
+    async def get_analysis(self, doc_id: str) -> bytes | None:
+        stored = await self._analysis.get(doc_id)
+        return stored[1] if stored is not None else None
+
+    async def delete_analysis(self, doc_id: str) -> None:
+        await self._analysis.delete(doc_id)
 
     # ------------------------------------------------------------ indexing result
 
@@ -524,10 +595,10 @@ class MongoRepository:
         """Everything derived first, by `_id`, the record last: a deletion that stops midway is
         finished by calling again (the record still names the document)."""
         stored = await self.documents.find_one({"_id": doc_id}, {"tenant": 1, POSITION_FIELD: 1})
-        await self._delete_numbered(self.page_chunks, doc_id)
+        await _delete_numbered(self.page_chunks, doc_id)
         await self.trees.delete_one({"_id": doc_id})
-        await self.embeddings.delete_one({"_id": doc_id})
-        await self._delete_numbered(self.embedding_parts, doc_id)
+        await self._vectors.remove(doc_id)
+        await self._analysis.remove(doc_id)
         await self.blobs.delete(doc_id)
         if self.blobs is not self.gridfs:
             await self.gridfs.delete(doc_id)
@@ -545,17 +616,6 @@ class MongoRepository:
         await remove_each(cached, lambda cid: self._cache_bucket(cid).delete_one({"_id": cid}))
         await self.owned.drop(doc_id, Owned.CACHE)
         return len(cached)
-
-    @staticmethod
-    async def _delete_numbered(collection: Any, doc_id: str) -> None:
-        """Rows `<doc_id>:0`, `<doc_id>:1`, ... up to the first missing one (they are written
-        from 0 on, so this also finds the parts of a write that died before its head), deleted
-        from the last: a deletion stopped midway leaves a run from 0 that the next one finds."""
-        count = 0
-        while await collection.find_one({"_id": f"{doc_id}:{count}"}, {"_id": 1}) is not None:
-            count += 1
-        for number in reversed(range(count)):
-            await collection.delete_one({"_id": f"{doc_id}:{number}"})
 
     async def close(self) -> None:
         if self._owns_client:
