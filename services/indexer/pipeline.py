@@ -48,6 +48,7 @@ from shared.model.formats import FORMAT_NAMES, DocumentFormat, sniff_format
 from shared.model.ids import BuilderChoice, content_id
 from shared.model.tree import TreeNode, count_nodes
 from shared.ports.model_roles import Embedder
+from shared.text.page_analysis import analyse_pages
 
 if TYPE_CHECKING:  # the model adapters load only when a model is configured
     from shared.adapters.llm.client import LLMClient
@@ -346,5 +347,6 @@ def _index_content(
         ),
     )
     return IndexedDocument(
-        record=record, pages=pages, tree=DocumentTree(doc_id=doc_id, nodes=nodes), embeddings=embeddings
+        record=record, pages=pages, tree=DocumentTree(doc_id=doc_id, nodes=nodes), embeddings=embeddings,
+        analysis=analyse_pages(pages).to_bytes(),
     )

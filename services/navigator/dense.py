@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from shared.adapters.logs import log_fields
-from shared.model.documents import DocumentEmbeddings
+from shared.model.documents import SECTION_TEXT, DocumentEmbeddings
 
 logger = logging.getLogger(__name__)
 
@@ -22,6 +22,8 @@ class DenseVectors:
     model: str
     pages: np.ndarray  # float32 (pages, dimension); row i is physical page i + 1
     nodes: np.ndarray  # float32 (flattened nodes, dimension); zero rows for nodes without a vector
+    # Every node has a stored vector of its section text (`embeddings.document.section_text`).
+    sections: bool = False
 
     @property
     def dimension(self) -> int:
@@ -44,7 +46,8 @@ class DenseVectors:
         if rows:
             mine, theirs = map(list, zip(*rows, strict=True))
             nodes[mine] = stored[theirs]
-        return cls(model=embeddings.model, pages=embeddings.page_matrix(), nodes=nodes)
+        sections = embeddings.node_text == SECTION_TEXT and len(rows) == len(node_ids)
+        return cls(model=embeddings.model, pages=embeddings.page_matrix(), nodes=nodes, sections=sections)
 
     def similarities(self, matrix: np.ndarray, question_vector: np.ndarray) -> np.ndarray | None:
         vector = np.asarray(question_vector, dtype=np.float32).reshape(-1)

@@ -27,7 +27,9 @@ import numpy as np
 from services.navigator.index import DocumentIndex, FlatNode
 from services.navigator.resolver import Reference, find_text_references
 from shared.text.lexical import BM25Index, sentences_of, terms
+from shared.text.page_analysis import PageAnalysis
 from shared.text.question import literal_share
+from shared.text.term_ids import Postings, Ragged, Vocabulary, distinct_pairs
 
 # Weights of the proximity and section fields beside the scaled page BM25 (weight 1).
 PROXIMITY_WEIGHT = 1.0
@@ -42,7 +44,7 @@ CANDIDATES_PER_NODE = 6
 
 @dataclass
 class PageFields:
-    """Cached per-page term sets of one document index.
+    """Per-page term postings of one document index, built from its page analysis.
 
     It holds the parts of the index it reads, never the index itself: the index keeps its
     PageFields (`DocumentIndex.derive`), and a back-reference would make a cycle that only the
@@ -53,57 +55,46 @@ class PageFields:
     nodes: list[FlatNode]
     page_to_deepest: np.ndarray
     page_index: BM25Index
-    _windows: dict[int, tuple[frozenset[str], ...]] = field(default_factory=dict)
-    _sections: dict[int, frozenset[str]] = field(default_factory=dict)
-    _pages: dict[int, frozenset[str]] = field(default_factory=dict)
+    analysis: PageAnalysis
+    vocabulary: Vocabulary
     _references: dict[int, list[Reference]] = field(default_factory=dict)
     # Every window of every page, numbered page by page: page p (0-based) owns window ids
     # window_offsets[p] .. window_offsets[p + 1]; term -> the distinct ids of windows holding it.
     _window_offsets: np.ndarray | None = None
-    _window_postings: dict[str, np.ndarray] = field(default_factory=dict)
+    _window_postings: Postings | None = None
     # term -> 0-based pages whose enclosing section titles hold it.
-    _section_postings: dict[str, np.ndarray] | None = None
+    _section_postings: Postings | None = None
     # (pages that have windows, their interleaved window bounds) for `np.maximum.reduceat`.
     _window_bounds: tuple[np.ndarray, np.ndarray] | None = None
     # The last question's weights and its per-page vectors by name ("proximity", "section",
     # "support"): one question asks for them once per batch of selected nodes.
     _last: tuple[tuple[tuple[str, float], ...], dict[str, np.ndarray]] | None = None
 
+    # The definitions of the fields, page by page from the text; the postings below give the
+    # same values for every page at once.
+
     def page_terms(self, page: int) -> frozenset[str]:
         """Every term of a 1-based page."""
-        cached = self._pages.get(page)
-        if cached is None:
-            cached = self._pages[page] = frozenset(terms(self.pages[page - 1]))
-        return cached
+        return frozenset(terms(self.pages[page - 1]))
 
     def windows(self, page: int) -> tuple[frozenset[str], ...]:
         """Term sets of every window of WINDOW_SENTENCES consecutive sentences of a 1-based page."""
-        cached = self._windows.get(page)
-        if cached is None:
-            sentences = [frozenset(terms(s)) for s in sentences_of(self.pages[page - 1])]
-            if len(sentences) <= WINDOW_SENTENCES:
-                cached = (frozenset().union(*sentences),) if sentences else ()
-            else:
-                cached = tuple(
-                    frozenset().union(*sentences[k : k + WINDOW_SENTENCES])
-                    for k in range(len(sentences) - WINDOW_SENTENCES + 1)
-                )
-            self._windows[page] = cached
-        return cached
+        sentences = [frozenset(terms(s)) for s in sentences_of(self.pages[page - 1])]
+        if len(sentences) <= WINDOW_SENTENCES:
+            return (frozenset().union(*sentences),) if sentences else ()
+        return tuple(
+            frozenset().union(*sentences[k : k + WINDOW_SENTENCES])
+            for k in range(len(sentences) - WINDOW_SENTENCES + 1)
+        )
 
     def section(self, page: int) -> frozenset[str]:
         """Terms of the titles of the sections enclosing a 1-based page."""
-        cached = self._sections.get(page)
-        if cached is None:
-            found: set[str] = set()
-            node = int(self.page_to_deepest[page - 1]) if page <= len(self.page_to_deepest) else -1
-            while node >= 0:
-                found.update(terms(self.nodes[node].node.title))
-                node = self.nodes[node].parent
-            cached = frozenset(found)
-            self._sections[page] = cached
-        return cached
-
+        found: set[str] = set()
+        node = int(self.page_to_deepest[page - 1]) if page <= len(self.page_to_deepest) else -1
+        while node >= 0:
+            found.update(terms(self.nodes[node].node.title))
+            node = self.nodes[node].parent
+        return frozenset(found)
 
     def text_references(self, page: int) -> list[Reference]:
         """Cross-references ("see Section 4.2") made by the text of a 1-based page."""
@@ -113,37 +104,18 @@ class PageFields:
         return cached
 
     def warm(self) -> None:
-        """Split and tokenise every page now (at index time), so no query pays for it."""
-        for page in range(1, len(self.pages) + 1):
-            self.windows(page)
-            self.page_terms(page)
-            self.text_references(page)
-        self._window_layout()
+        """Build the postings now (at index time), so no query pays for them."""
         self._section_layout()
         self._window_range_max(np.zeros(int(self._window_layout()[-1])))
 
     def _window_layout(self) -> np.ndarray:
         if self._window_offsets is None:
-            postings: dict[str, list[int]] = {}
-            offsets = [0]
-            for page in range(1, len(self.pages) + 1):
-                first = offsets[-1]
-                windows = self.windows(page)
-                for k, window in enumerate(windows):
-                    for term in window:
-                        postings.setdefault(term, []).append(first + k)
-                offsets.append(first + len(windows))
-            self._window_postings = {t: np.asarray(ids, dtype=np.int64) for t, ids in postings.items()}
-            self._window_offsets = np.asarray(offsets, dtype=np.int64)
+            self._window_offsets, self._window_postings = window_postings(self.analysis)
         return self._window_offsets
 
-    def _section_layout(self) -> dict[str, np.ndarray]:
+    def _section_layout(self) -> Postings:
         if self._section_postings is None:
-            postings: dict[str, list[int]] = {}
-            for page in range(1, len(self.pages) + 1):
-                for term in self.section(page):
-                    postings.setdefault(term, []).append(page - 1)
-            self._section_postings = {t: np.asarray(p, dtype=np.int64) for t, p in postings.items()}
+            self._section_postings = section_postings(self.nodes, self.page_to_deepest, self.vocabulary)
         return self._section_postings
 
     def _question_vector(self, weights: dict[str, float], name: str) -> np.ndarray:
@@ -182,7 +154,7 @@ class PageFields:
             if in_pages is not None:
                 found[in_pages[0]] = True
             if in_titles is not None:
-                found[in_titles] = True
+                found[in_titles[0]] = True
             sums[found] += weight
         return sums / total
 
@@ -195,10 +167,12 @@ class PageFields:
         if total <= 0:
             return np.zeros(n_pages)
         sums = np.zeros(int(offsets[-1]))
+        postings = self._window_postings
+        assert postings is not None  # laid out with the offsets
         for term, weight in weights.items():
-            ids = self._window_postings.get(term)
-            if ids is not None:
-                sums[ids] += weight
+            entry = postings.get(term)
+            if entry is not None:
+                sums[entry[0]] += weight
         # max(s) / total == max(s / total): division by a positive number keeps the order.
         return self._window_range_max(sums) / total
 
@@ -225,17 +199,56 @@ class PageFields:
         if total <= 0:
             return sums
         for term, weight in weights.items():
-            pages = postings.get(term)
-            if pages is not None:
-                sums[pages] += weight
+            entry = postings.get(term)
+            if entry is not None:
+                sums[entry[0]] += weight
         return sums / total
 
 
 def page_fields(index: DocumentIndex) -> PageFields:
     """The index's page fields, derived on first use and kept with the index."""
     return index.derive(
-        "page_fields", lambda: PageFields(index.pages, index.nodes, index.page_to_deepest, index.page_index)
+        "page_fields",
+        lambda: PageFields(index.pages, index.nodes, index.page_to_deepest, index.page_index, index.analysis,
+                           index.term_vocabulary),
     )
+
+
+def window_postings(analysis: PageAnalysis) -> tuple[np.ndarray, Postings]:
+    """(window offsets per page, term -> distinct window ids): window k of a page joins its
+    sentences k .. k + WINDOW_SENTENCES - 1, and a page of no more sentences is one window."""
+    sentence_offsets = analysis.sentence_offsets
+    per_page = np.diff(sentence_offsets)
+    windows = np.where(per_page > WINDOW_SENTENCES, per_page - WINDOW_SENTENCES + 1, np.minimum(per_page, 1))
+    offsets = np.zeros(len(per_page) + 1, dtype=np.int64)
+    np.cumsum(windows, out=offsets[1:])
+    page = np.repeat(np.arange(len(per_page)), per_page)
+    local = np.arange(len(page)) - sentence_offsets[page]
+    count = windows[page]
+    sentence_ids, window_ids = [], []
+    for back in range(WINDOW_SENTENCES):
+        # Sentence `local` is the (back + 1)-th of window `local - back`, when that window exists;
+        # a page of few sentences puts every sentence in its one window.
+        k = np.where(per_page[page] > WINDOW_SENTENCES, local - back, 0 if back == 0 else -1)
+        valid = (k >= 0) & (k < count)
+        sentence_ids.append(np.flatnonzero(valid))
+        window_ids.append(offsets[page[valid]] + k[valid])
+    ids, owner = analysis.sentences.gather(np.concatenate(sentence_ids))
+    term, window, _ = distinct_pairs(ids, np.concatenate(window_ids)[owner], int(offsets[-1]))
+    return offsets, Postings(analysis.vocabulary, term, (window,))
+
+
+def section_postings(nodes: list[FlatNode], page_to_deepest: np.ndarray, vocabulary: Vocabulary) -> Postings:
+    """term -> the 0-based pages whose enclosing section titles (the deepest node covering the
+    page and its ancestors) hold it."""
+    paths: list[np.ndarray] = []
+    for flat in nodes:  # pre-order: a parent's path exists before its children's
+        own = np.asarray(vocabulary.ids_of(terms(flat.node.title)), dtype=np.int32)
+        paths.append(np.union1d(own, paths[flat.parent]) if flat.parent >= 0 else np.unique(own))
+    covered = np.flatnonzero(page_to_deepest >= 0)
+    ids, owner = Ragged.of(paths).gather(page_to_deepest[covered])
+    term, page, _ = distinct_pairs(ids, covered[owner], len(page_to_deepest))
+    return Postings(vocabulary, term, (page,))
 
 
 def prepare(index: DocumentIndex) -> DocumentIndex:

@@ -19,6 +19,8 @@ from shared.model.tree import TreeNode
 from shared.text.lexical import BM25Index, terms
 from shared.text.names import WordGroup
 from shared.text.normalize import normalize, title_key
+from shared.text.page_analysis import PageAnalysis, analyse_pages
+from shared.text.term_ids import Postings, Vocabulary
 
 T = TypeVar("T")
 
@@ -95,6 +97,10 @@ class DocumentIndex:
     node_text_index: BM25Index
     page_to_deepest: np.ndarray  # 0-based page -> index of the deepest node covering it, or -1
     has_summaries: bool
+    # The pages' terms as ids, their sentences and headers, and the page features
+    # (`shared/text/page_analysis.py`), over `term_vocabulary`: every field's terms.
+    analysis: PageAnalysis
+    term_vocabulary: Vocabulary
     by_id: dict[str, int] = field(default_factory=dict)
     # Stored page and node vectors, when the document was indexed with embeddings on.
     dense: DenseVectors | None = None
@@ -179,24 +185,27 @@ class DocumentIndex:
         return self.page_index.vocabulary | self.node_text_index.vocabulary
 
     @cached_property
-    def _field_postings(self) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    def _field_postings(self) -> Postings:
         """term -> (rows, saturated term frequencies, field number) over the four BM25 fields
         laid end to end (pages, titles, summaries, node text), so that one question term costs
-        one update of one array instead of four."""
-        parts: dict[str, list[tuple[np.ndarray, np.ndarray, int]]] = {}
+        one update of one array instead of four. Entries of a term run field by field, rows
+        ascending within each."""
+        keys, rows, saturated, numbers = [], [], [], []
         offset = 0
         for number, field_index in enumerate(self.bm25_fields):
-            for term, (rows, saturated) in field_index.postings.items():
-                parts.setdefault(term, []).append((rows + offset, saturated, number))
+            postings = field_index.postings
+            keys.append(np.repeat(postings.term_ids, postings.lengths()))
+            field_rows, field_saturated = postings.columns
+            rows.append(field_rows + offset)
+            saturated.append(field_saturated)
+            numbers.append(np.full(len(field_rows), number, dtype=np.int64))
             offset += field_index.n_rows
-        return {
-            term: (
-                np.concatenate([rows for rows, _, _ in found]),
-                np.concatenate([saturated for _, saturated, _ in found]),
-                np.concatenate([np.full(len(rows), number, dtype=np.int64) for rows, _, number in found]),
-            )
-            for term, found in parts.items()
-        }
+        key = np.concatenate(keys)
+        order = np.argsort(key, kind="stable")
+        return Postings(
+            self.term_vocabulary, key[order],
+            (np.concatenate(rows)[order], np.concatenate(saturated)[order], np.concatenate(numbers)[order]),
+        )
 
     @property
     def bm25_fields(self) -> tuple[BM25Index, BM25Index, BM25Index, BM25Index]:
@@ -259,13 +268,19 @@ class DocumentIndex:
         precompute: bool = True,
         embeddings: DocumentEmbeddings | None = None,
         page_labels: list[str] | None = None,
+        analysis: PageAnalysis | None = None,
     ) -> DocumentIndex:
         """Index one tree version. `precompute` also builds the merged postings and spelling
         groups now (`evidence.prepare` adds the sentence windows), so that queries never pay
         for them (a cached index answers in milliseconds).
         `embeddings`: the document's stored vectors, exposed as `dense`. `page_labels`: the
         document's printed page labels, one per page (ignored when their count differs; by
-        default its card's)."""
+        default its card's). `analysis`: the pages' stored analysis (computed from `pages` when
+        None); its vocabulary gains the tree's terms."""
+        if analysis is None:
+            analysis = analyse_pages(pages)
+        elif analysis.page_count != len(pages):
+            raise ValueError(f"the page analysis has {analysis.page_count} pages, the document {len(pages)}")
         if page_labels is None and record.card is not None and record.card.page_labels:
             page_labels = record.card.page_labels
         nodes: list[FlatNode] = []
@@ -294,6 +309,7 @@ class DocumentIndex:
             page_to_deepest[lo:hi][take] = flat.index
             depth_seen[lo:hi][take] = flat.depth
 
+        vocabulary = analysis.vocabulary
         titles = [terms(f.node.title) for f in nodes]
         summaries = [terms(f.node.summary) for f in nodes]
         index = cls(
@@ -301,12 +317,14 @@ class DocumentIndex:
             nodes=nodes,
             roots=roots,
             pages=pages,
-            page_index=BM25Index([terms(p) for p in pages]),
-            title_index=BM25Index(titles),
-            summary_index=BM25Index(summaries),
-            node_text_index=BM25Index([t + s for t, s in zip(titles, summaries, strict=True)]),
+            page_index=BM25Index.of_ids(analysis.pages, vocabulary),
+            title_index=BM25Index(titles, vocabulary=vocabulary),
+            summary_index=BM25Index(summaries, vocabulary=vocabulary),
+            node_text_index=BM25Index([t + s for t, s in zip(titles, summaries, strict=True)], vocabulary=vocabulary),
             page_to_deepest=page_to_deepest,
             has_summaries=any(summaries),
+            analysis=analysis,
+            term_vocabulary=vocabulary,
             by_id={f.node.id: f.index for f in nodes},
             dense=DenseVectors.aligned(embeddings, [f.node.id for f in nodes], len(pages)) if embeddings else None,
             page_labels=list(page_labels) if page_labels and len(page_labels) == len(pages) else None,

@@ -21,6 +21,7 @@ from shared.model.documents import DocumentEmbeddings, DocumentRecord, DocumentS
 from shared.model.ids import DEFAULT_TENANT
 from shared.ports.model_roles import Embedder
 from shared.ports.repository import Repository
+from shared.text.page_analysis import AnalysisFormatError, PageAnalysis
 from shared.text.question import asked_text
 
 logger = logging.getLogger(__name__)
@@ -69,6 +70,26 @@ class IndexCache:
             return None
         return embeddings
 
+    async def _analysis(self, record: DocumentRecord, pages: list[str]) -> PageAnalysis | None:
+        """The page analysis stored with the document, when it describes these pages under
+        these text rules; None to compute it from the pages (logged: re-indexing stores one)."""
+        data = await self.repository.get_analysis(record.doc_id)
+        if data is None:
+            logger.info("no stored page analysis; computed from the pages (re-index to store one)",
+                        extra=log_fields(doc_id=record.doc_id))
+            return None
+        try:
+            analysis = PageAnalysis.from_bytes(data)
+        except AnalysisFormatError as exc:
+            logger.warning("stored page analysis not used; computed from the pages (re-index to store a new one)",
+                           extra=log_fields(doc_id=record.doc_id, reason=str(exc)))
+            return None
+        if not analysis.describes(pages):
+            logger.warning("stored page analysis is of other page text; computed from the pages",
+                           extra=log_fields(doc_id=record.doc_id, analysed=analysis.page_count, pages=len(pages)))
+            return None
+        return analysis
+
     def __contains__(self, doc_id: str) -> bool:
         return doc_id in self._indexes
 
@@ -82,7 +103,9 @@ class IndexCache:
         if tree is None:
             raise NoDocumentsError(f"document {record.doc_id} ({record.file_name}) has no tree; re-index it")
         pages = await self.repository.get_pages(record.doc_id)
-        index = prepare_ranking(DocumentIndex.build(record, tree, pages, embeddings=await self._embeddings(record)))
+        index = prepare_ranking(DocumentIndex.build(
+            record, tree, pages, embeddings=await self._embeddings(record), analysis=await self._analysis(record, pages)
+        ))
         current = self._indexes.get(record.doc_id)
         # An older version is stale once a newer tree is indexed; a late build of an older
         # version never replaces a newer one.

@@ -73,6 +73,11 @@ def _unpacked(data: bytes, dimension: int) -> np.ndarray:
     return np.frombuffer(data, dtype=VECTOR_DTYPE).reshape(-1, dimension).astype(np.float32)
 
 
+# What a stored node vector embeds (`shared/adapters/embeddings/document.py`).
+SECTION_TEXT = "section_path"
+TITLE_TEXT = "title_summary"
+
+
 class DocumentEmbeddings(BaseModel):
     """Unit vectors of one document's pages and tree nodes, from one embedding model.
 
@@ -87,15 +92,21 @@ class DocumentEmbeddings(BaseModel):
     node_ids: list[str] = Field(default_factory=list, description="Tree node id of each node vector row.")
     page_vectors: bytes = Field(default=b"", description="pages x dimension; row i is physical page i + 1.")
     node_vectors: bytes = Field(default=b"", description="len(node_ids) x dimension, in node_ids order.")
+    node_text: str = Field(
+        default=TITLE_TEXT,
+        description=f"What a node vector embeds: {SECTION_TEXT!r} (its path's titles and its summary) or "
+        f"{TITLE_TEXT!r} (its title and summary, in vectors stored before).",
+    )
 
     @classmethod
     def from_arrays(
-        cls, doc_id: str, model: str, pages: np.ndarray, node_ids: list[str], nodes: np.ndarray
+        cls, doc_id: str, model: str, pages: np.ndarray, node_ids: list[str], nodes: np.ndarray,
+        node_text: str = TITLE_TEXT,
     ) -> DocumentEmbeddings:
         dimension = int(pages.shape[1] if pages.ndim == 2 and pages.size else nodes.shape[1])
         return cls(
             doc_id=doc_id, model=model, dimension=dimension, node_ids=list(node_ids),
-            page_vectors=_packed(pages, dimension), node_vectors=_packed(nodes, dimension),
+            page_vectors=_packed(pages, dimension), node_vectors=_packed(nodes, dimension), node_text=node_text,
         )
 
     @property

@@ -8,7 +8,6 @@ several documents' indexes be scored with one corpus-wide IDF when routing acros
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
@@ -16,6 +15,7 @@ import numpy as np
 
 from shared.text.normalize import split_sentences, tokenize
 from shared.text.question import topic_text
+from shared.text.term_ids import Postings, Ragged, Vocabulary, distinct_pairs
 
 # Function words that carry no topic; kept short on purpose so that domain words survive.
 STOPWORDS = frozenset(
@@ -83,30 +83,39 @@ def bm25_idf(n_rows: int, df: int) -> float:
 
 
 class BM25Index:
-    """Okapi BM25 over a list of tokenised rows (pages, titles, summaries, chunks)."""
+    """Okapi BM25 over rows of terms (pages, titles, summaries, chunks), its postings kept as
+    arrays by term id (`term_ids.Postings`)."""
 
-    def __init__(self, rows: Sequence[Sequence[str]], k1: float = 1.2, b: float = 0.75) -> None:
+    def __init__(
+        self, rows: Sequence[Sequence[str]], k1: float = 1.2, b: float = 0.75, vocabulary: Vocabulary | None = None
+    ) -> None:
+        """`vocabulary`: the document's, shared by its several indexes (new terms are added)."""
+        vocabulary = vocabulary if vocabulary is not None else Vocabulary()
+        self._build(Ragged.of([vocabulary.ids_of(row) for row in rows]), vocabulary, k1, b)
+
+    @classmethod
+    def of_ids(cls, rows: Ragged, vocabulary: Vocabulary, k1: float = 1.2, b: float = 0.75) -> BM25Index:
+        """The index of rows already given as term ids of `vocabulary`."""
+        index = cls.__new__(cls)
+        index._build(rows, vocabulary, k1, b)
+        return index
+
+    def _build(self, rows: Ragged, vocabulary: Vocabulary, k1: float, b: float) -> None:
         self.n_rows = len(rows)
-        lengths = np.array([len(r) for r in rows], dtype=np.float64)
+        lengths = rows.lengths().astype(np.float64)
         avg = float(lengths.mean()) if self.n_rows and lengths.sum() else 1.0
         norm = k1 * (1.0 - b + b * lengths / avg) if self.n_rows else lengths
-        postings: dict[str, tuple[list[int], list[float]]] = {}
-        for i, row in enumerate(rows):
-            for term, tf in Counter(row).items():
-                rows_, sat = postings.setdefault(term, ([], []))
-                rows_.append(i)
-                sat.append(tf * (k1 + 1.0) / (tf + norm[i]))
-        self._postings = {
-            t: (np.asarray(r, dtype=np.int64), np.asarray(s, dtype=np.float64)) for t, (r, s) in postings.items()
-        }
+        term, row, tf = distinct_pairs(rows.ids, rows.row_numbers(), self.n_rows)
+        saturated = tf * (k1 + 1.0) / (tf + norm[row])
+        self._postings = Postings(vocabulary, term, (row, saturated))
         self._idf: dict[str, float] = {}
 
     @property
     def vocabulary(self) -> frozenset[str]:
-        return frozenset(self._postings)
+        return self._postings.words()
 
     @property
-    def postings(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    def postings(self) -> Postings:
         """term -> (rows holding it, saturated term frequency in each); read-only."""
         return self._postings
 

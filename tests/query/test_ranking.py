@@ -27,6 +27,7 @@ from services.navigator.ranking.model import (
 from services.navigator.ranking.profile import build_profile
 from shared.model.query import QuerySettings
 from shared.text.names import is_abbreviation, named_words
+from shared.text.page_analysis import analyse_pages
 from shared.text.page_references import find_page_mentions
 from tests.query.conftest import build
 from tests.query.documents import FILLER, indexed, node
@@ -48,7 +49,7 @@ def test_contents_pages_tables_and_printed_numbers_are_recognised() -> None:
     prose = f"Pumps are serviced by the crew. {FILLER}"
     # Printed numbers two behind the physical ones (a cover and a contents page come first).
     pages = [contents, table] + [f"{prose}\n{n}" for n in range(1, 7)]
-    profile = build_profile(pages)
+    profile = build_profile(analyse_pages(pages))
     assert profile.listing[0] > 0.7 and profile.listing[2] < 0.3
     assert profile.numeric[1] > 0.5 and profile.numeric[2] < 0.1
     assert profile.printed_offset == 2

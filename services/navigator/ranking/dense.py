@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from shared.adapters.embeddings import EmbeddingsConfigError, make_embedder
+from shared.adapters.embeddings.document import section_text
 from shared.ports.model_roles import Embedder
 from shared.settings import Settings
 from shared.text.question import asked_text
@@ -86,16 +87,20 @@ def page_vectors(index: DocumentIndex) -> np.ndarray:
 
 
 def section_vectors(index: DocumentIndex) -> np.ndarray:
-    """One unit vector per node: its title path (every ancestor's title) and its summary."""
+    """One unit vector per node: its title path (every ancestor's title) and its summary; the
+    stored node vectors when the same model made them of that text."""
     model = embedder()
     if model is None:
         return np.zeros((len(index.nodes), 1), dtype=np.float32)
+    stored = index.dense
+    if stored is not None and stored.model == model.name and stored.sections:
+        return stored.nodes
 
     def build() -> np.ndarray:
         texts = []
         for flat in index.nodes:
             titles = [index.nodes[a].node.title for a in index.path(flat.index)] + [flat.node.title]
-            texts.append(" / ".join(titles) + (f". {flat.node.summary}" if flat.node.summary else ""))
+            texts.append(section_text(titles, flat.node.summary))
         return _embed(model, texts)
 
     return index.derive(f"section_vectors:{model.name}", build)

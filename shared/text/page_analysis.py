@@ -1,0 +1,181 @@
+"""What a document's pages are to the navigator, independent of any question: each page's
+terms, its sentences' terms and its header's terms as ids into one vocabulary, and the page
+features read from its lines.
+
+The indexer computes it once per tree version and stores it with the document (`to_bytes`);
+the navigator builds its per-document index from it (`services/navigator/index.py`) with array
+operations, instead of splitting and tokenising every page again on `tree.built` or on a cold
+start. A document stored without one, or with one made by other text rules (`fingerprint`),
+gets it computed from its pages by `analyse_pages`, the same function, so both ways give the
+same index.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from shared.text.lexical import STOPWORDS, sentences_of, terms
+from shared.text.term_ids import Ragged, Vocabulary
+
+# Bumped when the stored layout changes; `fingerprint` also changes with the text rules.
+FORMAT = 1
+# Lines of a page read as its header, where running heads and statement titles sit.
+HEADER_LINES = 4
+# A line ending in a page number after dot leaders or a space ("2 Valves .... 7").
+_ENDS_IN_PAGE_NUMBER = re.compile(r"(?:\.{2,}|\s)\d{1,4}$")
+_BARE_NUMBER = re.compile(r"^\s*(?:page\s+)?(\d{1,4})\s*$", re.IGNORECASE)
+_NUMBER_TOKEN = re.compile(r"^[$(€£]?-?[\d,.]*\d[\d,.]*%?\)?$")
+# Text that exercises the tokeniser, the stemmer and the sentence splitter: a change in any of
+# them changes the fingerprint, and analyses stored under the old rules are computed again.
+_PROBE = (
+    "The Company's 2018 capital expenditures were $1,577 million (e.g. Fig. 3.2). Net sales rose "
+    "4.1% in Q2 FY2023.\n\nDon't re-index pages: 計算機科学 계약서를 naïve résumé CAFÉ studies running."
+)
+
+
+class AnalysisFormatError(ValueError):
+    """Stored bytes that are not a page analysis of this format."""
+
+
+@dataclass(frozen=True, eq=False)
+class PageAnalysis:
+    vocabulary: Vocabulary
+    pages: Ragged  # each page's terms in text order (`terms(page)`)
+    sentences: Ragged  # each sentence's terms (`sentences_of(page)`), the pages' sentences end to end
+    sentence_offsets: np.ndarray  # page p (0-based) owns sentences sentence_offsets[p] .. [p + 1]
+    headers: Ragged  # terms of each page's first HEADER_LINES lines, in order
+    listing: np.ndarray  # share of a page's lines that end in a page number (contents, indexes)
+    numeric: np.ndarray  # share of a page's tokens that are numbers (tables)
+    printed: np.ndarray  # the page number printed on the page, -1 when none
+    digest: str  # of the page texts analysed (`pages_digest`)
+
+    @property
+    def page_count(self) -> int:
+        return len(self.pages)
+
+    def page_sentences(self, page: int) -> list[np.ndarray]:
+        """The term ids of each sentence of a 0-based page."""
+        return [self.sentences.row(s) for s in range(int(self.sentence_offsets[page]), int(self.sentence_offsets[page + 1]))]
+
+    def to_bytes(self) -> bytes:
+        """The stored form: arrays only (no pickled objects), read back by `from_bytes`."""
+        words = "\n".join(self.vocabulary.words).encode()
+        head = json.dumps(
+            {"format": FORMAT, "fingerprint": fingerprint(), "pages": self.page_count, "digest": self.digest}
+        ).encode()
+        buffer = io.BytesIO()
+        np.savez(
+            buffer,
+            head=np.frombuffer(head, dtype=np.uint8), words=np.frombuffer(words, dtype=np.uint8),
+            page_ids=self.pages.ids, page_offsets=self.pages.offsets,
+            sentence_ids=self.sentences.ids, sentence_row_offsets=self.sentences.offsets,
+            sentence_offsets=self.sentence_offsets,
+            header_ids=self.headers.ids, header_offsets=self.headers.offsets,
+            listing=self.listing, numeric=self.numeric, printed=self.printed,
+        )
+        return buffer.getvalue()
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> PageAnalysis:
+        """Raises `AnalysisFormatError` for bytes of another format or other text rules."""
+        try:
+            with np.load(io.BytesIO(data), allow_pickle=False) as stored:
+                arrays = {name: stored[name] for name in stored.files}
+            head = json.loads(arrays["head"].tobytes())
+        except (ValueError, KeyError, OSError, EOFError) as exc:
+            raise AnalysisFormatError(f"not a page analysis: {exc}") from exc
+        if head.get("format") != FORMAT or head.get("fingerprint") != fingerprint():
+            raise AnalysisFormatError(
+                f"page analysis of format {head.get('format')} under other text rules; it is computed again"
+            )
+        words = arrays["words"].tobytes().decode()
+        vocabulary = Vocabulary(words.split("\n") if words else [])
+        return cls(
+            vocabulary=vocabulary,
+            pages=Ragged(arrays["page_ids"], arrays["page_offsets"]),
+            sentences=Ragged(arrays["sentence_ids"], arrays["sentence_row_offsets"]),
+            sentence_offsets=arrays["sentence_offsets"],
+            headers=Ragged(arrays["header_ids"], arrays["header_offsets"]),
+            listing=arrays["listing"], numeric=arrays["numeric"], printed=arrays["printed"],
+            digest=str(head.get("digest", "")),
+        )
+
+    def describes(self, pages: Sequence[str]) -> bool:
+        """Whether this is the analysis of exactly these page texts."""
+        return self.page_count == len(pages) and self.digest == pages_digest(pages)
+
+
+def _lines(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def _listing_line(line: str) -> bool:
+    """A line of words that ends in a page number (an entry of a contents page or an index)."""
+    return bool(_ENDS_IN_PAGE_NUMBER.search(line)) and any(c.isalpha() for c in line)
+
+
+def _printed_number(lines: list[str]) -> int | None:
+    for line in (lines[-1:] + lines[:1]) if lines else []:
+        match = _BARE_NUMBER.match(line)
+        if match:
+            return int(match.group(1))
+    return None
+
+
+def analyse_pages(pages: Sequence[str]) -> PageAnalysis:
+    vocabulary = Vocabulary()
+    ids = vocabulary.ids_of
+    page_rows: list[list[int]] = []
+    sentence_rows: list[list[int]] = []
+    header_rows: list[list[int]] = []
+    sentence_offsets = [0]
+    listing = np.zeros(len(pages))
+    numeric = np.zeros(len(pages))
+    printed = np.full(len(pages), -1, dtype=np.int32)
+    for number, text in enumerate(pages):
+        page_rows.append(ids(terms(text)))
+        sentences = sentences_of(text)
+        sentence_rows.extend(ids(terms(s)) for s in sentences)
+        sentence_offsets.append(sentence_offsets[-1] + len(sentences))
+        lines = _lines(text)
+        header_rows.append(ids(terms(" ".join(lines[:HEADER_LINES]))))
+        if lines:
+            listing[number] = sum(1 for line in lines if _listing_line(line)) / len(lines)
+        tokens = text.split()
+        if tokens:
+            numeric[number] = sum(1 for t in tokens if _NUMBER_TOKEN.match(t)) / len(tokens)
+        found = _printed_number(lines)
+        if found is not None:
+            printed[number] = found
+    return PageAnalysis(
+        vocabulary=vocabulary, pages=Ragged.of(page_rows), sentences=Ragged.of(sentence_rows),
+        sentence_offsets=np.asarray(sentence_offsets, dtype=np.int64), headers=Ragged.of(header_rows),
+        listing=listing, numeric=numeric, printed=printed, digest=pages_digest(pages),
+    )
+
+
+def pages_digest(pages: Sequence[str]) -> str:
+    digest = hashlib.blake2b(digest_size=16)
+    for text in pages:
+        digest.update(text.encode("utf-8", "surrogatepass"))
+        digest.update(b"\x00")
+    return digest.hexdigest()
+
+
+def fingerprint() -> str:
+    """Names the text rules an analysis was made under (`FORMAT`, the stop words, the header
+    depth, and what the tokeniser and sentence splitter make of a probe text)."""
+    if not _FINGERPRINT:
+        probe = [terms(_PROBE), [terms(s) for s in sentences_of(_PROBE)], sorted(STOPWORDS), HEADER_LINES, FORMAT]
+        _FINGERPRINT.append(hashlib.sha256(json.dumps(probe, ensure_ascii=False).encode()).hexdigest()[:16])
+    return _FINGERPRINT[0]
+
+
+_FINGERPRINT: list[str] = []
