@@ -4,7 +4,7 @@ and the latency of questions asked with no document selected, as the store grows
     python -m bench.shared_store_latency [--store DIR] [--sizes 41,72,143]
 
 Indexes every PDF of ../shared/data/pdfs/financebench into `--store` with `treerag index` (page
-and node vectors stored, as an upload stores them) when missing. Then, for each size, a store
+and node vectors and the page analysis stored, as an upload stores them) when missing. Then, for each size, a store
 holding just that many filings (links to the first store's files: the questions' own filings
 first) is loaded into a fresh engine with the configured embedder, so stored vectors are used as
 the navigator service uses them, and every FinanceBench dev question is asked of all of its
@@ -35,6 +35,8 @@ from treerag.evaluation.dataset import load_dataset
 TARGET_P50_MS = 50.0
 TARGET_P95_MS = 150.0
 TARGET_LOAD_S = 10.0
+TARGET_COLD_S = 1.0
+TARGET_CPU_MS_PER_PAGE = 0.5
 
 
 STORE_FOLDERS = ("documents", "pages", "trees", "embeddings", "analysis")
@@ -61,6 +63,8 @@ async def measure(store: Path, questions: list[str]) -> dict[str, Any]:
         started, started_cpu = time.perf_counter(), time.process_time()
         await engine.indexes(ids)
         load_s, load_cpu_s = time.perf_counter() - started, time.process_time() - started_cpu
+        await engine.ask(questions[0], None, QuerySettings(), use_cache=False)
+        cold_s = time.perf_counter() - started
         seconds, cpu = [], []
         for question in questions:
             started, started_cpu = time.perf_counter(), time.process_time()
@@ -69,9 +73,12 @@ async def measure(store: Path, questions: list[str]) -> dict[str, Any]:
             seconds.append(time.perf_counter() - started)
     finally:
         await repository.close()
+    pages = sum(r.page_count for r in records)
     return {
-        "documents": len(ids), "pages": sum(r.page_count for r in records), "questions": len(questions),
+        "documents": len(ids), "pages": pages, "questions": len(questions),
         "load_s": round(load_s, 2), "load_cpu_s": round(load_cpu_s, 2),
+        "load_cpu_ms_per_page": round(1000 * load_cpu_s / max(pages, 1), 3),
+        "cold_first_query_s": round(cold_s, 2),
         "query": latency_summary(seconds), "query_cpu": latency_summary(cpu),
     }
 
@@ -79,9 +86,12 @@ async def measure(store: Path, questions: list[str]) -> dict[str, Any]:
 async def main_async(store: Path, sizes: Sequence[int]) -> dict[str, Any]:
     data = shared_data()
     folder = data / "pdfs" / "financebench"
-    if not (store / "documents").is_dir():
+    indexed = {p.stem for p in (store / "documents").glob("*.json")}
+    analysed = {p.stem for p in (store / "analysis").glob("*.bin")}
+    if not indexed or not indexed <= analysed:
+        # A store indexed before page analyses were stored is indexed again, as an upload now stores it.
         subprocess.run([sys.executable, "-m", "treerag", "index", str(folder), "--store", str(store), "--workers", "2",
-                        "--no-progress"], check=True)
+                        "--no-progress", *(["--force"] if indexed else [])], check=True)
     items = load_dataset(data / "qa" / "financebench-dev.jsonl")
     questions = [item.question for item in items]
     asked = {item.doc for item in items}
@@ -108,6 +118,11 @@ async def main_async(store: Path, sizes: Sequence[int]) -> dict[str, Any]:
                                                   "met": largest["query"]["p95_ms"] <= TARGET_P95_MS},
             f"loading the store <= {TARGET_LOAD_S:g} s": {"measured": largest["load_s"],
                                                         "met": largest["load_s"] <= TARGET_LOAD_S},
+            f"cold first query <= {TARGET_COLD_S:g} s": {"measured": largest["cold_first_query_s"],
+                                                       "met": largest["cold_first_query_s"] <= TARGET_COLD_S},
+            f"navigator CPU per loaded page <= {TARGET_CPU_MS_PER_PAGE:g} ms": {
+                "measured": largest["load_cpu_ms_per_page"],
+                "met": largest["load_cpu_ms_per_page"] <= TARGET_CPU_MS_PER_PAGE},
         },
     }
 
@@ -122,7 +137,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     result = asyncio.run(main_async(args.store, sizes))
     write_result("shared_store_latency", result)
     for run in result["runs"]:
-        print(f"{run['documents']} filings ({run['pages']:,} pages): load {run['load_s']} s, "
+        print(f"{run['documents']} filings ({run['pages']:,} pages): load {run['load_s']} s "
+              f"({run['load_cpu_ms_per_page']} ms CPU per page), cold first query {run['cold_first_query_s']} s, "
               f"query p50 {run['query']['p50_ms']} ms, p95 {run['query']['p95_ms']} ms")
     return 0
 
