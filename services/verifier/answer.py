@@ -320,6 +320,7 @@ def _extractive(context: CompressedContext, settings: QuerySettings, mode: str, 
         citations=_unique([c.citation for c in checks if c.citation]),
         sentences=checks,
         confidence=round(confidence * (0.5 + 0.5 * answer_coverage), 4),
+        signals={"figure": 1.0 if lead is not None else 0.0},
         warnings=warnings,
         mode=mode,
     )

@@ -8,6 +8,7 @@ from collections import OrderedDict
 from typing import Protocol
 
 from services.verifier.answer import answer_question
+from services.verifier.calibration import calibrated
 from services.verifier.models import VerifierModels
 from shared.adapters.cache import AnswerCache
 from shared.adapters.logs import log_fields
@@ -144,6 +145,7 @@ class VerifierHandlers:
             self.models.judge,
             self.models.word_vectors,
         )
+        answer = calibrated(answer, navigation.stats.answer_probability, self.models.calibration)
         outcome = QueryOutcome(
             answer=answer,
             mode=navigation.mode,

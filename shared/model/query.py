@@ -186,7 +186,20 @@ class VerifiedAnswer(BaseModel):
     abstained: bool = False
     citations: list[Citation] = Field(default_factory=list)
     sentences: list[SentenceCheck] = Field(default_factory=list)
-    confidence: float = 0.0
+    confidence: float = Field(
+        default=0.0,
+        description="The probability that the answer is right, from the fitted calibration of the verifier "
+        "(services/verifier/calibration.json) when it was fitted for this generator; else the share of the "
+        "answer its cited pages support.",
+    )
+    assessment: str = Field(
+        default="",
+        description="The confidence in words: 'likely right', 'check the page' or 'probably not answered'; empty "
+        "for a refusal or an uncalibrated confidence.",
+    )
+    signals: dict[str, float] = Field(
+        default_factory=dict, description="What the confidence was computed from (the calibration's inputs)."
+    )
     warnings: list[str] = Field(default_factory=list)
     mode: str = Field(default="", description="Navigation strategy used (dfs/beam).")
     generator: str = Field(default="extractive", description="'extractive' or 'llm:<model>'.")

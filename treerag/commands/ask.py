@@ -54,7 +54,8 @@ def render(result: AskResult) -> str:
         for citation in answer.citations:
             pages = ", ".join(str(p) for p in citation.pages)
             lines.append(f"  - {citation.file_name or citation.doc_id}, p. {pages} (section {citation.node_id})")
-    lines.append(f"Confidence: {answer.confidence:.2f}" + ("  (abstained)" if answer.abstained else ""))
+    lines.append(f"Confidence: {answer.confidence:.2f}" + ("  (abstained)" if answer.abstained else "")
+                 + (f"  {answer.assessment}" if answer.assessment else ""))
     lines.append(f"Answered by: {result.generator}" + ("  (from the answer cache)" if result.cached else ""))
     for warning in result.warnings:
         lines.append(f"Warning: {warning}")

@@ -22,7 +22,7 @@ from pydantic import BaseModel
 
 from shared.text.citations import strip_citations
 from shared.text.numbers import NumberMention, number_mentions
-from treerag.evaluation.metrics import token_f1
+from treerag.evaluation.metrics import token_f1, token_recall
 
 FIGURE_WORDS = 4
 TEXT_F1 = 0.5
@@ -32,6 +32,12 @@ class AnswerScore(BaseModel):
     figure: bool  # the gold answer is one quantity
     right: bool  # the value stated (figure) or token F1 at least TEXT_F1 (text)
     f1: float
+    recall: float = 0.0  # share of the gold answer's tokens the answer holds
+
+    def holds(self) -> bool:
+        """The answer states the gold value (figure) or holds at least TEXT_F1 of the gold
+        answer's tokens (text): a sentence that contains the answer, whatever else it says."""
+        return self.right or (not self.figure and self.recall >= TEXT_F1)
 
 
 def gold_figure(gold: str) -> NumberMention | None:
@@ -58,7 +64,8 @@ def score_answer(answer: str, gold: str) -> AnswerScore:
     """`answer` as the answerer wrote it, citations included."""
     answer = strip_citations(answer)
     f1 = round(token_f1(answer, gold), 4)
+    recall = round(token_recall(answer, gold), 4)
     figure = gold_figure(gold)
     if figure is not None:
-        return AnswerScore(figure=True, right=states_value(answer, figure), f1=f1)
-    return AnswerScore(figure=False, right=f1 >= TEXT_F1, f1=f1)
+        return AnswerScore(figure=True, right=states_value(answer, figure), f1=f1, recall=recall)
+    return AnswerScore(figure=False, right=f1 >= TEXT_F1, f1=f1, recall=recall)

@@ -39,7 +39,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from services.compressor.tokens import count_tokens
 from services.navigator.index import DocumentIndex
@@ -101,6 +101,8 @@ class Outcome(BaseModel):
     answer: str = ""  # the answer as the answerer wrote it ("" when it refused)
     gold_answer: str = ""
     figure_printed: bool = False  # the gold answer is a figure a gold page prints
+    confidence: float = 0.0  # the answer's confidence as the answerer gave it
+    signals: dict[str, float] = Field(default_factory=dict)  # what the confidence was computed from
 
     @property
     def negative_pair(self) -> bool:
@@ -296,7 +298,7 @@ def cross_validate(
                     context=run.context, cited=run.cited, gold=gold, context_tokens=run.context_tokens,
                     latency_ms=round((time.perf_counter() - started) * 1000, 3),
                     answer="" if run.answer.abstained else run.answer.answer, gold_answer=item.answer,
-                    figure_printed=printed,
+                    figure_printed=printed, confidence=run.answer.confidence, signals=run.answer.signals,
                 ))
         if corpus:
             for item in items:
@@ -331,6 +333,7 @@ def cross_validate(
                     ranked=run.ranked[:RANKED_PAGES], context=run.context, cited=[], gold=[],
                     context_tokens=run.context_tokens,
                     latency_ms=round((time.perf_counter() - started) * 1000, 3),
+                    confidence=run.answer.confidence, signals=run.answer.signals,
                 ))
     return CrossValidation(folds=0 if shipped else k, split="shipped" if shipped else split,
                            pool=len(pool), self_pairs=0 if shipped else self_pairs, fold_of_document=folds.of_document, model_hashes=hashes, fold_choices=choices,

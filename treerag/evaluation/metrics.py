@@ -40,23 +40,33 @@ class SystemScores(BaseModel):
     latency_ms_p95: float
 
 
-def token_f1(prediction: str, reference: str) -> float:
+def _overlap(prediction: str, reference: str) -> tuple[int, int, int]:
+    """(tokens in common, counted at most as often as in each; prediction tokens; reference tokens)."""
     pred, ref = tokenize(prediction), tokenize(reference)
-    if not pred or not ref:
-        return 0.0
-    common: dict[str, int] = {}
     ref_counts: dict[str, int] = {}
     for t in ref:
         ref_counts[t] = ref_counts.get(t, 0) + 1
+    common: dict[str, int] = {}
     overlap = 0
     for t in pred:
         if ref_counts.get(t, 0) > common.get(t, 0):
             common[t] = common.get(t, 0) + 1
             overlap += 1
+    return overlap, len(pred), len(ref)
+
+
+def token_f1(prediction: str, reference: str) -> float:
+    overlap, n_pred, n_ref = _overlap(prediction, reference)
     if overlap == 0:
         return 0.0
-    precision, recall = overlap / len(pred), overlap / len(ref)
+    precision, recall = overlap / n_pred, overlap / n_ref
     return 2 * precision * recall / (precision + recall)
+
+
+def token_recall(prediction: str, reference: str) -> float:
+    """Share of the reference's tokens the prediction holds."""
+    overlap, _, n_ref = _overlap(prediction, reference)
+    return overlap / n_ref if n_ref else 0.0
 
 
 def rouge_l(prediction: str, reference: str) -> float:

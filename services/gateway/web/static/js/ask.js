@@ -39,11 +39,20 @@ function citationButton(citation, evidence) {
   });
 }
 
-function confidenceWords(confidence) {
+// The calibrated confidence is the probability that the answer is right, said in the words the
+// verifier gives it; an answer without them (an uncalibrated answerer) reports its support.
+const ASSESSED = {
+  "likely right": (percent) => `Likely right (${percent} chance).`,
+  "check the page": (percent) => `Check the cited page before relying on it (${percent} chance it is right).`,
+  "probably not answered": (percent) => `Probably not answered (${percent} chance it is right): read the cited pages.`,
+};
+
+function confidenceWords(confidence, assessment) {
   const percent = `${Math.round(confidence * 100)} %`;
-  if (confidence >= 0.7) return `Well supported by the cited pages (confidence ${percent}).`;
-  if (confidence >= 0.4) return `Partly supported by the cited pages (confidence ${percent}): check the citations.`;
-  return `Weakly supported (confidence ${percent}): read the cited pages before relying on it.`;
+  if (ASSESSED[assessment]) return ASSESSED[assessment](percent);
+  if (confidence >= 0.7) return `Well supported by the cited pages (support ${percent}).`;
+  if (confidence >= 0.4) return `Partly supported by the cited pages (support ${percent}): check the citations.`;
+  return `Weakly supported (support ${percent}): read the cited pages before relying on it.`;
 }
 
 const REACHED_BY = { reference: " (named by a reference)", recovery: " (recovered: no section passed the threshold)" };
@@ -125,7 +134,7 @@ function render(result) {
   } else if (result.abstained) {
     verdict.textContent = "No answer: nothing in the documents supports one, so TreeRAG does not guess.";
   } else {
-    verdict.textContent = confidenceWords(result.confidence ?? 0);
+    verdict.textContent = confidenceWords(result.confidence ?? 0, result.assessment);
   }
   if (keep) {
     // as streamed
