@@ -20,12 +20,12 @@ computed once per index and cached.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from services.navigator.index import DocumentIndex, FlatNode
-from services.navigator.resolver import Reference, find_text_references
+from shared.text.cross_references import Reference
 from shared.text.lexical import BM25Index, sentences_of, terms
 from shared.text.page_analysis import PageAnalysis
 from shared.text.question import literal_share
@@ -57,7 +57,6 @@ class PageFields:
     page_index: BM25Index
     analysis: PageAnalysis
     vocabulary: Vocabulary
-    _references: dict[int, list[Reference]] = field(default_factory=dict)
     # Every window of every page, numbered page by page: page p (0-based) owns window ids
     # window_offsets[p] .. window_offsets[p + 1]; term -> the distinct ids of windows holding it.
     _window_offsets: np.ndarray | None = None
@@ -98,10 +97,7 @@ class PageFields:
 
     def text_references(self, page: int) -> list[Reference]:
         """Cross-references ("see Section 4.2") made by the text of a 1-based page."""
-        cached = self._references.get(page)
-        if cached is None:
-            cached = self._references[page] = find_text_references(self.pages[page - 1])
-        return cached
+        return list(self.analysis.references.get(page - 1, ()))
 
     def warm(self) -> None:
         """Build the postings now (at index time), so no query pays for them."""
@@ -147,7 +143,7 @@ class PageFields:
         if total <= 0:
             return sums
         for term, weight in weights.items():
-            in_pages, in_titles = postings.get(term), sections.get(term)
+            in_pages, in_titles = postings[term], sections[term]
             if in_pages is None and in_titles is None:
                 continue
             found = np.zeros(len(sums), dtype=bool)
@@ -170,7 +166,7 @@ class PageFields:
         postings = self._window_postings
         assert postings is not None  # laid out with the offsets
         for term, weight in weights.items():
-            entry = postings.get(term)
+            entry = postings[term]
             if entry is not None:
                 sums[entry[0]] += weight
         # max(s) / total == max(s / total): division by a positive number keeps the order.
@@ -199,7 +195,7 @@ class PageFields:
         if total <= 0:
             return sums
         for term, weight in weights.items():
-            entry = postings.get(term)
+            entry = postings[term]
             if entry is not None:
                 sums[entry[0]] += weight
         return sums / total

@@ -221,7 +221,7 @@ class DocumentIndex:
         postings = self._field_postings
         rows, values = [], []
         for term in qterms:
-            entry = postings.get(term)
+            entry = postings[term]
             if entry is None:
                 continue
             rows.append(entry[0])

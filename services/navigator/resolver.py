@@ -13,7 +13,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from services.navigator.index import DocumentIndex
+from shared.text.cross_references import Reference, find_text_references
 from shared.text.normalize import normalize
+
+__all__ = ["Reference", "ResolvedReference", "find_references", "find_text_references", "resolve"]
 
 _NUM = r"(\d+(?:\.\d+)*)"
 _ALNUM = r"([a-z]|\d+[a-z]?|[ivxlc]+)"
@@ -35,15 +38,6 @@ _QUERY_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("section", re.compile(r"第\s*(\d+)\s*[節节]")),
     ("section", re.compile(r"제\s*(\d+)\s*절")),
 )
-
-
-@dataclass(frozen=True)
-class Reference:
-    kind: str
-    label: str  # normalised number or letter, e.g. "3.2", "b", "7a"
-
-    def __str__(self) -> str:
-        return f"{self.kind} {self.label}"
 
 
 _CUE = re.compile(
@@ -119,28 +113,6 @@ def _caption_page(index: DocumentIndex, ref: Reference) -> int | None:
         if first_mention is None and mention.search(text):
             first_mention = number
     return first_mention
-
-
-# Explicit cross-references in running text ("see Section 4.2", "in Appendix B"): a caption
-# ("Table 3: ...") or a heading is not a reference to somewhere else.
-_TEXT_REFERENCE = re.compile(
-    r"\b(?:see|in|of|cf\.?|under|refer to|described in|given in|shown in)\s+(?:also\s+)?"
-    r"(section|chapter|appendix|table|figure|article|item)\s+([A-Z]\b|\d+(?:\.\d+)*[A-Z]?)",
-    re.IGNORECASE,
-)
-
-
-def find_text_references(text: str) -> list[Reference]:
-    """Cross-references made by a passage's text (one regular expression over the raw text)."""
-    return list(_find_text_references(text))
-
-
-@lru_cache(maxsize=4096)
-def _find_text_references(text: str) -> tuple[Reference, ...]:
-    found = [
-        Reference(kind.lower(), label.lower().rstrip(".")) for kind, label in _TEXT_REFERENCE.findall(text)
-    ]
-    return tuple(dict.fromkeys(found))
 
 
 @dataclass(frozen=True)

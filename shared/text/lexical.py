@@ -120,7 +120,7 @@ class BM25Index:
         return self._postings
 
     def df(self, term: str) -> int:
-        entry = self._postings.get(term)
+        entry = self._postings[term]
         return 0 if entry is None else len(entry[0])
 
     def idf(self, term: str) -> float:
@@ -136,7 +136,7 @@ class BM25Index:
         """BM25 of every row; `idf` overrides this index's own IDF (corpus-wide routing)."""
         out = np.zeros(self.n_rows, dtype=np.float64)
         for term in qterms:
-            entry = self._postings.get(term)
+            entry = self._postings[term]
             if entry is None:
                 continue
             weight = idf[term] if idf is not None and term in idf else self.idf(term)
@@ -147,7 +147,7 @@ class BM25Index:
         """Query terms present in one row."""
         found = []
         for term in qterms:
-            entry = self._postings.get(term)
+            entry = self._postings[term]
             if entry is not None and row in set(entry[0].tolist()):
                 found.append(term)
         return found
@@ -156,7 +156,16 @@ class BM25Index:
 def shared_idf(indexes: Sequence[BM25Index], qterms: Iterable[str]) -> dict[str, float]:
     """IDF of each query term over the union of the rows of several indexes."""
     n_rows = sum(ix.n_rows for ix in indexes)
-    return {t: bm25_idf(n_rows, sum(ix.df(t) for ix in indexes)) for t in qterms}
+    postings = [ix.postings for ix in indexes]
+    out = {}
+    for term in qterms:
+        df = 0
+        for held in postings:  # one dictionary look-up per index: a shared store has hundreds
+            entry = held[term]
+            if entry is not None:
+                df += len(entry[0])
+        out[term] = bm25_idf(n_rows, df)
+    return out
 
 
 @lru_cache(maxsize=8192)

@@ -1,6 +1,6 @@
 """What a document's pages are to the navigator, independent of any question: each page's
-terms, its sentences' terms and its header's terms as ids into one vocabulary, and the page
-features read from its lines.
+terms, its sentences' terms and its header's terms as ids into one vocabulary, the page
+features read from its lines, and the cross-references its text makes.
 
 The indexer computes it once per tree version and stores it with the document (`to_bytes`);
 the navigator builds its per-document index from it (`services/navigator/index.py`) with array
@@ -21,11 +21,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from shared.text.cross_references import Reference, find_text_references
 from shared.text.lexical import STOPWORDS, sentences_of, terms
 from shared.text.term_ids import Ragged, Vocabulary
 
 # Bumped when the stored layout changes; `fingerprint` also changes with the text rules.
-FORMAT = 1
+FORMAT = 2
 # Lines of a page read as its header, where running heads and statement titles sit.
 HEADER_LINES = 4
 # A line ending in a page number after dot leaders or a space ("2 Valves .... 7").
@@ -54,6 +55,7 @@ class PageAnalysis:
     listing: np.ndarray  # share of a page's lines that end in a page number (contents, indexes)
     numeric: np.ndarray  # share of a page's tokens that are numbers (tables)
     printed: np.ndarray  # the page number printed on the page, -1 when none
+    references: dict[int, tuple[Reference, ...]]  # the cross-references of each 0-based page making any
     digest: str  # of the page texts analysed (`pages_digest`)
 
     @property
@@ -67,8 +69,10 @@ class PageAnalysis:
     def to_bytes(self) -> bytes:
         """The stored form: arrays only (no pickled objects), read back by `from_bytes`."""
         words = "\n".join(self.vocabulary.words).encode()
+        references = [[page, r.kind, r.label] for page, found in sorted(self.references.items()) for r in found]
         head = json.dumps(
-            {"format": FORMAT, "fingerprint": fingerprint(), "pages": self.page_count, "digest": self.digest}
+            {"format": FORMAT, "fingerprint": fingerprint(), "pages": self.page_count, "digest": self.digest,
+             "references": references}
         ).encode()
         buffer = io.BytesIO()
         np.savez(
@@ -104,12 +108,19 @@ class PageAnalysis:
             sentence_offsets=arrays["sentence_offsets"],
             headers=Ragged(arrays["header_ids"], arrays["header_offsets"]),
             listing=arrays["listing"], numeric=arrays["numeric"], printed=arrays["printed"],
-            digest=str(head.get("digest", "")),
+            references=_grouped(head.get("references", [])), digest=str(head.get("digest", "")),
         )
 
     def describes(self, pages: Sequence[str]) -> bool:
         """Whether this is the analysis of exactly these page texts."""
         return self.page_count == len(pages) and self.digest == pages_digest(pages)
+
+
+def _grouped(rows: list[list[object]]) -> dict[int, tuple[Reference, ...]]:
+    by_page: dict[int, list[Reference]] = {}
+    for page, kind, label in rows:
+        by_page.setdefault(int(str(page)), []).append(Reference(str(kind), str(label)))
+    return {page: tuple(found) for page, found in by_page.items()}
 
 
 def _lines(text: str) -> list[str]:
@@ -139,7 +150,11 @@ def analyse_pages(pages: Sequence[str]) -> PageAnalysis:
     listing = np.zeros(len(pages))
     numeric = np.zeros(len(pages))
     printed = np.full(len(pages), -1, dtype=np.int32)
+    references: dict[int, tuple[Reference, ...]] = {}
     for number, text in enumerate(pages):
+        found_references = find_text_references(text)
+        if found_references:
+            references[number] = tuple(found_references)
         page_rows.append(ids(terms(text)))
         sentences = sentences_of(text)
         sentence_rows.extend(ids(terms(s)) for s in sentences)
@@ -157,7 +172,7 @@ def analyse_pages(pages: Sequence[str]) -> PageAnalysis:
     return PageAnalysis(
         vocabulary=vocabulary, pages=Ragged.of(page_rows), sentences=Ragged.of(sentence_rows),
         sentence_offsets=np.asarray(sentence_offsets, dtype=np.int64), headers=Ragged.of(header_rows),
-        listing=listing, numeric=numeric, printed=printed, digest=pages_digest(pages),
+        listing=listing, numeric=numeric, printed=printed, references=references, digest=pages_digest(pages),
     )
 
 

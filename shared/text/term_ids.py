@@ -3,7 +3,8 @@ that a document's postings and term sets are built and stored as arrays."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from array import array
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -13,19 +14,19 @@ class Vocabulary:
 
     def __init__(self, words: Iterable[str] = ()) -> None:
         self.words: list[str] = list(words)
-        self._ids: dict[str, int] = {word: i for i, word in enumerate(self.words)}
-        if len(self._ids) != len(self.words):
+        self.ids: dict[str, int] = {word: i for i, word in enumerate(self.words)}
+        if len(self.ids) != len(self.words):
             raise ValueError("a vocabulary lists each term once")
 
     def __len__(self) -> int:
         return len(self.words)
 
     def id(self, term: str) -> int | None:
-        return self._ids.get(term)
+        return self.ids.get(term)
 
     def ids_of(self, terms: Iterable[str]) -> list[int]:
         """The ids of `terms`, numbering the terms not seen before."""
-        ids = self._ids
+        ids = self.ids
         out = []
         for term in terms:
             found = ids.get(term)
@@ -87,52 +88,70 @@ def distinct_pairs(keys: np.ndarray, rows: np.ndarray, n_rows: int) -> tuple[np.
     return combined // width, combined % width, counts
 
 
-class Postings:
-    """term -> (rows, values...) from arrays ordered by term id: the entries of the i-th
-    distinct term are `starts[i]:starts[i + 1]` of each column. A read-only mapping."""
+# Look-ups of terms a postings does not hold that are remembered before they are forgotten
+# (the terms it holds are remembered for good: at most one entry each).
+MISSES_REMEMBERED = 1024
 
-    __slots__ = ("vocabulary", "term_ids", "starts", "columns", "_slot", "_words")
+
+class Postings(dict[str, tuple[np.ndarray, ...] | None]):
+    """term -> (rows, values...), or None for a term it does not hold: `postings[term]`, from
+    arrays ordered by term id (the entries of the i-th distinct term are `starts[i]:starts[i + 1]`
+    of each column).
+
+    A term's entries are sliced out on its first look-up and kept: a question's terms recur
+    across queries and documents, and the dictionary's own look-up costs a tenth of slicing the
+    arrays again. As a dictionary it holds only what was looked up; `terms()` lists them all."""
+
+    __slots__ = ("vocabulary", "term_ids", "starts", "columns", "_slot", "_words", "_misses")
 
     def __init__(self, vocabulary: Vocabulary, keys: np.ndarray, columns: tuple[np.ndarray, ...]) -> None:
         """`keys`: the term id of every entry, ascending; `columns`: the entries' values."""
+        super().__init__()
         self.vocabulary = vocabulary
         first = np.flatnonzero(np.diff(keys, prepend=-1)) if keys.size else np.zeros(0, dtype=np.int64)
         self.term_ids = keys[first]
-        self.starts = np.append(first, keys.size).astype(np.int64)
+        starts = np.append(first, keys.size).astype(np.int64)
+        slot = np.full(int(self.term_ids.max()) + 1 if self.term_ids.size else 0, -1, dtype=np.int64)
+        slot[self.term_ids] = np.arange(len(self.term_ids))
+        # Read one number at a time on a first look-up: an array module array gives Python ints
+        # several times faster than indexing a NumPy array does.
+        self.starts = array("q", starts.tobytes())
+        self._slot = array("q", slot.tobytes())
         self.columns = columns
-        self._slot = np.full(int(self.term_ids.max()) + 1 if self.term_ids.size else 0, -1, dtype=np.int64)
-        self._slot[self.term_ids] = np.arange(len(self.term_ids))
         self._words: frozenset[str] | None = None
+        self._misses = 0
 
-    def get(self, term: str, default: None = None) -> tuple[np.ndarray, ...] | None:
-        i = self.vocabulary.id(term)
-        if i is None or i >= len(self._slot):
-            return default
-        slot = self._slot[i]
-        if slot < 0:
-            return default
-        lo, hi = self.starts[slot], self.starts[slot + 1]
-        return tuple(column[lo:hi] for column in self.columns)
-
-    def __getitem__(self, term: str) -> tuple[np.ndarray, ...]:
-        found = self.get(term)
-        if found is None:
-            raise KeyError(term)
+    def __missing__(self, term: str) -> tuple[np.ndarray, ...] | None:
+        i = self.vocabulary.ids.get(term)
+        slot = self._slot[i] if i is not None and i < len(self._slot) else -1
+        if slot >= 0:
+            lo, hi = self.starts[slot], self.starts[slot + 1]
+            found: tuple[np.ndarray, ...] | None = tuple(column[lo:hi] for column in self.columns)
+        else:
+            found = None
+            self._misses += 1
+            if self._misses > MISSES_REMEMBERED:
+                for forgotten in [t for t, entry in self.items() if entry is None]:
+                    del self[forgotten]
+                self._misses = 1
+        self[term] = found
         return found
 
+    def get(self, term: str, default: None = None) -> tuple[np.ndarray, ...] | None:  # type: ignore[override]
+        return self[term]
+
     def __contains__(self, term: object) -> bool:
-        return isinstance(term, str) and self.get(term) is not None
+        """Whether it holds the term (not whether the term was looked up)."""
+        return isinstance(term, str) and self[term] is not None
 
-    def __len__(self) -> int:
-        return len(self.term_ids)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.vocabulary.terms_of(self.term_ids))
+    def terms(self) -> list[str]:
+        """Every term it holds, by id."""
+        return self.vocabulary.terms_of(self.term_ids)
 
     def words(self) -> frozenset[str]:
         if self._words is None:
-            self._words = frozenset(self.vocabulary.terms_of(self.term_ids))
+            self._words = frozenset(self.terms())
         return self._words
 
     def lengths(self) -> np.ndarray:
-        return np.diff(self.starts)
+        return np.diff(np.frombuffer(self.starts, dtype=np.int64)) if len(self.starts) else np.zeros(0, dtype=np.int64)

@@ -13,10 +13,11 @@ from services.navigator.dense import DenseVectors
 from services.navigator.evidence import page_fields, term_weights, window_postings
 from services.navigator.index import DocumentIndex
 from services.navigator.index_cache import IndexCache
-from services.navigator.ranking.profile import page_profile
+from services.navigator.ranking.features import question_pairs
+from services.navigator.ranking.profile import bigrams, page_profile, pair_shares
 from shared.app.indexing import store_indexed
 from shared.model.documents import SECTION_TEXT, DocumentEmbeddings
-from shared.text.lexical import query_terms
+from shared.text.lexical import query_terms, terms
 from shared.text.page_analysis import AnalysisFormatError, PageAnalysis, analyse_pages
 from tests.fakes import FakeRepository
 from tests.query.documents import plant_manual
@@ -36,8 +37,13 @@ def _same_ranking_data(a: DocumentIndex, b: DocumentIndex) -> None:
     pa, pb = page_profile(a), page_profile(b)
     assert pa.printed_offset == pb.printed_offset
     assert np.array_equal(pa.listing, pb.listing) and np.array_equal(pa.numeric, pb.numeric)
+    every = np.arange(len(a.pages))
+    for question in QUESTIONS:
+        pairs = question_pairs(question)
+        assert np.array_equal(pair_shares(pa.pages, pa.vocabulary, pairs, every),
+                              pair_shares(pb.pages, pb.vocabulary, pairs, every))
     for page in range(len(a.pages)):
-        assert pa.header_terms[page] == pb.header_terms[page] and pa.pairs[page] == pb.pairs[page]
+        assert pa.header_terms[page] == pb.header_terms[page]
 
 
 def test_an_analysis_reads_back_as_it_was_stored() -> None:
@@ -65,6 +71,17 @@ def test_an_index_from_the_stored_analysis_ranks_as_one_from_the_pages(monkeypat
     _same_ranking_data(from_pages, DocumentIndex.build(doc.record, doc.tree, doc.pages, analysis=stored))
 
 
+def test_term_pairs_read_off_the_term_ids_are_the_pairs_of_the_page_text() -> None:
+    doc = plant_manual()
+    index = DocumentIndex.build(doc.record, doc.tree, doc.pages)
+    profile = page_profile(index)
+    every = np.arange(len(doc.pages))
+    for question in [*QUESTIONS, "pump serviced pump serviced crew", "manual"]:
+        wanted = question_pairs(question)
+        expected = [len(wanted & bigrams(terms(page))) / len(wanted) if wanted else 0.0 for page in doc.pages]
+        assert pair_shares(profile.pages, profile.vocabulary, wanted, every).tolist() == expected
+
+
 def test_bytes_of_other_text_rules_or_no_analysis_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     data = analyse_pages(["Pumps are serviced every 400 hours."]).to_bytes()
     with pytest.raises(AnalysisFormatError):
@@ -84,7 +101,7 @@ def test_windows_from_the_analysis_are_the_windows_of_the_text(sentences: int) -
     offsets, postings = window_postings(index.analysis)
     for number in range(1, len(index.pages) + 1):
         first, last = int(offsets[number - 1]), int(offsets[number])
-        found = [{t for t in postings if first + k in set(postings[t][0].tolist())} for k in range(last - first)]
+        found = [{t for t in postings.terms() if first + k in set(postings[t][0].tolist())} for k in range(last - first)]
         assert found == [set(w) for w in fields.windows(number)], number
 
 

@@ -43,7 +43,7 @@ from services.navigator.ranking.dense import (
     section_vectors,
 )
 from services.navigator.ranking.page_references import named_pages, prior_pages
-from services.navigator.ranking.profile import bigrams, page_profile
+from services.navigator.ranking.profile import bigrams, page_profile, pair_shares
 from shared.text.lexical import terms
 from shared.text.page_references import find_page_mentions
 from shared.text.question import literal_share, topic_text
@@ -129,13 +129,6 @@ def summary_path_terms(index: DocumentIndex) -> list[frozenset[str]]:
     return index.derive("summary_path_terms", build)
 
 
-def _shares(wanted: frozenset, found: list[frozenset]) -> list[float]:
-    """The share of `wanted` in each set of `found`."""
-    if not wanted:
-        return [0.0] * len(found)
-    return [len(wanted & f) / len(wanted) for f in found]
-
-
 def _coverages(weights: dict[str, float], found: list[frozenset[str]]) -> list[float]:
     """The weighted share of the question's terms in each set of `found`."""
     total = sum(weights.values())
@@ -214,8 +207,8 @@ def build_candidates(
             "section_path": titled[rows],
             "summary_path": _coverages(weights, [summaries[row] for row in rows.tolist()]),
             "header": _coverages(weights, [profile.header_terms[row] for row in rows.tolist()]),
-            "header_pairs": _shares(pairs, [profile.header_bigrams[row] for row in rows.tolist()]),
-            "page_pairs": _shares(pairs, [profile.pairs[row] for row in rows.tolist()]),
+            "header_pairs": pair_shares(profile.headers, profile.vocabulary, pairs, rows),
+            "page_pairs": pair_shares(profile.pages, profile.vocabulary, pairs, rows),
             "node_probability": _of_deepest(evidence.node_probability, deepest),
             "tree_rank": [1.0 / (1.0 + tree_rank[page]) if page in tree_rank else 0.0 for page in pages],
             "tree_score": [evidence.tree_scores.get(page, 0.0) / tree_best for page in pages],

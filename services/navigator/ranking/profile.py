@@ -33,11 +33,11 @@ def bigrams(sequence: list[str]) -> frozenset[tuple[str, str]]:
 
 
 class _RowSets(Sequence[frozenset]):
-    """The term set (or term-pair set) of each row of a `Ragged`, made on first read: a query
-    reads them for its few candidate pages only."""
+    """The term set of each row of a `Ragged`, made on first read: a query reads them for its
+    few candidate pages only."""
 
-    def __init__(self, rows: Ragged, vocabulary: Vocabulary, pairs: bool) -> None:
-        self._rows, self._vocabulary, self._pairs = rows, vocabulary, pairs
+    def __init__(self, rows: Ragged, vocabulary: Vocabulary) -> None:
+        self._rows, self._vocabulary = rows, vocabulary
         self._made: dict[int, frozenset] = {}
 
     def __len__(self) -> int:
@@ -46,16 +46,42 @@ class _RowSets(Sequence[frozenset]):
     def __getitem__(self, row: int) -> frozenset:  # type: ignore[override]
         made = self._made.get(row)
         if made is None:
-            words = self._vocabulary.terms_of(self._rows.row(row))
-            made = self._made[row] = bigrams(words) if self._pairs else frozenset(words)
+            made = self._made[row] = frozenset(self._vocabulary.terms_of(self._rows.row(row)))
         return made
+
+
+def pair_shares(
+    rows: Ragged, vocabulary: Vocabulary, wanted: frozenset[tuple[str, str]], chosen: np.ndarray
+) -> np.ndarray:
+    """For each chosen row (0-based), the share of the `wanted` term pairs it holds as
+    consecutive terms: `len(wanted & bigrams(row's terms)) / len(wanted)`, read off the rows'
+    term ids for just these rows."""
+    shares = np.zeros(len(chosen))
+    if not wanted or not len(chosen):
+        return shares
+    width = len(vocabulary)
+    wanted_keys = np.array(
+        [i * width + j for i, j in ((vocabulary.id(a), vocabulary.id(b)) for a, b in wanted)
+         if i is not None and j is not None], dtype=np.int64,
+    )
+    if not wanted_keys.size:
+        return shares
+    ids, owner = rows.gather(chosen)
+    held = (owner[:-1] == owner[1:]) & np.isin(ids[:-1].astype(np.int64) * width + ids[1:], wanted_keys)
+    positions = np.flatnonzero(held)
+    if positions.size:
+        pair_keys = ids[positions].astype(np.int64) * width + ids[positions + 1]
+        distinct = np.unique(np.stack([owner[positions], pair_keys]), axis=1)
+        shares += np.bincount(distinct[0], minlength=len(chosen))
+    return shares / len(wanted)
 
 
 @dataclass(frozen=True)
 class PageProfile:
     header_terms: Sequence[frozenset[str]]
-    header_bigrams: Sequence[frozenset[tuple[str, str]]]
-    pairs: Sequence[frozenset[tuple[str, str]]]  # consecutive term pairs of the whole page
+    headers: Ragged  # the term ids of each page's header lines, in order (for `pair_shares`)
+    pages: Ragged  # the term ids of each page, in order (for `pair_shares`)
+    vocabulary: Vocabulary
     listing: np.ndarray  # share of lines ending in a page number, per 0-based page
     numeric: np.ndarray  # share of number tokens, per 0-based page
     printed_offset: int | None  # physical minus printed page number, when the document prints them
@@ -73,10 +99,8 @@ def build_profile(analysis: PageAnalysis) -> PageProfile:
             offset = int(value)
     vocabulary = analysis.vocabulary
     return PageProfile(
-        header_terms=_RowSets(analysis.headers, vocabulary, pairs=False),
-        header_bigrams=_RowSets(analysis.headers, vocabulary, pairs=True),
-        pairs=_RowSets(analysis.pages, vocabulary, pairs=True),
-        listing=analysis.listing, numeric=analysis.numeric, printed_offset=offset,
+        header_terms=_RowSets(analysis.headers, vocabulary), headers=analysis.headers, pages=analysis.pages,
+        vocabulary=vocabulary, listing=analysis.listing, numeric=analysis.numeric, printed_offset=offset,
     )
 
 
