@@ -12,6 +12,9 @@ from services.indexer.errors import CorruptDocumentError
 class Block:
     text: str  # one line: a heading or a whole paragraph
     level: int = 0  # heading level 1-6; 0 for body text
+    # Notes the text cites, each one line starting with its mark ("[1] ..."), as the mark is in
+    # the text: they go on the page that holds the mark, as a printed footnote does.
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)

@@ -3,8 +3,9 @@
 A page is what a citation points at, so it should hold about what a printed page holds: each
 heading of the document's two highest levels starts a new page (as chapters and sections do in
 print), and a page is closed at the paragraph that would take it past `PAGE_CHARS` characters.
-Deeper headings flow with the text. Page numbers are then 1-based like a PDF's, and the page
-store, the page-cited answers and the verifier work on them unchanged.
+Deeper headings flow with the text; a paragraph's notes (DOCX footnotes and endnotes) follow it
+on its page. Page numbers are then 1-based like a PDF's, and the page store, the page-cited
+answers and the verifier work on them unchanged.
 """
 
 from __future__ import annotations
@@ -53,6 +54,16 @@ def _pieces(text: str, limit: int) -> list[str]:
     return pieces
 
 
+def _notes_by_piece(pieces: list[str], notes: tuple[str, ...]) -> list[list[str]]:
+    """Each note after the piece holding its mark ("[1]"), else after the last piece."""
+    placed: list[list[str]] = [[] for _ in pieces]
+    for note in notes:
+        mark = note.split(" ", 1)[0]
+        at = next((k for k, piece in enumerate(pieces) if mark in piece), len(pieces) - 1)
+        placed[at].append(note)
+    return placed
+
+
 def paginate(blocks: list[Block], page_chars: int = PAGE_CHARS) -> Paginated:
     levels = sorted({b.level for b in blocks if b.level > 0})
     breaking = set(levels[:2])
@@ -85,11 +96,15 @@ def paginate(blocks: list[Block], page_chars: int = PAGE_CHARS) -> Paginated:
             size += len(block.text) + 1
             trailing += 1
             continue
-        for piece in _pieces(block.text, page_chars):
-            if body_chars and size + len(piece) > page_chars:
+        notes_chars = sum(len(note) + 1 for note in block.notes)
+        pieces = _pieces(block.text, max(page_chars // 2, page_chars - notes_chars))
+        for piece, notes in zip(pieces, _notes_by_piece(pieces, block.notes), strict=True):
+            lines = [piece, *notes]  # a note stays on the page of its mark
+            length = sum(len(line) + 1 for line in lines) - 1
+            if body_chars and size + length > page_chars:
                 new_page()
-            pages[-1].append(piece)
-            size += len(piece) + 1
-            body_chars += len(piece)
+            pages[-1].extend(lines)
+            size += length + 1
+            body_chars += length
             trailing = 0
     return Paginated(pages=["\n".join(lines) for lines in pages if lines], outline=outline)
