@@ -38,6 +38,8 @@ from fpdf import FPDF
 
 from bench.common import configure_bench_logging, write_result
 from bench.stack import STAGES, BusStack
+from shared.adapters.kafka.connection import kafka_connection
+from shared.settings import Settings
 
 logger = logging.getLogger("bench.faults")
 
@@ -143,7 +145,8 @@ def strike(stack: BusStack, fault: str) -> None:
 
 
 async def answers_per_query(bootstrap: str, topic: str) -> Counter[str]:
-    consumer = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, auto_offset_reset="earliest",
+    connection = kafka_connection(Settings(kafka_bootstrap=bootstrap))
+    consumer = AIOKafkaConsumer(topic, **connection.client_options(), auto_offset_reset="earliest",
                                 enable_auto_commit=False)
     await consumer.start()
     counts: Counter[str] = Counter()

@@ -7,15 +7,59 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+KafkaSecurityProtocol = Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
+KafkaSaslMechanism = Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="TREERAG_", extra="ignore")
+    # `populate_by_name`: a setting with an older environment name is still given by its field name in code.
+    # `hide_input_in_errors`: a refused setting is named, its value (a password, say) is not repeated.
+    model_config = SettingsConfigDict(
+        env_prefix="TREERAG_", extra="ignore", populate_by_name=True, hide_input_in_errors=True
+    )
 
     store_dir: Path = Field(default=Path("data"), description="Embedded store folder.")
     kafka_bootstrap: str = "127.0.0.1:9092"
+    kafka_security_protocol: KafkaSecurityProtocol = Field(
+        default="PLAINTEXT",
+        description="How every client of ours talks to Kafka: PLAINTEXT, SSL (TLS), SASL_PLAINTEXT or SASL_SSL "
+        "(a user name and password, over TLS for SASL_SSL). Managed services want SASL_SSL (docs/deploy.md).",
+    )
+    kafka_sasl_mechanism: KafkaSaslMechanism | None = Field(
+        default=None, description="With SASL_*: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 (what the cluster enables)."
+    )
+    kafka_sasl_username: str | None = Field(default=None, description="With SASL_*: the user (an API key, say).")
+    kafka_sasl_password: SecretStr | None = Field(
+        default=None, description="With SASL_*: the password (an API secret, say); never shown or logged."
+    )
+    kafka_ssl_cafile: Path | None = Field(
+        default=None,
+        description="With SSL or SASL_SSL: a PEM file of the CAs the brokers' certificates must chain to; unset: "
+        "the system's CAs (enough for MSK, Confluent Cloud and Event Hubs). The broker's host name is checked.",
+    )
+    kafka_ssl_certfile: Path | None = Field(
+        default=None, description="With SSL or SASL_SSL: this client's PEM certificate, for brokers that ask for one "
+        "(mutual TLS); its key in it or in kafka_ssl_keyfile.",
+    )
+    kafka_ssl_keyfile: Path | None = Field(default=None, description="The PEM private key of kafka_ssl_certfile.")
+    kafka_ssl_key_password: SecretStr | None = Field(
+        default=None, description="The password of an encrypted kafka_ssl_keyfile (or of the key in the cert file)."
+    )
+    kafka_topic_replication: int | None = Field(
+        default=None, ge=1,
+        description="Copies of each partition of the topics the stages create; unset: the broker's "
+        "default.replication.factor. Producers wait for every in-sync copy unless this is 1.",
+    )
+    kafka_topic_partitions: int | None = Field(
+        default=None, ge=1,
+        # The name before the Kafka settings had their prefix is still read.
+        validation_alias=AliasChoices("TREERAG_KAFKA_TOPIC_PARTITIONS", "TREERAG_TOPIC_PARTITIONS"),
+        description="Partitions of each topic the stages create (existing topics with fewer are grown); unset: the "
+        "broker's num.partitions, and nothing is grown. A stage's replicas beyond it own no partition.",
+    )
     mongo_url: str = "mongodb://127.0.0.1:27017/"
     mongo_db: str = "treerag"
     blob_dir: Path | None = Field(
@@ -27,7 +71,6 @@ class Settings(BaseSettings):
     tenant: str = Field(
         default="default", description="Whose documents a caller reaches when no key is asked for (TREERAG_AUTH=off)."
     )
-    topic_partitions: int = Field(default=6, ge=1)
     topic_prefix: str = Field(
         default="", description="Prepended to every topic and consumer group (several systems on one cluster)."
     )
@@ -139,6 +182,50 @@ class Settings(BaseSettings):
     embeddings_cache: Path | None = Field(
         default=None, description="Where fastembed / sentence-transformers keep downloaded models."
     )
+
+    @field_validator(
+        "kafka_sasl_mechanism", "kafka_sasl_username", "kafka_sasl_password", "kafka_ssl_cafile", "kafka_ssl_certfile",
+        "kafka_ssl_keyfile", "kafka_ssl_key_password", "kafka_topic_replication", "kafka_topic_partitions", mode="before",
+    )
+    @classmethod
+    def _empty_is_unset(cls, value: object) -> object:
+        # A variable left empty (a placeholder in a Secret, say) is no setting: not a password "", nor the path ".".
+        return None if value == "" else value
+
+    @model_validator(mode="after")
+    def _kafka_security_is_whole(self) -> Settings:
+        problem = kafka_security_problem(self)
+        if problem:
+            raise ValueError(problem)
+        return self
+
+
+def kafka_security_problem(settings: Settings) -> str | None:
+    """What is missing or contradictory in the Kafka connection settings, said with what to set; None when
+    they fit. A credential or file the chosen protocol would not use is an error too, not silently ignored."""
+    protocol = settings.kafka_security_protocol
+    chosen = f"TREERAG_KAFKA_SECURITY_PROTOCOL={protocol}"
+    sasl = {"TREERAG_KAFKA_SASL_MECHANISM": settings.kafka_sasl_mechanism,
+            "TREERAG_KAFKA_SASL_USERNAME": settings.kafka_sasl_username,
+            "TREERAG_KAFKA_SASL_PASSWORD": settings.kafka_sasl_password}
+    tls = {"TREERAG_KAFKA_SSL_CAFILE": settings.kafka_ssl_cafile,
+           "TREERAG_KAFKA_SSL_CERTFILE": settings.kafka_ssl_certfile,
+           "TREERAG_KAFKA_SSL_KEYFILE": settings.kafka_ssl_keyfile,
+           "TREERAG_KAFKA_SSL_KEY_PASSWORD": settings.kafka_ssl_key_password}
+    if protocol.startswith("SASL_"):
+        missing = [name for name, value in sasl.items() if not value]
+        if missing:
+            return (f"{chosen} needs {' and '.join(missing)} (the mechanism one of PLAIN, SCRAM-SHA-256, "
+                    "SCRAM-SHA-512, as the cluster enables it)")
+    elif given := [name for name, value in sasl.items() if value]:
+        return (f"{', '.join(given)} set, but {chosen} sends no credentials: set TREERAG_KAFKA_SECURITY_PROTOCOL "
+                "to SASL_SSL (or SASL_PLAINTEXT), or unset them")
+    if not protocol.endswith("SSL") and (given := [name for name, value in tls.items() if value]):
+        return (f"{', '.join(given)} set, but {chosen} does not use TLS: set TREERAG_KAFKA_SECURITY_PROTOCOL "
+                "to SSL or SASL_SSL, or unset them")
+    if not settings.kafka_ssl_certfile and (settings.kafka_ssl_keyfile or settings.kafka_ssl_key_password):
+        return "TREERAG_KAFKA_SSL_KEYFILE and TREERAG_KAFKA_SSL_KEY_PASSWORD go with TREERAG_KAFKA_SSL_CERTFILE: set it"
+    return None
 
 
 def get_settings() -> Settings:

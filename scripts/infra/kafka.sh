@@ -11,6 +11,9 @@
 #      TREERAG_CACHE, TREERAG_RUN, PYTHON (python with aiokafka: readiness = metadata answers),
 #      TREERAG_KAFKA_LOG_LEVEL (WARN), TREERAG_KAFKA_HEAP (512m), TREERAG_KAFKA_START_TIMEOUT (120 s),
 #      TREERAG_KAFKA_JAVA_OPTS (extra JVM options, word-split),
+#      TREERAG_KAFKA_EXTRA_CONFIG (a file appended to server.properties: its keys win, e.g. another
+#        listener with TLS and SASL), TREERAG_KAFKA_SCRAM (SCRAM credentials stored when the storage
+#        is formatted, one a line: 'SCRAM-SHA-512=[name=alice,password=secret]'),
 #      JAVA (java binary; default: $JAVA_HOME/bin/java or java on PATH).
 # State: $TREERAG_RUN/kafka-<port>/{data/,server.properties,kafka.log,kafka.pid}
 set -euo pipefail
@@ -116,6 +119,11 @@ share.coordinator.state.topic.min.isr=1
 group.initial.rebalance.delay.ms=0
 log.retention.hours=24
 PROPS
+  if [[ -n "${TREERAG_KAFKA_EXTRA_CONFIG:-}" ]]; then
+    [[ -f "$TREERAG_KAFKA_EXTRA_CONFIG" ]] || die "TREERAG_KAFKA_EXTRA_CONFIG=$TREERAG_KAFKA_EXTRA_CONFIG is not a file"
+    # Java reads the last value of a repeated key, so these lines override the ones above.
+    { echo "# From $TREERAG_KAFKA_EXTRA_CONFIG"; cat "$TREERAG_KAFKA_EXTRA_CONFIG"; } >>"$STATE/server.properties"
+  fi
 }
 
 format_storage() {
@@ -123,9 +131,14 @@ format_storage() {
   local cid
   cid="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')"
   log "formatting KRaft storage in $STATE/data (cluster id $cid)"
+  # KRaft keeps SCRAM credentials in its metadata log: the first ones go in at format time.
+  local scram=() line
+  while IFS= read -r line; do
+    [[ -n "$line" ]] && scram+=(--add-scram "$line")
+  done <<<"${TREERAG_KAFKA_SCRAM:-}"
   # shellcheck disable=SC2046
   if ! "$JAVA" $(java_opts) -cp "$LIBS/*" kafka.tools.StorageTool format --standalone \
-        --cluster-id="$cid" -c "$STATE/server.properties" --ignore-formatted >>"$LOGFILE" 2>&1; then
+        --cluster-id="$cid" -c "$STATE/server.properties" --ignore-formatted "${scram[@]}" >>"$LOGFILE" 2>&1; then
     tail -n 20 "$LOGFILE" >&2 || true
     die "formatting Kafka storage failed; see $LOGFILE. '$0 reset' deletes the state dir $STATE."
   fi

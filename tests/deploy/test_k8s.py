@@ -24,8 +24,6 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from shared.settings import Settings
-
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
@@ -125,7 +123,9 @@ def test_the_validation_rejects_a_broken_scaled_object() -> None:
 def test_every_stage_scales_on_its_consumer_lag_within_the_partitions(kustomization: str) -> None:
     manifests = rendered(kustomization)
     settings = settings_of(manifests)
-    partitions = int(settings.get("TREERAG_TOPIC_PARTITIONS", Settings.model_fields["topic_partitions"].default))
+    # Unset, the topics would get the broker's num.partitions: the replica caps need the number.
+    assert "TREERAG_KAFKA_TOPIC_PARTITIONS" in settings, "the manifests must set the partitions the caps rely on"
+    partitions = int(settings["TREERAG_KAFKA_TOPIC_PARTITIONS"])
     prefix = settings.get("TREERAG_TOPIC_PREFIX", "")
     scaled = of_kind(manifests, "ScaledObject")
     deployments = of_kind(manifests, "Deployment")

@@ -1,17 +1,25 @@
-"""Reading and writing the test topics directly, as another producer or an auditor would."""
+"""Reading and writing the test topics directly, as another producer or an auditor would, connected
+as the services connect (`kafka_connection`)."""
 
 from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord, TopicPartition
 
+from shared.adapters.kafka.connection import kafka_connection
 from shared.model.events import Event
+from shared.settings import Settings
+
+
+def _client_options(bootstrap: str) -> dict[str, Any]:
+    return kafka_connection(Settings(kafka_bootstrap=bootstrap)).client_options()
 
 
 async def publish(bootstrap: str, topic: str, payload: bytes, key: str) -> None:
-    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all")
+    producer = AIOKafkaProducer(**_client_options(bootstrap), acks="all")
     await producer.start()
     try:
         await producer.send_and_wait(topic, payload, key=key.encode())
@@ -25,7 +33,7 @@ async def publish_event(bootstrap: str, prefix: str, event: Event) -> None:
 
 async def read_topic(bootstrap: str, topic: str) -> list[ConsumerRecord[bytes, bytes]]:
     """Every message currently in `topic`, from the beginning, without joining a group."""
-    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False)
+    consumer = AIOKafkaConsumer(**_client_options(bootstrap), group_id=None, enable_auto_commit=False)
     await consumer.start()
     try:
         partitions = [TopicPartition(topic, p) for p in (consumer.partitions_for_topic(topic) or set())]

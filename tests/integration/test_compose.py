@@ -50,7 +50,7 @@ def test_every_stage_can_be_scaled() -> None:
     gateway = services["gateway"]
     assert "container_name" not in gateway
     assert all("-" in str(p).split(":")[-2] for p in gateway["ports"]), "gateway replicas need a host port range"
-    assert int(services["indexer"]["environment"]["TREERAG_TOPIC_PARTITIONS"]) >= 3
+    assert int(services["indexer"]["environment"]["TREERAG_KAFKA_TOPIC_PARTITIONS"]) >= 3
 
 
 def test_docker_compose_config_accepts_the_file() -> None:

@@ -15,7 +15,7 @@ from .stack import Gateway, Stack, wait_until
 
 pytestmark = pytest.mark.integration
 
-PARTITIONS = 6  # settings.topic_partitions default
+PARTITIONS = 6  # the test broker's num.partitions (scripts/infra/kafka.sh): kafka_topic_partitions is unset
 
 
 def partition_of(doc_id: str) -> int:

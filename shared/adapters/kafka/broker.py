@@ -9,7 +9,7 @@ from faststream.kafka import KafkaBroker
 from faststream.kafka.prometheus import KafkaPrometheusMiddleware
 from prometheus_client import REGISTRY
 
-from shared.adapters.kafka.topics import REPLICATION_FACTOR
+from shared.adapters.kafka.connection import kafka_connection
 from shared.adapters.metrics import MESSAGES_PUBLISHED, PUBLISH_SECONDS
 from shared.model.clock import utc_now
 from shared.model.events import Event, QueryEvent
@@ -19,14 +19,18 @@ logger = logging.getLogger(__name__)
 
 
 def make_broker(settings: Settings, stage: str) -> KafkaBroker:
-    """A broker for one stage process. Topics are created by `ensure_topics` (subscribers
-    declare theirs with `declare=False`), so every topic gets `settings.topic_partitions`."""
+    """A broker for one stage process, connected as `kafka_connection` says (its producer and every
+    consumer). Topics are created by `ensure_topics` (subscribers declare theirs with
+    `declare=False`), so every topic gets the settings' partitions and copies."""
+    connection = kafka_connection(settings)
     return KafkaBroker(
-        settings.kafka_bootstrap,
+        connection.bootstrap,
+        security=connection.broker_security(),
         client_id=f"treerag-{stage}",
-        # With one replica per partition the leader's write is the only copy: waiting for "all"
-        # in-sync replicas waits for the same broker, so acks=1 keeps durability and saves a step.
-        acks=1 if REPLICATION_FACTOR == 1 else "all",
+        # With one copy per partition the leader's write is the only one: waiting for "all" in-sync
+        # replicas waits for the same broker, so acks=1 keeps durability and saves a step. With more
+        # copies, or the broker's default (unknown here), a write counts once every in-sync copy has it.
+        acks=1 if settings.kafka_topic_replication == 1 else "all",
         # Send at once: events are single small messages on a latency path, not batches.
         linger_ms=0,
         # FastStream's per-message "Received/Processed" lines go to DEBUG; ours carry the ids.

@@ -228,14 +228,13 @@ class StageRuntime:
         logger.info(
             "starting",
             extra=log_fields(
-                stage=self.stage, kafka=self.settings.kafka_bootstrap, mongo_db=self.settings.mongo_db, pid=os.getpid()
+                stage=self.stage, kafka=self.settings.kafka_bootstrap,
+                kafka_security=self.settings.kafka_security_protocol, mongo_db=self.settings.mongo_db, pid=os.getpid(),
             ),
         )
         if self.metrics_server:
             start_metrics_server(self._metrics_port(), addr=self.settings.metrics_host, health=self.health)
-        await ensure_topics(
-            self.settings.kafka_bootstrap, self.settings.topic_partitions, prefix=self.settings.topic_prefix
-        )
+        await ensure_topics(self.settings)
         options = {} if self.mongo_timeout_ms is None else {"serverSelectionTimeoutMS": self.mongo_timeout_ms}
         self._mongo = connect(self.settings.mongo_url, **options)
         self._repo = MongoRepository(self._mongo, self.settings.mongo_db, owns_client=False,
