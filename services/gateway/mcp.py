@@ -13,7 +13,6 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI, HTTPException
-from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials
 from fastapi.security.utils import get_authorization_scheme_param
 from mcp.server.mcpserver import Context
@@ -23,7 +22,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from services.gateway.asking import Question, StagesMissing, ask
 from services.gateway.auth import Authenticator, Caller
-from services.gateway.errors import detail_text
+from services.gateway.errors import error_response
 from services.gateway.outages import extend_deadline
 from services.gateway.ports import Gateway, live
 from shared.adapters.embeddings.words import word_vectors
@@ -102,7 +101,7 @@ class McpEndpoint:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self.transport is None:
-            await JSONResponse({"detail": "the gateway is starting"}, status_code=503)(scope, receive, send)
+            await error_response(503, "the gateway is starting", unavailable="the gateway")(scope, receive, send)
             return
         authenticator: Authenticator = self.app.state.authenticator
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
@@ -113,9 +112,7 @@ class McpEndpoint:
         try:
             caller = await authenticator.caller(MCP_PATH, credentials, client[0] if client else "unknown")
         except HTTPException as exc:
-            response = JSONResponse({"detail": detail_text(exc.detail)}, status_code=exc.status_code,
-                                    headers=exc.headers)
-            await response(scope, receive, send)
+            await error_response(exc.status_code, exc.detail, exc.headers)(scope, receive, send)
             return
         scope.setdefault("state", {})[CALLER_KEY] = caller
         # A tool call may wait for a whole answer: the query's budget, not a plain request's.

@@ -20,10 +20,10 @@ from typing import Any, TypeVar
 from aiokafka.errors import KafkaConnectionError, KafkaTimeoutError
 from fastapi import Depends, FastAPI, Request
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, Field
 from pymongo.errors import ConnectionFailure
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from services.gateway.errors import error_response, error_responses
 from services.gateway.schemas import QUERY_TIMEOUT_MAX_S
 from shared.settings import Settings
 from shared.text.secrets import redact
@@ -45,26 +45,13 @@ class BackendUnavailable(Exception):
         self.why = why
 
 
-class Unavailable(BaseModel):
-    detail: str
-    unavailable: str = Field(description="What did not answer: Kafka, MongoDB, a stage a query needs (`stage "
-                                         "navigator`: no live process), or the gateway itself (starting, or slower "
-                                         "than the request's budget while both answer).")
-    query_id: str | None = Field(default=None, description="The refused query's id, to find it in the logs.")
-
-
 # Declared on every operation (FastAPI(responses=...)): any of them may meet an outage.
-UNAVAILABLE_RESPONSES: dict[int | str, dict[str, Any]] = {
-    503: {"model": Unavailable, "description": "Kafka or MongoDB is down or too slow, or the gateway did not finish "
-                                               "in time; retry after `Retry-After` s."},
-}
+UNAVAILABLE_RESPONSES = error_responses(503)
 
 
 def unavailable_response(backend: str, why: str, retry_after_s: int, query_id: str | None = None) -> JSONResponse:
-    body: dict[str, Any] = {"detail": redact(f"{backend} {why}; retry in {retry_after_s} s"), "unavailable": backend}
-    if query_id is not None:
-        body["query_id"] = query_id
-    return JSONResponse(body, status_code=503, headers={"Retry-After": str(retry_after_s)})
+    return error_response(503, redact(f"{backend} {why}; retry in {retry_after_s} s"),
+                          {"Retry-After": str(retry_after_s)}, unavailable=backend, query_id=query_id)
 
 
 async def bounded(work: Awaitable[T], backend: str, timeout_s: float) -> T:

@@ -24,6 +24,7 @@ from shared.model.query import (
     TraversalStats,
     VisitedSection,
 )
+from shared.model.tree import TreeNode
 
 QUERY_TIMEOUT_MAX_S = 600.0
 
@@ -94,6 +95,16 @@ class DeletedOut(BaseModel):
     queries_removed: int = Field(description="Stored queries asked over the document or citing it (each with its "
                                              "result), counted when the deletion started: they are removed in the "
                                              "background, with the document's pages, file and cached answers.")
+
+
+class TreeOut(BaseModel):
+    """A document's section tree: its top-level sections, each with its page range and children."""
+
+    doc_id: str
+    file_name: str
+    version: int = Field(description="The document's version: bumped whenever the tree is rebuilt.")
+    builder: BuilderName | None = Field(description="What built the tree (outline, layout, windows, llm).")
+    nodes: list[TreeNode]
 
 
 class PageOut(BaseModel):

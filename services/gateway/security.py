@@ -10,8 +10,8 @@ from collections.abc import Awaitable, Callable
 
 from fastapi import FastAPI, Request, Response
 from fastapi.middleware.cors import CORSMiddleware
-from fastapi.responses import JSONResponse
 
+from services.gateway.errors import error_response
 from shared.settings import Settings
 
 # The API returns JSON, PDFs and images: nothing of it may run scripts or be framed. The web app's
@@ -76,18 +76,15 @@ def install_security(app: FastAPI, settings: Settings) -> None:
     async def guard(request: Request, call_next: Next) -> Response:
         host = host_name(request.headers.get("host", ""))
         if not host_allowed(host, allowed_hosts):
-            response: Response = JSONResponse(
-                {"detail": f"host {host!r} is not served here; add it to TREERAG_ALLOWED_HOSTS to allow it"},
-                status_code=400,
-            )
+            response: Response = error_response(
+                400, f"host {host!r} is not served here; add it to TREERAG_ALLOWED_HOSTS to allow it")
         else:
             try:
                 response = await call_next(request)
             except Exception:
                 # Answered here rather than by the server's bare 500, so it carries the headers too.
                 logger.exception("unhandled error", extra={"fields": {"path": request.url.path}})
-                response = JSONResponse({"detail": "internal error; the gateway log has the details"},
-                                        status_code=500)
+                response = error_response(500, "internal error; the gateway log has the details")
         response.headers.setdefault("Content-Security-Policy", API_POLICY)
         for name, value in SECURITY_HEADERS.items():
             response.headers.setdefault(name, value)

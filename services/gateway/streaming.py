@@ -5,7 +5,8 @@ The stream opens at once with `accepted` (the query id, the question asked, its 
 a client shows progress before any stage has worked. When the verified answer arrives, each
 sentence follows as its own `sentence` event (text, citation, verdict, evidence window), then
 `answer` with the whole response; a failure or a timeout ends the stream with `error` (its
-status and reason) instead.
+`status_code` and the body a plain request would get: the response of a failed or timed-out
+query, an `ErrorBody` when a backend or stage is down) instead.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from fastapi import Request
 from fastapi.responses import StreamingResponse
 
 from services.gateway.asking import StagesMissing
+from services.gateway.errors import error_body
 from services.gateway.outages import BackendUnavailable
 
 EVENT_STREAM = "text/event-stream"
@@ -46,11 +48,12 @@ def stream(accepted: dict[str, Any], answer: Callable[[], Awaitable[Outcome]], f
         try:
             status, body = await answer()
         except StagesMissing as exc:
-            yield event("error", {"status_code": 503, "detail": f"{exc} has no live process; retry shortly",
-                                  "query_id": exc.query_id})
+            yield event("error", {"status_code": 503, **error_body(503, f"{exc} has no live process; retry shortly",
+                                                                   unavailable=str(exc), query_id=exc.query_id)})
             return
         except BackendUnavailable as exc:
-            yield event("error", {"status_code": 503, "detail": f"{exc}; retry shortly", "unavailable": exc.backend})
+            yield event("error", {"status_code": 503, **error_body(503, f"{exc}; retry shortly",
+                                                                   unavailable=exc.backend)})
             return
         if status != 200:
             yield event("error", {**body, "status_code": status})

@@ -125,9 +125,10 @@ def open_document(data: bytes, max_pages: int) -> pdfium.PdfDocument:
         # none), so "encrypted" also needs an /Encrypt entry in the file.
         if code in (pdfium_c.FPDF_ERR_PASSWORD, pdfium_c.FPDF_ERR_SECURITY) and b"/Encrypt" in data:
             raise EncryptedPdfError() from exc
-        if _has_no_pages(data):
-            raise EmptyPdfError() from exc
-        raise CorruptPdfError(str(exc).removeprefix("Failed to load document ").strip("().")) from exc
+        # pdfium refuses a well-formed PDF whose page tree is empty as it refuses a corrupt one
+        # (with a stale code): the reason says so.
+        reason = str(exc).removeprefix("Failed to load document ").strip("().")
+        raise CorruptPdfError(f"{reason}; an empty page tree is refused alike") from exc
     count = len(pdf)
     if count == 0:
         pdf.close()
@@ -136,19 +137,6 @@ def open_document(data: bytes, max_pages: int) -> pdfium.PdfDocument:
         pdf.close()
         raise TooManyPagesError(count, max_pages)
     return pdf
-
-
-def _has_no_pages(data: bytes) -> bool:
-    """pdfium refuses a well-formed PDF with an empty page tree as if it were corrupt; a
-    second, stricter reader tells the two apart (only on this failure path)."""
-    import io
-
-    import pypdf
-
-    try:
-        return len(pypdf.PdfReader(io.BytesIO(data), strict=True).pages) == 0
-    except Exception:  # unreadable for pypdf too: corrupt, not empty
-        return False
 
 
 def has_outline(pdf: pdfium.PdfDocument) -> bool:

@@ -6,7 +6,6 @@ import pytest
 
 from services.indexer.errors import (
     CorruptPdfError,
-    EmptyPdfError,
     EncryptedPdfError,
     NotAPdfError,
     PdfError,
@@ -23,7 +22,8 @@ CASES = [
     (pdfs.truncated_pdf, CorruptPdfError, "truncated or corrupt"),
     (pdfs.corrupt_pdf, CorruptPdfError, "truncated or corrupt"),
     (pdfs.encrypted_pdf, EncryptedPdfError, "password"),
-    (pdfs.zero_page_pdf, EmptyPdfError, "zero pages"),
+    # pdfium refuses an empty page tree as it refuses a corrupt file, and says so.
+    (pdfs.zero_page_pdf, CorruptPdfError, "empty page tree"),
 ]
 
 

@@ -18,9 +18,10 @@ from fastapi.responses import JSONResponse
 
 from services.gateway.asking import Question, StagesMissing, ask
 from services.gateway.auth import CallerDep
+from services.gateway.errors import KEYED, error_responses
 from services.gateway.outages import extend_deadline
 from services.gateway.ports import GatewayDep
-from services.gateway.routes.queries import stages_missing
+from services.gateway.routes.queries import ASKING_ERRORS, stages_missing
 from services.gateway.schemas import ChatCreate, ChatMessage
 from services.gateway.streaming import EVENT_STREAM, stream, wants_events
 from shared.adapters.logs import correlated, log_fields
@@ -32,12 +33,14 @@ from shared.model.query import QuerySettings
 
 logger = logging.getLogger(__name__)
 
-router = APIRouter(tags=["chats"])
+router = APIRouter(tags=["chats"], responses=error_responses(*KEYED))
 
 TURN_STATUS = {QueryStatus.ANSWERED: 200, QueryStatus.FAILED: 502, QueryStatus.PENDING: 504}
 
 
-@router.post("/v1/chats", response_model=ChatThread, status_code=201)
+@router.post("/v1/chats", response_model=ChatThread, status_code=201,
+             responses=error_responses(404, 413, 422, meanings={404: "A document it names is not the caller's "
+                                                                     "tenant's."}))
 async def create_chat(body: ChatCreate, caller: CallerDep, gateway: GatewayDep) -> ChatThread:
     doc_ids = [(await tenant_document(gateway.documents, doc_id, caller.tenant)).doc_id for doc_id in body.doc_ids]
     thread = ChatThread(chat_id=uuid.uuid4().hex, tenant=caller.tenant, title=body.title, doc_ids=doc_ids)
@@ -45,19 +48,19 @@ async def create_chat(body: ChatCreate, caller: CallerDep, gateway: GatewayDep) 
     return thread
 
 
-@router.get("/v1/chats", response_model=list[ChatThread])
+@router.get("/v1/chats", response_model=list[ChatThread], responses=error_responses(422))
 async def list_chats(caller: CallerDep, gateway: GatewayDep,
                      limit: Annotated[int, Query(ge=1, le=200)] = 50) -> list[ChatThread]:
     """The caller's tenant's chats, the most recently active first."""
     return await gateway.chats.recent(caller.tenant, limit)
 
 
-@router.get("/v1/chats/{chat_id}", response_model=ChatThread)
+@router.get("/v1/chats/{chat_id}", response_model=ChatThread, responses=error_responses(404))
 async def get_chat(chat_id: str, caller: CallerDep, gateway: GatewayDep) -> ChatThread:
     return await tenant_chat(gateway.chats, chat_id, caller.tenant)
 
 
-@router.get("/v1/chats/{chat_id}/messages", response_model=list[ChatTurn])
+@router.get("/v1/chats/{chat_id}/messages", response_model=list[ChatTurn], responses=error_responses(404, 422))
 async def list_turns(chat_id: str, caller: CallerDep, gateway: GatewayDep,
                      last: Annotated[int | None, Query(ge=1, le=1000, description="Only the last N turns.")] = None,
                      ) -> list[ChatTurn]:
@@ -69,7 +72,11 @@ async def list_turns(chat_id: str, caller: CallerDep, gateway: GatewayDep,
              responses={200: {"content": {EVENT_STREAM: {}}, "description": "The turn; with `Accept: "
                               "text/event-stream`, events: accepted (with the completed question), one sentence "
                               "per answer sentence, then turn (or error)."},
-                        502: {"model": ChatTurn}, 504: {"model": ChatTurn}})
+                        502: {"model": ChatTurn}, 504: {"model": ChatTurn},
+                        **ASKING_ERRORS, **error_responses(404, 409, meanings={
+                            404: "No such chat for the caller's tenant, or a document it is over is gone.",
+                            409: "The thread holds 500 turns (start a new one), or a document it is over is not "
+                                 "ready, or none is."})})
 async def ask_in_chat(chat_id: str, body: ChatMessage, request: Request, caller: CallerDep,
                       gateway: GatewayDep) -> Any:
     """The turn: the question as asked, the `standalone` question the documents were asked (a
@@ -112,7 +119,7 @@ async def ask_in_chat(chat_id: str, body: ChatMessage, request: Request, caller:
     return turn if status == 200 else JSONResponse(turn.model_dump(mode="json"), status_code=status)
 
 
-@router.delete("/v1/chats/{chat_id}", status_code=204)
+@router.delete("/v1/chats/{chat_id}", status_code=204, responses=error_responses(404))
 async def delete_chat(chat_id: str, caller: CallerDep, gateway: GatewayDep) -> None:
     thread = await tenant_chat(gateway.chats, chat_id, caller.tenant)
     if not await gateway.chats.delete(thread.chat_id):

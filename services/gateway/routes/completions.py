@@ -15,21 +15,19 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, HTTPException, Request, Response
-from fastapi.exceptions import RequestValidationError
+from fastapi import APIRouter, HTTPException
 from fastapi.responses import JSONResponse, StreamingResponse
-from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from services.gateway.asking import Question, StagesMissing, ask
 from services.gateway.auth import CallerDep
-from services.gateway.errors import REFUSALS, detail_text, error_details, refusal
+from services.gateway.errors import KEYED, error_response, error_responses, invalid
 from services.gateway.outages import extend_deadline
 from services.gateway.ports import Gateway, GatewayDep
-from services.gateway.routes.queries import stages_missing
+from services.gateway.routes.queries import ASKING_ERRORS, stages_missing
 from services.gateway.schemas import QUERY_TIMEOUT_MAX_S
 from shared.app.documents import query_documents, tenant_document
 from shared.model.documents import DocumentStatus
@@ -38,32 +36,9 @@ from shared.model.query import QUESTION_MAX_CHARS, Citation, QuerySettings, Sent
 from shared.ports.model_roles import FollowUpWriter
 from shared.text.followups import Rewrite, standalone
 
-
-class OpenAIErrors(APIRoute):
-    """Errors as OpenAI's API shapes them (`{"error": {"message", "type", "code"}}`), so its SDKs
-    show the reason instead of a bare status: a bad body, an unknown model, a refusal."""
-
-    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
-        handler = super().get_route_handler()
-
-        async def shaped(request: Request) -> Response:
-            try:
-                return await handler(request)
-            except RequestValidationError as exc:
-                return openai_error(422, "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}"
-                                                   for e in error_details(exc.errors())), "invalid_request_error")
-            except HTTPException as exc:
-                kind = "authentication_error" if exc.status_code == 401 else "invalid_request_error"
-                return openai_error(exc.status_code, detail_text(exc.detail), kind,
-                                    headers=dict(exc.headers) if exc.headers else None)
-            except REFUSALS as exc:
-                error = refusal(exc)
-                return openai_error(error.status_code, detail_text(error.detail), "invalid_request_error")
-
-        return shaped
-
-
-router = APIRouter(tags=["openai"], route_class=OpenAIErrors)
+# Errors come in OpenAI's shape on every route (`{"error": {"message", "type", "code"}}`, see
+# services/gateway/errors.py), so its SDKs show the reason instead of a bare status.
+router = APIRouter(tags=["openai"], responses=error_responses(*KEYED))
 
 ALL_DOCUMENTS = "treerag"
 MODEL_PREFIX = f"{ALL_DOCUMENTS}/"
@@ -131,21 +106,14 @@ class ModelList(BaseModel):
     data: list[ModelOut]
 
 
-def openai_error(status: int, message: str, kind: str, code: str | None = None,
-                 headers: dict[str, str] | None = None) -> JSONResponse:
-    """An error as OpenAI's API shapes it, so its SDKs show the message."""
-    return JSONResponse({"error": {"message": message, "type": kind, "code": code, "param": None}},
-                        status_code=status, headers=headers)
-
-
 async def conversation(messages: list[Message], writer: FollowUpWriter | None) -> Rewrite:
     """The last user message, completed from the user messages before it (by the model when
     one is configured and gives a question, else by the rules)."""
     asked = [m.text() for m in messages if m.role == "user" and m.text()]
     if messages[-1].role != "user" or not asked:
-        raise HTTPException(422, "the last message must be the user's question (role 'user', with text)")
+        raise invalid(("body", "messages"), "the last message must be the user's question (role 'user', with text)")
     if len(asked[-1]) > QUESTION_MAX_CHARS:
-        raise HTTPException(422, f"the question is longer than {QUESTION_MAX_CHARS} characters")
+        raise invalid(("body", "messages"), f"the question is longer than {QUESTION_MAX_CHARS} characters")
     previous: str | None = None
     for text in asked[:-1]:
         previous = standalone(text[:QUESTION_MAX_CHARS], previous).question
@@ -196,11 +164,12 @@ async def list_models(caller: CallerDep, gateway: GatewayDep) -> ModelList:
 @router.post("/v1/chat/completions",
              responses={200: {"content": {"text/event-stream": {}},
                               "description": "A `chat.completion`, or with `stream` its chunks as server-sent events."},
-                        404: {"description": "No such model (GET /v1/models lists them)."},
-                        409: {"description": "No document is ready to ask over."},
                         502: {"description": "The pipeline failed: the completion says why."},
-                        504: {"description": "No answer within the timeout."}})
-async def chat_completions(req: CompletionRequest, caller: CallerDep, gateway: GatewayDep) -> Any:
+                        **ASKING_ERRORS,
+                        **error_responses(404, 504, meanings={
+                            404: "No such model (GET /v1/models lists them), or its document is not the caller's.",
+                            504: "No answer within the timeout (`code`: query_timeout)."})})
+async def create_chat_completion(req: CompletionRequest, caller: CallerDep, gateway: GatewayDep) -> Any:
     started = time.perf_counter()
     timeout_s = req.timeout_s or gateway.settings.query_timeout_s
     extend_deadline(timeout_s)
@@ -225,7 +194,7 @@ async def chat_completions(req: CompletionRequest, caller: CallerDep, gateway: G
         "treerag": evidence(record, rewrite).model_dump(mode="json"),
     }
     if finished is None:
-        return openai_error(504, reply_text(record, timeout_s), "timeout", "query_timeout")
+        return error_response(504, reply_text(record, timeout_s), code="query_timeout")
     return JSONResponse(body, status_code=502 if record.status == QueryStatus.FAILED else 200)
 
 

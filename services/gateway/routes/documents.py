@@ -5,12 +5,12 @@ Documents are addressed by id only; another tenant's document is not found (shar
 
 from __future__ import annotations
 
-from typing import Any
 from urllib.parse import quote
 
 from fastapi import APIRouter, HTTPException, Request, Response
 
 from services.gateway.auth import CallerDep
+from services.gateway.errors import KEYED, error_responses
 from services.gateway.pagination import (
     DEFAULT_LIMIT,
     NEXT_CURSOR_HEADER,
@@ -21,7 +21,7 @@ from services.gateway.pagination import (
     link_next,
 )
 from services.gateway.ports import GatewayDep
-from services.gateway.schemas import DeletedOut, DocumentDetailOut, DocumentOut, PageOut
+from services.gateway.schemas import DeletedOut, DocumentDetailOut, DocumentOut, PageOut, TreeOut
 from shared.adapters.logs import correlated
 from shared.app.deletion import delete_document
 from shared.app.documents import DocumentNotFound, tenant_document
@@ -29,12 +29,14 @@ from shared.model.documents import DocumentStatus
 from shared.model.file_names import ascii_fallback
 from shared.model.formats import MEDIA_TYPES
 
-router = APIRouter(tags=["documents"])
+router = APIRouter(tags=["documents"], responses=error_responses(*KEYED))
 
 
 @router.get("/v1/documents", response_model=list[DocumentOut],
             responses={200: {"headers": {NEXT_CURSOR_HEADER: {"description": "The next page's cursor, when "
-                                                                            "there is one (also as Link rel=next)."}}}})
+                                                                            "there is one (also as Link rel=next)."}}},
+                       **error_responses(400, 422, meanings={
+                           400: "The cursor is not one of ours, out of date, or made under another `status`."})})
 async def list_documents(request: Request, response: Response, caller: CallerDep, gateway: GatewayDep,
                          status: DocumentStatus | None = None, file_name: str | None = None,
                          limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None) -> list[DocumentOut]:
@@ -54,22 +56,24 @@ async def list_documents(request: Request, response: Response, caller: CallerDep
     return [DocumentOut.of(r) for r in page.records]
 
 
-@router.get("/v1/documents/{doc_id}", response_model=DocumentDetailOut)
+@router.get("/v1/documents/{doc_id}", response_model=DocumentDetailOut, responses=error_responses(404))
 async def get_document(doc_id: str, caller: CallerDep, gateway: GatewayDep) -> DocumentDetailOut:
     return DocumentDetailOut.of(await tenant_document(gateway.documents, doc_id, caller.tenant))
 
 
-@router.get("/v1/documents/{doc_id}/tree")
-async def get_tree(doc_id: str, caller: CallerDep, gateway: GatewayDep) -> dict[str, Any]:
+@router.get("/v1/documents/{doc_id}/tree", response_model=TreeOut,
+            responses=error_responses(404, 409, meanings={409: "The document has no tree yet (not indexed, or its "
+                                                               "indexing failed: `message` gives its status)."}))
+async def get_tree(doc_id: str, caller: CallerDep, gateway: GatewayDep) -> TreeOut:
     record = await tenant_document(gateway.documents, doc_id, caller.tenant)
     tree = await gateway.documents.get_tree(record.doc_id)
     if tree is None:
         raise HTTPException(409, f"document {record.doc_id} has no tree yet (status {record.status.value})")
-    return {"doc_id": record.doc_id, "file_name": record.file_name, "version": record.version,
-            "builder": record.builder, "nodes": tree.model_dump(mode="json")["nodes"]}
+    return TreeOut(doc_id=record.doc_id, file_name=record.file_name, version=record.version, builder=record.builder,
+                   nodes=tree.nodes)
 
 
-@router.get("/v1/documents/{doc_id}/pages/{number}", response_model=PageOut)
+@router.get("/v1/documents/{doc_id}/pages/{number}", response_model=PageOut, responses=error_responses(404, 422))
 async def get_page(doc_id: str, number: int, caller: CallerDep, gateway: GatewayDep) -> PageOut:
     record = await tenant_document(gateway.documents, doc_id, caller.tenant)
     text = await gateway.documents.get_page(record.doc_id, number)
@@ -79,7 +83,8 @@ async def get_page(doc_id: str, number: int, caller: CallerDep, gateway: Gateway
 
 
 @router.get("/v1/documents/{doc_id}/pdf", response_class=Response,
-            responses={200: {"content": {"application/pdf": {"schema": {"type": "string", "format": "binary"}}}}})
+            responses={200: {"content": {"application/pdf": {"schema": {"type": "string", "format": "binary"}}}},
+                       **error_responses(404)})
 async def get_pdf(doc_id: str, caller: CallerDep, gateway: GatewayDep) -> Response:
     record = await tenant_document(gateway.documents, doc_id, caller.tenant)
     data = await gateway.documents.get_pdf(record.doc_id)
@@ -90,7 +95,8 @@ async def get_pdf(doc_id: str, caller: CallerDep, gateway: GatewayDep) -> Respon
     return Response(data, media_type=MEDIA_TYPES[record.format], headers={"Content-Disposition": disposition})
 
 
-@router.delete("/v1/documents/{doc_id}", response_model=DeletedOut)
+@router.delete("/v1/documents/{doc_id}", response_model=DeletedOut, name="delete_document",
+               responses=error_responses(404, meanings={404: "No such document, or its deletion has started."}))
 async def delete(doc_id: str, caller: CallerDep, gateway: GatewayDep) -> DeletedOut:
     """Once this answers, nothing serves the document (its routes answer 404, queries never
     use it); its file, pages, tree, vectors, page analysis, cached answers and the stored

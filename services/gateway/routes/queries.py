@@ -11,7 +11,7 @@ from fastapi.responses import JSONResponse
 
 from services.gateway.asking import Question, StagesMissing, ask, pending_record, publish
 from services.gateway.auth import CallerDep
-from services.gateway.errors import shortened
+from services.gateway.errors import KEYED, error_responses, shortened
 from services.gateway.outages import extend_deadline, unavailable_response
 from services.gateway.ports import Gateway, GatewayDep
 from services.gateway.schemas import QueryAccepted, QueryRequest, QueryResponse
@@ -22,7 +22,13 @@ from shared.model.queries import QueryRecord, QueryStatus
 
 logger = logging.getLogger(__name__)
 
-router = APIRouter(tags=["queries"])
+router = APIRouter(tags=["queries"], responses=error_responses(*KEYED))
+
+# The refusals of a question over the caller's documents (a query, a chat's turn, a completion).
+ASKING_ERRORS = error_responses(404, 409, 413, 422, meanings={
+    404: "A document the question names is not found for the caller's tenant.",
+    409: "A document it names is not ready (its failure reason, when it failed), or none is ready to ask over.",
+})
 
 
 def answered(pending: QueryRecord, finished: QueryRecord | None, total_ms: float) -> Any:
@@ -53,10 +59,12 @@ def outcome_of(pending: QueryRecord, finished: QueryRecord | None, total_ms: flo
 @router.post(
     "/v1/query",
     response_model=QueryResponse,
+    name="ask",
     responses={200: {"content": {EVENT_STREAM: {}}, "description": "The verified answer; with `Accept: "
                      "text/event-stream`, events: accepted, one sentence per answer sentence, then answer "
                      "(or error)."},
-               202: {"model": QueryAccepted}, 502: {"model": QueryResponse}, 504: {"model": QueryResponse}},
+               202: {"model": QueryAccepted}, 502: {"model": QueryResponse}, 504: {"model": QueryResponse},
+               **ASKING_ERRORS},
 )
 async def query(req: QueryRequest, request: Request, caller: CallerDep, gateway: GatewayDep) -> Any:
     started = time.perf_counter()
@@ -87,7 +95,7 @@ async def query(req: QueryRequest, request: Request, caller: CallerDep, gateway:
         return answered(pending, finished, round((time.perf_counter() - started) * 1000, 3))
 
 
-@router.get("/v1/queries/{query_id}", response_model=QueryResponse)
+@router.get("/v1/queries/{query_id}", response_model=QueryResponse, responses=error_responses(404))
 async def get_query(query_id: str, caller: CallerDep, gateway: GatewayDep) -> QueryResponse:
     record = await gateway.queries.get(query_id)
     if record is None or record.tenant != caller.tenant:

@@ -8,7 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, File, Form, HTTPException, UploadFile
 
 from services.gateway.auth import Caller, CallerDep
-from services.gateway.errors import REFUSALS, detail_text, invalid, refusal
+from services.gateway.errors import KEYED, REFUSALS, detail_text, error_responses, invalid, refusal
 from services.gateway.ports import Gateway, GatewayDep
 from services.gateway.schemas import FileUploadResult, UploadAccepted, UploadsAccepted
 from shared.adapters.logs import correlated
@@ -16,7 +16,7 @@ from shared.app.uploads import Upload, accept_upload
 from shared.model.formats import PDF_MAGIC, DocumentFormat, sniff_format
 from shared.model.ids import BuilderChoice, document_id
 
-router = APIRouter(tags=["documents"])
+router = APIRouter(tags=["documents"], responses=error_responses(*KEYED))
 
 READ_CHUNK = 1024 * 1024
 MAX_FILES_PER_UPLOAD = 100
@@ -77,9 +77,14 @@ async def accept_one(gateway: Gateway, file: UploadFile, caller: Caller, builder
 @router.post(
     "/v1/documents", status_code=202, response_model=UploadAccepted | UploadsAccepted,
     responses={202: {"description": "`file`: the document; `files`: one result per file, each accepted or "
-                                    "refused with the status and reason a one-file upload would get."}},
+                                    "refused with the status and reason a one-file upload would get."},
+               **error_responses(400, 409, 413, 415, 422, meanings={
+                   400: "The multipart body does not parse, or the file is empty.",
+                   409: "The document is being deleted, or its id is another tenant's.",
+                   422: "No `file` (or `files`), a bad form field, or a file name with control characters or "
+                        "longer than 255 characters."})},
 )
-async def upload(
+async def upload_document(
     caller: CallerDep,
     gateway: GatewayDep,
     file: Annotated[UploadFile | None, File(description="A PDF, DOCX, HTML, Markdown or plain-text file.")] = None,

@@ -7,6 +7,7 @@ import asyncio
 from fastapi import APIRouter, HTTPException
 
 from services.gateway.auth import CallerDep
+from services.gateway.errors import KEYED, error_responses
 from services.gateway.ports import GatewayDep
 from services.gateway.schemas import VerifyRequest, VerifyResponse
 from shared.adapters.embeddings.words import word_vectors
@@ -14,10 +15,11 @@ from shared.adapters.nli import configured_judge
 from shared.app.documents import tenant_document
 from shared.app.verification import SourcePage, answer_confidence, verify_text
 
-router = APIRouter(tags=["queries"])
+router = APIRouter(tags=["queries"], responses=error_responses(*KEYED))
 
 
-@router.post("/v1/verify", response_model=VerifyResponse)
+@router.post("/v1/verify", response_model=VerifyResponse, responses=error_responses(404, 413, 422, meanings={
+    404: "A cited document is not the caller's tenant's, or has no such page."}))
 async def verify(req: VerifyRequest, caller: CallerDep, gateway: GatewayDep) -> VerifyResponse:
     """Checks any answer, sentence by sentence, against the stored pages it cites."""
     sources: list[SourcePage] = []

@@ -9,7 +9,7 @@ from typing import Annotated, Protocol
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Path, Query, Request, Response
 
 from services.gateway.auth import Caller, CallerDep
-from services.gateway.errors import shortened
+from services.gateway.errors import KEYED, error_responses, shortened
 from services.gateway.web.cache import ByteBoundedCache
 from services.gateway.web.rendering import (
     EvidenceBoxes,
@@ -85,7 +85,10 @@ def refused(exc: Exception) -> HTTPException:
     return HTTPException(409, f"{exc}; upload the document again")
 
 
-router = APIRouter(tags=["documents"])
+router = APIRouter(tags=["documents"], responses=error_responses(*KEYED, 404, 409, 422, meanings={
+    404: "No such document or page for the caller's tenant, or its file is not stored.",
+    409: "The document is not a PDF (its pages are text with no image), or its PDF cannot be read.",
+}))
 
 
 def install_page_routes(app: FastAPI, source: Callable[[], DocumentSource]) -> None:
@@ -97,10 +100,10 @@ def install_page_routes(app: FastAPI, source: Callable[[], DocumentSource]) -> N
 @router.get(
     "/v1/documents/{doc_id}/pages/{number}/image",
     response_class=Response,
-    responses={200: {"content": {"image/png": {}}}, 404: {}, 422: {}},
+    responses={200: {"content": {"image/png": {}}}},
     summary="The page rendered as PNG",
 )
-async def page_image(
+async def get_page_image(
     doc_id: str,
     number: PageNumber,
     who: CallerDep,
@@ -123,7 +126,7 @@ async def page_image(
 
 @router.get("/v1/documents/{doc_id}/pages/{number}/boxes", response_model=EvidenceBoxes,
             summary="Where a text is on the page, as boxes to highlight")
-async def page_boxes(
+async def get_page_boxes(
     doc_id: str,
     number: PageNumber,
     text: Annotated[str, Query(min_length=1, max_length=EVIDENCE_MAX_CHARS,
@@ -140,7 +143,7 @@ async def page_boxes(
 
 @router.get("/v1/documents/{doc_id}/pages/{number}/text-layer", response_model=TextLayer,
             summary="The page's printed text with positions, to lay over the image")
-async def page_text_layer(doc_id: str, number: PageNumber, who: CallerDep, files: Files) -> TextLayer:
+async def get_page_text_layer(doc_id: str, number: PageNumber, who: CallerDep, files: Files) -> TextLayer:
     _, data = await files.pdf_of(doc_id, who)
     try:
         return await asyncio.to_thread(text_layer, data, number)

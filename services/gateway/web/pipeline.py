@@ -12,6 +12,7 @@ from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
 from services.gateway.auth import CallerDep, require_admin
+from services.gateway.errors import KEYED, error_responses
 
 logger = logging.getLogger(__name__)
 
@@ -91,8 +92,9 @@ def pipeline_router(reader: MetricsReader | None) -> APIRouter:
     """The figures cover every tenant: admin keys only."""
     router = APIRouter(tags=["ops"])
 
-    @router.get("/v1/pipeline", response_model=PipelineOut, summary="Per-stage throughput, lag and failures")
-    async def pipeline(who: CallerDep) -> PipelineOut:
+    @router.get("/v1/pipeline", response_model=PipelineOut, summary="Per-stage throughput, lag and failures",
+                responses=error_responses(*KEYED, 403))
+    async def get_pipeline_figures(who: CallerDep) -> PipelineOut:
         require_admin(who)
         return await pipeline_figures(reader)
 

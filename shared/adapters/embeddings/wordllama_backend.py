@@ -7,8 +7,8 @@ WordLlama's own embedding of the text with its whitespace collapsed to single sp
 fraction of the cost on long pages (tokenising each page in full dominated ingestion time).
 
 Licence: the `wordllama` package is MIT-licensed; the bundled `l2_supercat` weights were trained
-from the token-embedding tables of LLaMA 2 70B and other models sharing its tokenizer (see the
-README's requirements section).
+from the token-embedding tables of LLaMA 2 70B and other models sharing its tokenizer, so they
+derive from Llama 2 (the Llama 2 Community License; see NOTICE).
 """
 
 from __future__ import annotations
