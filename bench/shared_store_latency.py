@@ -53,6 +53,17 @@ def substore(store: Path, doc_ids: list[str], folder: Path) -> Path:
     return folder
 
 
+def ensure_store(store: Path, data: Path) -> None:
+    """Every FinanceBench filing indexed into `store` as an upload stores it (vectors and page
+    analysis); a store indexed before analyses were stored is indexed again."""
+    indexed = {p.stem for p in (store / "documents").glob("*.json")}
+    analysed = {p.stem for p in (store / "analysis").glob("*.bin")}
+    if indexed and indexed <= analysed:
+        return
+    subprocess.run([sys.executable, "-m", "treerag", "index", str(data / "pdfs" / "financebench"), "--store", str(store),
+                    "--workers", "2", "--no-progress", *(["--force"] if indexed else [])], check=True)
+
+
 async def measure(store: Path, questions: list[str]) -> dict[str, Any]:
     """Load every document of `store` into a new engine and ask every question of all of them."""
     repository = EmbeddedRepository(store)
@@ -85,13 +96,7 @@ async def measure(store: Path, questions: list[str]) -> dict[str, Any]:
 
 async def main_async(store: Path, sizes: Sequence[int]) -> dict[str, Any]:
     data = shared_data()
-    folder = data / "pdfs" / "financebench"
-    indexed = {p.stem for p in (store / "documents").glob("*.json")}
-    analysed = {p.stem for p in (store / "analysis").glob("*.bin")}
-    if not indexed or not indexed <= analysed:
-        # A store indexed before page analyses were stored is indexed again, as an upload now stores it.
-        subprocess.run([sys.executable, "-m", "treerag", "index", str(folder), "--store", str(store), "--workers", "2",
-                        "--no-progress", *(["--force"] if indexed else [])], check=True)
+    ensure_store(store, data)
     items = load_dataset(data / "qa" / "financebench-dev.jsonl")
     questions = [item.question for item in items]
     asked = {item.doc for item in items}
