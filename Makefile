@@ -12,7 +12,7 @@ export TREERAG_CACHE ?= $(HOME)/.cache/treerag
 help:
 	@echo "make demo   - set up, index the sample PDFs (and PDFS=...), print trees, answer questions"
 	@echo "make test   - set up venv, Kafka and FerretDB, check the import contracts, run the whole suite"
-	@echo "make test-unit - the import contracts, ruff, mypy and every test that needs no Kafka or FerretDB (no Java, no Go)"
+	@echo "make test-unit - the import contracts, ruff, mypy and every test that needs no Kafka or FerretDB (no Java, no Go; Chromium for the web app)"
 	@echo "make up     - run Kafka, FerretDB, every service (and Prometheus when installed) as local processes; make down stops them"
 	@echo "make prometheus - install prometheus and promtool from Debian's packages when missing (as root)"
 	@echo "make chromium - install Debian's chromium for the web app's browser tests when missing (as root)"
@@ -112,7 +112,7 @@ lint: lint-imports
 test: infra lint prometheus-rules chromium ocr llm-local-build
 	$(BIN)/python -m pytest -q -ra
 
-test-unit: lint ocr
+test-unit: lint ocr chromium
 	$(BIN)/python -m pytest -q -ra -m "not integration"
 
 up: infra

@@ -186,7 +186,7 @@ PY
   local key_line="API key:  none asked for (TREERAG_AUTH=off)"
   if [[ "${TREERAG_AUTH:-on}" != off ]]; then
     admin_key || die "could not create the admin key; see the message above"
-    key_line="API key:  $(cat "$STACK/admin.key")   (admin, tenant default; the web app asks for it once per tab)"
+    key_line="API key:  $(cat "$STACK/admin.key")   (admin, tenant default; the web app asks for it once per tab, or once per device when remembered)"
   fi
   cat <<MSG
 TreeRAG is up.

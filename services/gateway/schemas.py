@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from shared.model.card import DocumentCard
+from shared.model.card import DocType, DocumentCard, DocumentPeriod
 from shared.model.chats import CHAT_TITLE_MAX_CHARS
 from shared.model.documents import BuilderName, DocumentRecord, DocumentStatus
 from shared.model.events import QueryOutcome, StageTiming
@@ -76,8 +76,31 @@ class DocumentOut(BaseModel):
         return cls.model_validate(record.model_dump())
 
 
+class ListedCard(BaseModel):
+    """A card as a listing carries it: what the document is, whose and of which period, without
+    the page labels, dates and sources (a filing's page labels run to thousands)."""
+
+    title: str
+    issuer: str
+    subject: str
+    doc_type: DocType
+    period: DocumentPeriod
+
+
+class ListedDocumentOut(DocumentOut):
+    card: ListedCard | None = Field(
+        default=None, description="The card's short form (GET /v1/documents/{doc_id} has the whole card); "
+        "null for documents indexed before cards were read.",
+    )
+
+    @classmethod
+    def of(cls, record: DocumentRecord) -> ListedDocumentOut:
+        card = record.card.model_dump(include=set(ListedCard.model_fields)) if record.card is not None else None
+        return cls.model_validate({**record.model_dump(exclude={"card"}), "card": card})
+
+
 class DocumentDetailOut(DocumentOut):
-    """One document with its card; listings leave the card out (page labels run to thousands)."""
+    """One document with its whole card; listings carry its short form (`ListedCard`)."""
 
     card: DocumentCard | None = Field(
         default=None, description="What the document is, whose and of which period (read at indexing); "

@@ -1,5 +1,5 @@
-"""`GET /v1/documents/{id}` shows the document's card; the listing leaves it out, as a card's
-page labels can run to thousands of entries per document.
+"""`GET /v1/documents/{id}` shows the document's card; the listing carries its short form (issuer,
+type, period) and leaves out the page labels, which can run to thousands of entries per document.
 
 The app runs without its lifespan (no Kafka, no MongoDB): the API description and the response
 bodies need neither."""
@@ -10,7 +10,7 @@ from datetime import date
 from typing import Any
 
 from services.gateway.app import create_app
-from services.gateway.schemas import DocumentDetailOut, DocumentOut
+from services.gateway.schemas import DocumentDetailOut, ListedDocumentOut
 from shared.model.card import CardSource, DocType, DocumentCard, DocumentPeriod
 from shared.model.documents import DocumentRecord, DocumentStatus
 from shared.settings import Settings
@@ -27,9 +27,11 @@ def _response_schema(path: str) -> dict[str, Any]:
     return schema
 
 
-def test_one_document_is_described_with_its_card_and_the_listing_without() -> None:
+def test_one_document_is_described_with_its_card_and_the_listing_with_its_short_form() -> None:
     assert "card" in _response_schema("/v1/documents/{doc_id}")["properties"]
-    assert "card" not in _response_schema("/v1/documents")["properties"]
+    assert "card" in _response_schema("/v1/documents")["properties"]
+    listed = SPEC["components"]["schemas"]["ListedCard"]["properties"]
+    assert {"issuer", "doc_type", "period"} <= set(listed) and "page_labels" not in listed
     card_schema = SPEC["components"]["schemas"]["DocumentCard"]["properties"]
     assert {"issuer", "doc_type", "period", "page_labels", "sources"} <= set(card_schema)
 
@@ -46,6 +48,8 @@ def test_a_documents_card_reaches_the_response_as_stored() -> None:
     assert body["card"]["period"] == {"fiscal_year": 2019, "fiscal_quarter": None, "period_end": "2019-09-30",
                                       "years": [2019]}
     assert body["card"]["sources"] == {"doc_type": "cover"}
-    assert "card" not in DocumentOut.of(record).model_dump()
+    listed = ListedDocumentOut.of(record).model_dump(mode="json")["card"]
+    assert listed == {"title": "", "issuer": "Northwind Traders, Inc.", "subject": "", "doc_type": "10-K",
+                      "period": body["card"]["period"]}
     older = DocumentRecord(doc_id="b" * 16, file_name="older.pdf", status=DocumentStatus.READY)
-    assert DocumentDetailOut.of(older).card is None
+    assert DocumentDetailOut.of(older).card is None and ListedDocumentOut.of(older).card is None

@@ -2,16 +2,15 @@
 pages, and a question's citation opens the cited page with a highlight box over the cited
 sentence. The PDF's title, headings, text and file name carry markup that must never run.
 
-The browser is Debian's Chromium (`make test` installs it) driven by Playwright's Python package;
-every page is checked with axe-core, at 1280x800 and at a 390-px phone width, and a screenshot
-of each is saved to docs/ui/ for the README.
+The browser is Debian's Chromium (`make test` installs it) driven by Playwright's Python package
+(tests/browser.py); every page is checked with axe-core, at 1280x800 and at a 390-px phone width,
+and a screenshot of each is saved to docs/ui/ for the README.
 """
 
 from __future__ import annotations
 
 import io
 import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from fpdf import FPDF
 from PIL import Image, ImageStat
 
 from services.gateway.web.rendering import text_layer
+from tests.browser import DESKTOP, PHONE, assert_accessible, launched
 
 from .pdfs import FILLER, TOPICS, corrupt_pdf
 from .prometheus import Prometheus, wait_for_scrapes
@@ -35,8 +35,6 @@ HOSTILE = "<script>window.__pwned = 'text'</script><img src=x onerror=\"window._
 FILE_NAME = "<img src=x onerror=window.__pwned=1> unit-913.pdf"
 QUESTION = f"After how many days are the intake filters of unit {UNIT} replaced?"
 CITED_FACT = f"The intake filters of unit {UNIT} are replaced after {30 + UNIT} days of service"
-DESKTOP = {"width": 1280, "height": 800}
-PHONE = {"width": 390, "height": 844}
 
 
 def hostile_manual_pdf() -> bytes:
@@ -58,23 +56,9 @@ def hostile_manual_pdf() -> bytes:
 
 
 @pytest.fixture(scope="module")
-def chromium_path() -> str:
-    path = shutil.which("chromium") or shutil.which("chromium-browser")
-    assert path, "Debian's chromium is missing: `make test` installs it (apt-get install chromium)"
-    return path
-
-
-@pytest.fixture(scope="module")
-def browser(chromium_path: str) -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        # As root Chromium needs --no-sandbox; the pages it opens are our own.
-        browser = playwright.chromium.launch(executable_path=chromium_path, args=["--no-sandbox"])
-        try:
-            yield browser
-        finally:
-            browser.close()
+def browser() -> Iterator[Any]:
+    with launched() as browser:
+        yield browser
 
 
 class Page:
@@ -101,14 +85,6 @@ class Page:
 
     def close(self) -> None:
         self.context.close()
-
-
-def assert_accessible(page: Any, name: str) -> None:
-    from axe_playwright_python.sync_playwright import Axe
-
-    results = Axe().run(page)
-    violations = [f"{v['id']} ({v['impact']}): {v['nodes'][0]['target']}" for v in results.response["violations"]]
-    assert violations == [], f"{name}: {violations}"
 
 
 def screenshot(page: Any, name: str) -> None:
@@ -142,9 +118,10 @@ def uploaded(gateway: Gateway, browser: Any, indexer_for_module: ServiceProcess)
     tab = Page(browser, DESKTOP, with_key=False)
     try:
         tab.page.goto(f"{gateway.url}/")
-        # Without a key the page says where to enter it; entered, it is used from then on.
-        tab.page.locator("#key-state", has_text="needs an API key").wait_for(timeout=30_000)
-        assert "401" not in tab.page.locator("#key-state").inner_text()
+        # Without a key the page says where to enter it and where keys come from; entered, it is used from then on.
+        tab.page.locator("#key-help", has_text="make up").wait_for(timeout=30_000)
+        assert tab.page.locator("#key-state").inner_text() == "Enter your API key."
+        assert "401" not in tab.page.locator("body").inner_text()
         tab.page.fill("#api-key", gateway.key or "")
         tab.page.click("#key-save")
         tab.page.locator("#key-state", has_text="Key set").wait_for(timeout=30_000)
@@ -195,7 +172,7 @@ def test_delete_is_offered_exactly_when_the_api_has_it(gateway: Gateway, browser
         tab.page.goto(f"{gateway.url}/")
         broken = tab.page.locator("#documents tbody tr", has_text="broken-913.pdf")
         broken.wait_for()
-        button = broken.get_by_role("button", name="Delete broken-913.pdf")
+        button = broken.get_by_role("button", name="Delete broken-913.pdf", exact=True)
         if not api_deletes:
             tab.page.wait_for_timeout(500)  # the page has read the API description
             assert button.count() == 0
@@ -203,7 +180,7 @@ def test_delete_is_offered_exactly_when_the_api_has_it(gateway: Gateway, browser
         doc_id = broken.get_attribute("data-doc-id")
         button.click()
         # The first press asks, with a way back: Cancel keeps the document.
-        broken.get_by_role("button", name="Keep broken-913.pdf").click()
+        broken.get_by_role("button", name="Cancel deleting broken-913.pdf").click()
         button.wait_for()
         assert gateway.get(f"/v1/documents/{doc_id}", timeout=10).status_code == 200
         button.click()
@@ -295,8 +272,7 @@ SELECT_LINE = """(word) => {
 
 def ask_and_open_the_citation(tab: Page, gateway: Gateway, doc_id: str) -> None:
     tab.page.goto(f"{gateway.url}/ask")
-    tab.page.locator(f"#doc-filter option[value='{doc_id}']").wait_for(state="attached")
-    tab.page.select_option("#doc-filter", doc_id)
+    tab.page.locator(f"#scope-list input[value='{doc_id}']").check()
     tab.page.fill("#question", QUESTION)
     tab.page.locator("#ask-button").click()
     citation = tab.page.locator("#answer-text .citation").first
@@ -378,13 +354,15 @@ def test_a_question_nothing_supports_is_answered_with_an_abstention_in_words(
     tab = Page(browser, DESKTOP)
     try:
         tab.page.goto(f"{gateway.url}/ask")
-        tab.page.locator(f"#doc-filter option[value='{uploaded['doc_id']}']").wait_for(state="attached")
-        tab.page.select_option("#doc-filter", uploaded["doc_id"])
+        tab.page.locator(f"#scope-list input[value='{uploaded['doc_id']}']").check()
         tab.page.fill("#question", "Which zebra plays the saxophone in the quantum orchestra?")
         tab.page.locator("#ask-button").click()
         verdict = tab.page.locator("#answer-verdict")
         verdict.filter(has_text="No answer").wait_for(timeout=60_000)
         assert tab.page.locator("#answer-text .citation").count() == 0
+        tab.page.locator("#answer-details summary").click()
+        found = tab.page.locator("#answer-path").inner_text()
+        assert "null" not in found and "undefined" not in found and "?" not in found, found
         tab.check("ask, abstained")
     finally:
         tab.close()
@@ -417,8 +395,7 @@ def test_a_markdown_file_picked_in_the_browser_is_cited_with_its_page_text_marke
         row.locator(".status-ready").wait_for(timeout=120_000)
         doc_id = row.get_attribute("data-doc-id")
         tab.page.goto(f"{gateway.url}/ask")
-        tab.page.locator(f"#doc-filter option[value='{doc_id}']").wait_for(state="attached")
-        tab.page.select_option("#doc-filter", doc_id)
+        tab.page.locator(f"#scope-list input[value='{doc_id}']").check()
         tab.page.fill("#question", "What does error code 41 mean?")
         tab.page.locator("#ask-button").click()
         citation = tab.page.locator("#answer-text .citation").first
@@ -476,6 +453,8 @@ def test_the_pipeline_page_shows_each_stage_from_prometheus(
         assert "document.uploaded" in tab.page.locator("#pipeline tbody").inner_text()
         screenshot(tab.page, "pipeline")
         tab.check("pipeline")
+        tab.page.set_viewport_size(PHONE)  # the tables scroll sideways, from the keyboard too
+        tab.check("pipeline on a phone")
     finally:
         tab.close()
 

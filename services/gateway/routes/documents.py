@@ -21,7 +21,7 @@ from services.gateway.pagination import (
     link_next,
 )
 from services.gateway.ports import GatewayDep
-from services.gateway.schemas import DeletedOut, DocumentDetailOut, DocumentOut, PageOut, TreeOut
+from services.gateway.schemas import DeletedOut, DocumentDetailOut, ListedDocumentOut, PageOut, TreeOut
 from shared.adapters.logs import correlated
 from shared.app.deletion import delete_document
 from shared.app.documents import DocumentNotFound, tenant_document
@@ -32,28 +32,28 @@ from shared.model.formats import MEDIA_TYPES
 router = APIRouter(tags=["documents"], responses=error_responses(*KEYED))
 
 
-@router.get("/v1/documents", response_model=list[DocumentOut],
+@router.get("/v1/documents", response_model=list[ListedDocumentOut],
             responses={200: {"headers": {NEXT_CURSOR_HEADER: {"description": "The next page's cursor, when "
                                                                             "there is one (also as Link rel=next)."}}},
                        **error_responses(400, 422, meanings={
                            400: "The cursor is not one of ours, out of date, or made under another `status`."})})
 async def list_documents(request: Request, response: Response, caller: CallerDep, gateway: GatewayDep,
                          status: DocumentStatus | None = None, file_name: str | None = None,
-                         limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None) -> list[DocumentOut]:
+                         limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None) -> list[ListedDocumentOut]:
     """The caller's tenant's documents, newest first, `limit` per page; the `X-Next-Cursor`
     header (and `Link: rel=next`) names the next page. `status` lists only documents in that
     state (a page may then hold fewer than `limit` while more follow). `file_name` lists, on
     one page, the documents uploaded under that name (a name is a label: several documents
-    may share it)."""
+    may share it). Each carries its card's short form: issuer, type and period."""
     if file_name is not None:
         records = await gateway.documents.list_documents()
-        return [DocumentOut.of(r) for r in records if r.tenant == caller.tenant
+        return [ListedDocumentOut.of(r) for r in records if r.tenant == caller.tenant
                 and r.file_name == file_name and (status is None or r.status == status)]
     filter_key = status.value if status is not None else ""
     page = await gateway.documents.list_page(caller.tenant, limit, decode_cursor(cursor, filter_key), status)
     next_cursor = encode_cursor(page.next_position, filter_key) if page.next_position is not None else None
     link_next(request, response, next_cursor)
-    return [DocumentOut.of(r) for r in page.records]
+    return [ListedDocumentOut.of(r) for r in page.records]
 
 
 @router.get("/v1/documents/{doc_id}", response_model=DocumentDetailOut, responses=error_responses(404))

@@ -1,13 +1,17 @@
 // Ask: a conversation over the documents. Each question goes to the chat (a follow-up is
 // completed from the one before it, and the question asked is shown); its answer streams in
 // sentence by sentence, each citation opening the page viewer with the sentence highlighted on
-// the cited page. Earlier turns move into the thread above, so an answer never looks current
-// while the next one is computed. The chat's id is in the URL (?chat=ID): a link reopens it.
-import { api, docName, el, pagesLabel, streamEvents } from "./common.js";
+// the cited page. Earlier turns move into the thread above, marked as earlier, so an answer never
+// looks current while the next one is computed or after it failed. The chat's id is in the URL
+// (?chat=ID): a link reopens it. The scope is "All documents" or the ones ticked, each shown
+// with its card (issuer, type, period); the search mode waits under "Advanced".
+import { KEY_NEEDED, api, cardLine, docName, el, pagesLabel, streamEvents } from "./common.js";
 import { pageViewer } from "./viewer.js";
 
 const form = document.getElementById("ask-form");
-const filter = document.getElementById("doc-filter");
+const scopeAll = document.getElementById("scope-all");
+const scopeList = document.getElementById("scope-list");
+const scopeNote = document.getElementById("scope-note");
 const status = document.getElementById("ask-status");
 const button = document.getElementById("ask-button");
 const section = document.getElementById("answer");
@@ -17,13 +21,50 @@ const viewer = pageViewer();
 let chatId = new URLSearchParams(location.search).get("chat");
 let chatDocs = null; // the documents the open chat is over (null: not known yet)
 
+const LISTED = 1000; // ready documents offered in the scope, newest first (the listing's largest page)
+
+function scopeItem(doc) {
+  const card = cardLine(doc.card);
+  return el("li", {}, el("label", {},
+    el("input", { type: "checkbox", name: "doc_ids", value: doc.doc_id }),
+    el("span", {}, el("span", { class: "file-name", text: docName(doc) }),
+      card ? el("span", { class: "card-line", text: ` — ${card}` }) : null)));
+}
+
+function ticked() {
+  return [...scopeList.querySelectorAll("input:checked")].map((box) => box.value);
+}
+
+// "All documents" and the documents' boxes exclude each other: ticking a document unticks "All",
+// and unticking the last one ticks it again.
+function showScope() {
+  const chosen = ticked();
+  scopeAll.checked = !chosen.length;
+  scopeNote.textContent = chosen.length
+    ? `Asking ${chosen.length} document${chosen.length === 1 ? "" : "s"}.`
+    : "Asking every ready document.";
+}
+
+scopeAll.addEventListener("change", () => {
+  for (const box of scopeList.querySelectorAll("input:checked")) box.checked = false;
+  showScope();
+});
+scopeList.addEventListener("change", showScope);
+
+function tick(docIds) {
+  for (const box of scopeList.querySelectorAll("input")) box.checked = docIds.includes(box.value);
+  showScope();
+}
+
 async function loadDocuments() {
   try {
-    const docs = await api("/v1/documents?status=ready");
-    filter.replaceChildren(...docs.map((d) => el("option", { value: d.doc_id, text: docName(d) })));
-    if (!docs.length) status.textContent = "No document is ready yet: upload one on the Documents page.";
+    const docs = await api(`/v1/documents?status=ready&limit=${LISTED}`);
+    scopeList.replaceChildren(...docs.map(scopeItem));
+    if (chatDocs) tick(chatDocs);
+    else showScope();
+    if (!docs.length) scopeNote.textContent = "No document is ready yet: upload one on the Documents page.";
   } catch (error) {
-    status.textContent = `Could not list the documents: ${error.message}`;
+    scopeNote.textContent = error.status === 401 ? KEY_NEEDED : `Could not list the documents: ${error.message}`;
   }
 }
 
@@ -79,6 +120,27 @@ function visitedSections(path) {
   ];
 }
 
+// "How it was found", from the facts the answer carries: an abstention or a failure has fewer,
+// and a missing one is left out rather than printed as "null" or "?".
+function howFound(result) {
+  const stats = result.stats || null;
+  const lines = [];
+  if (result.mode) lines.push(`Search: ${result.mode}${result.mode_reason ? ` (${result.mode_reason})` : ""}.`);
+  if (stats) {
+    lines.push(`Sections visited: ${stats.nodes_visited ?? 0}, selected: ${stats.nodes_selected ?? 0}; documents considered: `
+      + `${stats.documents_considered ?? 0}, shortlisted: ${stats.documents_shortlisted ?? 0}; references resolved: `
+      + `${stats.references_resolved ?? 0}.`);
+  }
+  if (result.tokens_before != null && result.tokens_after != null) {
+    lines.push(`Context: ${result.tokens_before} tokens, ${result.tokens_after} after compression.`);
+  }
+  const cited = [...new Set((result.citations || []).map((c) => `${docName(c)} ${pagesLabel(c.pages)}`))];
+  if (cited.length) lines.push(`Cited: ${cited.join("; ")}.`);
+  if (result.status === "failed" && result.failed_stage) lines.push(`Failed at: ${result.failed_stage}.`);
+  if (!lines.length && !(result.path || []).length) lines.push("Nothing to show: the search did not report how it went.");
+  return [...lines.map((text) => el("p", { text })), ...visitedSections(result.path || [])];
+}
+
 function sentenceLine(sentence) {
   const verdict = sentence.verdict || (sentence.grounded ? "supported" : "unsupported");
   const p = el("p", { class: `sentence ${verdict}` }, sentence.text, " ");
@@ -108,11 +170,11 @@ function askedLine(question, standalone, reason) {
 // and its sentences with their citations (no ids: those belong to the current answer).
 function archive() {
   if (section.hidden) return;
-  const past = el("li", { class: "turn past" });
+  const past = el("li", { class: "turn past" }, el("p", { class: "turn-label", text: "Earlier answer" }));
   for (const node of [asked, document.getElementById("answer-verdict"), document.getElementById("answer-text")]) {
     const copy = node.cloneNode(false);
     copy.removeAttribute("id");
-    for (const child of node.childNodes) copy.append(child); // moved: their buttons keep their handlers
+    copy.append(...node.childNodes); // moved, all at once: their buttons keep their handlers
     past.append(copy);
   }
   thread.append(past);
@@ -121,6 +183,7 @@ function archive() {
 
 function render(result) {
   section.hidden = false;
+  section.removeAttribute("aria-busy");
   const verdict = document.getElementById("answer-verdict");
   const text = document.getElementById("answer-text");
   const warnings = document.getElementById("answer-warnings");
@@ -131,6 +194,9 @@ function render(result) {
   if (!keep) text.replaceChildren();
   if (result.status === "failed") {
     verdict.textContent = `The question could not be answered: ${result.reason || "a stage failed"}.`;
+  } else if (result.status === "pending") {
+    verdict.textContent = "No answer yet: it took longer than the gateway waits. Ask again in a moment, "
+      + "or open this conversation's link later to see it.";
   } else if (result.abstained) {
     verdict.textContent = "No answer: nothing in the documents supports one, so TreeRAG does not guess.";
   } else {
@@ -145,18 +211,7 @@ function render(result) {
     if (result.citations.length) text.append(el("p", {}, "Sources: ", result.citations.map((c) => citationButton(c, ""))));
   }
   warnings.replaceChildren(...(result.warnings || []).map((w) => el("li", { text: w })));
-  const path = document.getElementById("answer-path");
-  const stats = result.stats || {};
-  const cited = [...new Set((result.citations || []).map((c) => `${docName(c)} ${pagesLabel(c.pages)}`))];
-  path.replaceChildren(
-    el("p", { text: `Search: ${result.mode || "?"}${result.mode_reason ? ` (${result.mode_reason})` : ""}.` }),
-    el("p", {
-      text: `Sections visited: ${stats.nodes_visited ?? 0}, selected: ${stats.nodes_selected ?? 0}; documents considered: ${stats.documents_considered ?? 0}, shortlisted: ${stats.documents_shortlisted ?? 0}; references resolved: ${stats.references_resolved ?? 0}.`,
-    }),
-    el("p", { text: `Context: ${result.tokens_before ?? "?"} tokens, ${result.tokens_after ?? "?"} after compression.` }),
-    cited.length ? el("p", { text: `Cited: ${cited.join("; ")}.` }) : null,
-    ...visitedSections(result.path || []),
-  );
+  document.getElementById("answer-path").replaceChildren(...howFound(result));
   const rows = (result.timings?.stages || []).map((t) =>
     el("tr", {}, el("th", { scope: "row", text: t.stage }), el("td", { text: t.queued_ms.toFixed(1) }), el("td", { text: t.processing_ms.toFixed(1) })),
   );
@@ -166,8 +221,11 @@ function render(result) {
   document.querySelector("#answer-timings tbody").replaceChildren(...rows);
 }
 
-function clearAnswer(message) {
+// The answer panel emptied, saying `message`; `busy` while an answer is being computed.
+function clearAnswer(message, busy = false) {
   section.hidden = false;
+  if (busy) section.setAttribute("aria-busy", "true");
+  else section.removeAttribute("aria-busy");
   document.getElementById("answer-verdict").textContent = message;
   document.getElementById("answer-text").replaceChildren();
   document.getElementById("answer-warnings").replaceChildren();
@@ -189,18 +247,27 @@ async function openChat(docIds) {
 // The whole response of a finished turn (timings, path), from its stored query.
 async function showTurn(turn) {
   try {
-    render(await api(`/v1/queries/${encodeURIComponent(turn.query_id)}`));
+    const query = await api(`/v1/queries/${encodeURIComponent(turn.query_id)}`);
+    // A stored query a moment behind its turn: the turn is what is known.
+    render(query.status === "pending" && turn.status !== "pending" ? { ...turn, citations: turn.citations || [] } : query);
   } catch {
     render({ ...turn, citations: turn.citations || [] });
   }
 }
 
+// Focus goes to the answer once it is there, unless the reader has moved on (to a citation of
+// the streamed sentences, or the page viewer): only from the form or from nowhere.
+function focusAnswer() {
+  const at = document.activeElement;
+  if (!at || at === document.body || form.contains(at)) section.focus();
+}
+
 async function ask(question, docIds, mode) {
   archive();
-  const id = await openChat(docIds);
-  clearAnswer("Searching the documents…");
+  clearAnswer("Searching the documents…", true);
   askedLine(question, "", "");
-  let finished = false;
+  const id = await openChat(docIds);
+  let final = null;
   await streamEvents(`/v1/chats/${encodeURIComponent(id)}/messages`, { question, mode }, (name, data) => {
     if (name === "accepted") {
       askedLine(data.question, data.standalone, data.rewrite_reason);
@@ -208,32 +275,33 @@ async function ask(question, docIds, mode) {
       document.getElementById("answer-verdict").textContent = "Checking the answer against its pages…";
       document.getElementById("answer-text").append(sentenceLine(data));
     } else if (name === "turn") {
-      finished = true;
-      showTurn(data);
+      final = showTurn(data);
     } else if (name === "error") {
-      finished = true;
+      final = Promise.resolve();
       if (data.query_id && data.status) render({ ...data, citations: data.citations || [] });
       else clearAnswer(`The question could not be answered: ${data.detail || data.reason || "a stage failed"}.`);
     }
   });
-  if (!finished) clearAnswer("The answer did not arrive: the connection ended. Ask again.");
+  if (final) await final;
+  else clearAnswer("The answer did not arrive: the connection ended. Ask again.");
+  return Boolean(final);
 }
 
 form.addEventListener("submit", async (event) => {
   event.preventDefault();
   const question = document.getElementById("question").value.trim();
   if (!question) return;
-  const docIds = [...filter.selectedOptions].map((o) => o.value);
   const mode = document.getElementById("mode").value;
   button.disabled = true;
   status.textContent = "";
   try {
-    await ask(question, docIds, mode);
-    document.getElementById("question").value = "";
+    if (await ask(question, ticked(), mode)) document.getElementById("question").value = "";
   } catch (error) {
-    status.textContent = `The question could not be asked: ${error.message}`;
+    // Refused before any answer (no key, a document gone): said where the answer would be.
+    clearAnswer(`The question could not be asked: ${error.message}`);
   } finally {
     button.disabled = false;
+    focusAnswer();
   }
 });
 
@@ -244,6 +312,7 @@ async function reopen() {
     const [chat, turns] = await Promise.all([api(`/v1/chats/${encodeURIComponent(chatId)}`),
       api(`/v1/chats/${encodeURIComponent(chatId)}/messages`)]);
     chatDocs = chat.doc_ids;
+    tick(chatDocs);
     for (const turn of turns) {
       archive();
       clearAnswer("");

@@ -24,35 +24,79 @@ export class ApiError extends Error {
   }
 }
 
-function detailOf(body, status) {
+// The key prompt's words, wherever a request is refused for want of a valid key.
+export const KEY_NEEDED = "This gateway needs an API key: enter it in the API key field at the top.";
+const KEY_REFUSED = "The gateway refused this key: enter a valid one in the API key field at the top.";
+const ADMIN_NEEDED = "This needs an admin key (the one `make up` prints, or one from `treerag keys create --tenant NAME --admin`).";
+
+// What a refused request says to the user: a missing or wrong key is a key to enter, never "not
+// found" or an HTTP status.
+export function refusal(status, body = null) {
+  if (status === 401) return storedKey() ? KEY_REFUSED : KEY_NEEDED;
+  if (status === 403) return ADMIN_NEEDED;
   if (body && typeof body.detail === "string") return body.detail;
   if (body && Array.isArray(body.detail)) return body.detail.map((d) => d.msg).join("; ");
   if (body && body.reason) return body.reason;
-  return `the server answered ${status}`;
+  return `the gateway could not do it (status ${status})`;
 }
 
-// The API key the user entered, kept for this tab only (sessionStorage) and sent as a Bearer
-// token with every API request. A gateway with TREERAG_AUTH=off needs none.
+// The API key the user entered, sent as a Bearer token with every API request (a gateway with
+// TREERAG_AUTH=off needs none). "Remember on this device" keeps it in localStorage, for every
+// tab and visit; otherwise sessionStorage keeps it for this tab only.
 const KEY_ITEM = "treerag.api-key";
 
+function storage(kind) {
+  try {
+    return kind === "local" ? window.localStorage : window.sessionStorage;
+  } catch {
+    return null; // the browser keeps no storage for this site
+  }
+}
+
+export function storedKey() {
+  return storage("session")?.getItem(KEY_ITEM) || storage("local")?.getItem(KEY_ITEM) || null;
+}
+
+function keyRemembered() {
+  return Boolean(storage("local")?.getItem(KEY_ITEM));
+}
+
+// One key at a time: a key entered replaces the one kept before, wherever it was kept.
+function saveKey(key, remember) {
+  forgetKey();
+  storage(remember ? "local" : "session")?.setItem(KEY_ITEM, key);
+}
+
+function forgetKey() {
+  for (const kind of ["local", "session"]) storage(kind)?.removeItem(KEY_ITEM);
+}
+
 export function authHeaders() {
-  const key = sessionStorage.getItem(KEY_ITEM);
+  const key = storedKey();
   return key ? { authorization: `Bearer ${key}` } : {};
 }
 
 function showKeyState() {
   const form = document.getElementById("key-form");
   if (!form) return;
-  const saved = Boolean(sessionStorage.getItem(KEY_ITEM));
+  const saved = Boolean(storedKey());
   form.querySelector("#key-forget").hidden = !saved;
-  form.querySelector("#key-state").textContent = saved ? "Key set for this tab." : "";
+  form.querySelector("#key-remember").checked = keyRemembered();
+  form.querySelector("#key-state").textContent = !saved ? ""
+    : keyRemembered() ? "Key remembered on this device." : "Key set for this tab.";
 }
 
-function askForKey(message) {
+// A 401 opens the box above the page that says where a key comes from, and marks the key field.
+function askForKey() {
   const form = document.getElementById("key-form");
   if (!form) return;
-  form.querySelector("#key-state").textContent = message;
+  form.querySelector("#key-state").textContent = storedKey() ? "Key refused: enter a valid one." : "Enter your API key.";
   form.classList.add("key-needed");
+  const help = document.getElementById("key-help");
+  if (help) {
+    help.querySelector("#key-help-refused").hidden = !storedKey();
+    help.hidden = false;
+  }
 }
 
 const keyForm = document.getElementById("key-form");
@@ -61,13 +105,16 @@ if (keyForm) {
   keyForm.addEventListener("submit", (event) => {
     event.preventDefault();
     const key = input.value.trim();
-    if (!key) return;
-    sessionStorage.setItem(KEY_ITEM, key);
+    if (!key) {
+      input.focus();
+      return;
+    }
+    saveKey(key, keyForm.querySelector("#key-remember").checked);
     input.value = "";
     location.reload(); // every panel loads again with the key
   });
   keyForm.querySelector("#key-forget").addEventListener("click", () => {
-    sessionStorage.removeItem(KEY_ITEM);
+    forgetKey();
     location.reload();
   });
   showKeyState();
@@ -75,11 +122,7 @@ if (keyForm) {
 
 // An API response of 401 (no key, or a wrong one) points at the key field.
 export function checkAuthorized(status) {
-  if (status !== 401) return;
-  askForKey(sessionStorage.getItem(KEY_ITEM)
-    ? "The gateway refused this key: enter a valid one."
-    : "This gateway needs an API key: enter it here (the admin key `make up` prints, or one from "
-      + "`treerag keys create --tenant NAME`).");
+  if (status === 401) askForKey();
 }
 
 export async function api(path, options = {}) {
@@ -99,13 +142,32 @@ export async function api(path, options = {}) {
   } catch {
     body = null;
   }
-  if (!response.ok) throw new ApiError(response.status, detailOf(body, response.status), body);
+  if (!response.ok) throw new ApiError(response.status, refusal(response.status, body), body);
   return body;
 }
 
 // A document's name as shown: its file name, or its id when the name is blank (names are labels).
 export function docName(doc) {
   return (doc.file_name || "").trim() || doc.doc_id;
+}
+
+// "FY2023 Q2, ended 2023-06-02", as `treerag tree` says it.
+export function periodText(p) {
+  if (!p) return "";
+  const parts = [];
+  if (p.fiscal_year) parts.push(`FY${p.fiscal_year}${p.fiscal_quarter ? ` Q${p.fiscal_quarter}` : ""}`);
+  else if (p.fiscal_quarter) parts.push(`Q${p.fiscal_quarter}`);
+  if (p.period_end) parts.push(`ended ${p.period_end}`);
+  if (!parts.length && p.years?.length) parts.push(p.years.join(", "));
+  return parts.join(", ");
+}
+
+// A document's card in one line: "Apple Inc. · 10-K · FY2023, ended 2023-09-30"; the facts the
+// card could not read are left out ('' when it read none).
+export function cardLine(card) {
+  if (!card) return "";
+  const type = card.doc_type && card.doc_type !== "unknown" ? card.doc_type : "";
+  return [card.issuer || card.subject, type, periodText(card.period)].filter(Boolean).join(" · ");
 }
 
 export function pagesLabel(pages) {
@@ -134,7 +196,7 @@ export async function streamEvents(path, body, onEvent) {
     } catch {
       parsed = null;
     }
-    throw new ApiError(response.status, detailOf(parsed, response.status), parsed);
+    throw new ApiError(response.status, refusal(response.status, parsed), parsed);
   }
   const reader = response.body.getReader();
   const decoder = new TextDecoder();

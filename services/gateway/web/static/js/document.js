@@ -1,5 +1,5 @@
 // Document: its facts, warnings and the section tree; a section opens its first page.
-import { api, docName, el, statusLabel } from "./common.js";
+import { KEY_NEEDED, api, docName, el, periodText, statusLabel } from "./common.js";
 import { pageViewer } from "./viewer.js";
 
 const root = document.getElementById("document");
@@ -9,16 +9,6 @@ const treeStatus = document.getElementById("tree-status");
 
 function fact(list, name, value) {
   list.append(el("dt", { text: name }), el("dd", { text: value }));
-}
-
-// "FY2023 Q2, ended 2023-06-02", as `treerag tree` says it.
-function periodText(p) {
-  const parts = [];
-  if (p.fiscal_year) parts.push(`FY${p.fiscal_year}${p.fiscal_quarter ? ` Q${p.fiscal_quarter}` : ""}`);
-  else if (p.fiscal_quarter) parts.push(`Q${p.fiscal_quarter}`);
-  if (p.period_end) parts.push(`ended ${p.period_end}`);
-  if (!parts.length && p.years.length) parts.push(p.years.join(", "));
-  return parts.join(", ");
 }
 
 // What the card read at indexing; facts it could not read are left out.
@@ -76,7 +66,7 @@ async function load() {
   } catch (error) {
     // Without a valid key every document is out of reach: say so, not that it does not exist.
     document.getElementById("doc-title").textContent = error.status === 401 ? "Enter your API key" : "Document not found";
-    treeStatus.textContent = error.status === 401 ? "This gateway needs an API key: enter it above." : error.message;
+    treeStatus.textContent = error.status === 401 ? KEY_NEEDED : error.message;
     return;
   }
   document.getElementById("doc-title").textContent = docName(doc);

@@ -1,6 +1,6 @@
 // Documents: upload several documents with per-file progress; the list polls the documents'
 // status while any is being indexed and the tab is visible, and stops without a valid key.
-import { api, authHeaders, checkAuthorized, docName, el, statusLabel } from "./common.js";
+import { KEY_NEEDED, api, authHeaders, cardLine, checkAuthorized, docName, el, refusal, statusLabel } from "./common.js";
 
 const POLL_MS = 2000;
 const PAGE = 50; // documents per page of the list, newest first
@@ -10,7 +10,7 @@ const uploads = document.getElementById("uploads");
 const tbody = document.querySelector("#documents tbody");
 const listStatus = document.getElementById("list-status");
 const notice = document.getElementById("list-notice"); // what the user did: kept until the next action
-const ARMED_MS = 10000; // a Delete pressed once asks for confirmation this long, then disarms
+const ARMED_MS = 8000; // a Delete pressed once asks for confirmation this long, then disarms
 const statusFilter = document.getElementById("status-filter");
 const showMore = document.getElementById("show-more");
 let shown = PAGE; // the list shows this many of the newest documents; "Show more" adds a page
@@ -40,7 +40,7 @@ function upload(file) {
       if (!body.duplicate) uploadStates.set(body.doc_id, state);
       refresh();
     } else {
-      state.textContent = `refused: ${typeof body.detail === "string" ? body.detail : request.status}`;
+      state.textContent = `refused: ${refusal(request.status, body)}`;
       state.className = "error";
     }
   });
@@ -76,29 +76,38 @@ dropzone.addEventListener("drop", (event) => {
 // Documents whose Delete was pressed once, with the timer that disarms it: the list is redrawn
 // while documents are indexed, and a redraw between the two presses must not disarm it.
 const armedDeletes = new Map();
+const redraws = new Map(); // doc id -> redraws its Delete cell in the list as drawn now
 
 function disarm(docId) {
   clearTimeout(armedDeletes.get(docId));
   armedDeletes.delete(docId);
 }
 
+// Delete in two steps instead of a dialog: the first press asks "Delete X?" with Delete and
+// Cancel beside it; unanswered, it disarms after ARMED_MS. The outcome stays in the notice
+// until the next action (an upload, another Delete).
 function deleteButton(doc) {
   if (!canDelete) return el("td");
   const name = docName(doc);
   const cell = el("td");
   const draw = () => {
+    const hadFocus = cell.contains(document.activeElement);
     if (!armedDeletes.has(doc.doc_id)) {
       cell.replaceChildren(el("button", { type: "button", class: "secondary", "aria-label": `Delete ${name}`, text: "Delete",
         onclick: () => {
-          // Two steps instead of a dialog: the first press asks, with a way back; unanswered, it disarms.
-          armedDeletes.set(doc.doc_id, setTimeout(() => { armedDeletes.delete(doc.doc_id); refresh(); }, ARMED_MS));
+          notice.textContent = "";
+          armedDeletes.set(doc.doc_id, setTimeout(() => {
+            armedDeletes.delete(doc.doc_id);
+            redraws.get(doc.doc_id)?.();
+          }, ARMED_MS));
           draw();
-          cell.querySelector("button")?.focus();
         } }));
+      if (hadFocus) cell.querySelector("button").focus();
       return;
     }
-    cell.replaceChildren(
-      el("button", { type: "button", class: "secondary", "aria-label": `Delete ${name} for good`, text: "Delete for good",
+    cell.replaceChildren(el("div", { class: "confirm", role: "group", "aria-label": `Confirm deleting ${name}` },
+      el("span", { class: "confirm-question", text: `Delete ${name}?` }),
+      el("button", { type: "button", class: "secondary", "aria-label": `Delete ${name} for good`, text: "Delete",
         onclick: async (event) => {
           disarm(doc.doc_id);
           event.currentTarget.disabled = true;
@@ -110,11 +119,12 @@ function deleteButton(doc) {
           }
           refresh();
         } }),
-      " ",
-      el("button", { type: "button", "aria-label": `Keep ${name}`, text: "Cancel",
+      el("button", { type: "button", class: "quiet", "aria-label": `Cancel deleting ${name}`, text: "Cancel",
         onclick: () => { disarm(doc.doc_id); draw(); } }),
-    );
+    ));
+    if (hadFocus) cell.querySelector("button.quiet").focus(); // the safe answer: a second Enter keeps the document
   };
+  redraws.set(doc.doc_id, draw);
   draw();
   return cell;
 }
@@ -130,6 +140,7 @@ function row(doc) {
     { "data-doc-id": doc.doc_id },
     // Names are labels several documents may share: the id tells them apart.
     el("td", {}, el("a", { href: `/documents/${encodeURIComponent(doc.doc_id)}`, text: docName(doc) }),
+      cardLine(doc.card) ? el("div", { class: "card-line", text: cardLine(doc.card) }) : null,
       el("div", { class: "muted doc-id", text: doc.doc_id })),
     status,
     el("td", { text: doc.page_count || "" }),
@@ -146,7 +157,13 @@ async function listPage(limit, status) {
   const response = await fetch(`/v1/documents?${query}`, { headers: { accept: "application/json", ...authHeaders() } });
   checkAuthorized(response.status);
   if (!response.ok) {
-    const error = new Error(response.status === 401 ? "no valid API key" : `HTTP ${response.status}`);
+    let body = null;
+    try {
+      body = await response.json();
+    } catch {
+      body = null;
+    }
+    const error = new Error(refusal(response.status, body));
     error.status = response.status;
     throw error;
   }
@@ -167,11 +184,23 @@ document.addEventListener("visibilitychange", () => {
   if (document.visibilityState === "visible" && !timer) refresh();
 });
 
+function controlName(control) {
+  return control.getAttribute("aria-label") || control.textContent;
+}
+
 async function refresh() {
   let busy = uploadStates.size > 0;
   try {
     const { docs, more } = await listPage(shown, statusFilter.value);
+    // A redraw while documents are indexed keeps the keyboard where it was.
+    const focused = tbody.contains(document.activeElement) ? document.activeElement : null;
+    const where = focused && { doc: focused.closest("tr")?.dataset.docId, label: controlName(focused) };
+    redraws.clear();
     tbody.replaceChildren(...docs.map(row));
+    if (where) {
+      [...tbody.querySelectorAll("a, button")]
+        .find((e) => e.closest("tr").dataset.docId === where.doc && controlName(e) === where.label)?.focus();
+    }
     for (const doc of docs) {
       const state = uploadStates.get(doc.doc_id);
       if (state && (doc.status === "ready" || doc.status === "failed")) {
@@ -192,9 +221,7 @@ async function refresh() {
       : statusFilter.value ? `No${which} documents.` : "No documents yet: upload a document above.";
   } catch (error) {
     refused = error.status === 401;
-    listStatus.textContent = refused
-      ? "Enter an API key above to see the documents."
-      : `Could not list the documents: ${error.message}`;
+    listStatus.textContent = refused ? KEY_NEEDED : `Could not list the documents: ${error.message}`;
   }
   schedule(busy);
 }

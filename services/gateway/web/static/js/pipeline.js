@@ -1,12 +1,14 @@
 // Pipeline: the gateway's own Prometheus metrics (the series the dashboards read), every few
-// seconds: messages per topic, queries by outcome, time per stage, in-flight queries.
-import { authHeaders, checkAuthorized } from "./common.js";
+// seconds while the tab is visible: messages per topic, queries by outcome, time per stage,
+// in-flight queries. Without a valid key it says so once and stops.
+import { authHeaders, checkAuthorized, refusal } from "./common.js";
 
 const POLL_MS = 5000;
 const statusLine = document.getElementById("pipeline-status");
 const tbody = document.querySelector("#pipeline tbody");
 const facts = document.getElementById("pipeline-facts");
 let previous = null;
+let refused = false; // no valid key (401) or not an admin key (403): nothing to poll
 
 function parse(text) {
   const samples = [];
@@ -41,7 +43,8 @@ async function refresh() {
   try {
     const response = await fetch("/metrics", { headers: authHeaders() });
     checkAuthorized(response.status);
-    if (!response.ok) throw new Error(`the gateway answered ${response.status}`);
+    refused = refused || response.status === 401 || response.status === 403;
+    if (!response.ok) throw new Error(refusal(response.status));
     samples = parse(await response.text());
   } catch (error) {
     statusLine.textContent = `Could not read the metrics: ${error.message}`;
@@ -99,8 +102,14 @@ async function refreshStages() {
   try {
     const response = await fetch("/v1/pipeline", { headers: authHeaders() });
     checkAuthorized(response.status);
-    const body = await response.json();
-    if (!response.ok) throw new Error(typeof body.detail === "string" ? body.detail : `the gateway answered ${response.status}`);
+    refused = refused || response.status === 401 || response.status === 403;
+    let body = null;
+    try {
+      body = await response.json();
+    } catch {
+      body = null;
+    }
+    if (!response.ok) throw new Error(refusal(response.status, body));
     if (body.source !== "prometheus") {
       stagesStatus.textContent = `Per-stage figures need Prometheus: ${body.detail}.`;
       stagesBody.replaceChildren();
@@ -119,10 +128,19 @@ async function refreshStages() {
   }
 }
 
-function refreshAll() {
-  refresh();
-  refreshStages();
+let timer = null;
+
+// Again every POLL_MS while someone can see the page and the gateway accepts the key.
+async function refreshAll() {
+  clearTimeout(timer);
+  timer = null;
+  await Promise.all([refresh(), refreshStages()]);
+  clearTimeout(timer); // one timer, however many refreshes ran at once
+  timer = !refused && document.visibilityState === "visible" ? setTimeout(refreshAll, POLL_MS) : null;
 }
 
+document.addEventListener("visibilitychange", () => {
+  if (document.visibilityState === "visible" && !timer && !refused) refreshAll();
+});
+
 refreshAll();
-setInterval(refreshAll, POLL_MS);

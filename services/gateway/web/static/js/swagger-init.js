@@ -1,5 +1,6 @@
-// Swagger UI from this origin (the page allows no inline script). The API key entered at the top
-// of the page is handed to its "Authorize" dialog, so "Try it out" sends it.
+// Swagger UI from this origin (the page allows no inline script). The API key entered in the web
+// app (kept for its tab, or remembered on this device) is handed to its "Authorize" dialog, so
+// "Try it out" sends it.
 window.addEventListener("load", () => {
   const root = document.getElementById("swagger-ui");
   window.ui = SwaggerUIBundle({
@@ -7,7 +8,8 @@ window.addEventListener("load", () => {
     dom_id: "#swagger-ui",
     deepLinking: true,
     onComplete: () => {
-      const key = sessionStorage.getItem("treerag.api-key");
+      const item = "treerag.api-key";
+      const key = sessionStorage.getItem(item) || localStorage.getItem(item);
       if (key) window.ui.preauthorizeApiKey("HTTPBearer", key);
     },
   });

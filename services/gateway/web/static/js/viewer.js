@@ -1,6 +1,6 @@
 // The page viewer: the page image rendered by the gateway, evidence boxes over it, page text,
 // previous / next and jump to page.
-import { api, authHeaders, checkAuthorized } from "./common.js";
+import { api, authHeaders, checkAuthorized, refusal } from "./common.js";
 
 const SCALE = 1.5;
 
@@ -116,7 +116,7 @@ export class PageViewer {
     try {
       const response = await fetch(url, { headers: authHeaders() });
       checkAuthorized(response.status);
-      if (!response.ok) throw new Error(`the gateway answered ${response.status}`);
+      if (!response.ok) throw new Error(refusal(response.status));
       blob = await response.blob();
     } catch (error) {
       this.note.textContent = `Could not load the page image: ${error.message}`;
