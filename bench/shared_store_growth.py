@@ -20,20 +20,18 @@ import hashlib
 import json
 import math
 import os
-import resource
 import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from bench.common import configure_bench_logging, latency_summary, shared_data, write_result
-from bench.shared_store_latency import STORE_FOLDERS, ensure_store
+from bench.common import configure_bench_logging, shared_data, write_result
+from bench.shared_store_latency import STORE_FOLDERS, ensure_store, measure
 
 # The load the projection is made for, and the cores a navigator replica is given.
 QUERIES_PER_SECOND = 10.0
@@ -43,13 +41,6 @@ PROJECTED_PAGES = (1_000_000, 10_000_000)
 # past it) and below this much memory (a common node size, room left for the rest).
 CPU_UTILISATION = 0.7
 MEMORY_PER_REPLICA_MB = 16_000
-
-
-def _rss_mb() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def grown_store(source: Path, pages: int, folder: Path) -> tuple[int, int]:
@@ -76,38 +67,6 @@ def grown_store(source: Path, pages: int, folder: Path) -> tuple[int, int]:
             documents += 1
         copy += 1
     return documents, held
-
-
-def measure(store: Path, questions: list[str]) -> dict[str, Any]:
-    """Load `store` in this process and ask every question of all of it (run in a child)."""
-    from shared.adapters.embedded.store import EmbeddedRepository
-    from shared.adapters.embeddings import make_embedder
-    from shared.model.query import QuerySettings
-    from treerag.engine import QueryEngine
-
-    async def run() -> dict[str, Any]:
-        repository = EmbeddedRepository(store)
-        try:
-            engine = QueryEngine(repository, embedder=make_embedder())
-            before = _rss_mb()
-            ids = [r.doc_id for r in await repository.list_documents()]
-            started, started_cpu = time.perf_counter(), time.process_time()
-            await engine.indexes(ids)
-            load_s, load_cpu = time.perf_counter() - started, time.process_time() - started_cpu
-            loaded = _rss_mb()
-            seconds, cpu = [], []
-            for question in questions:
-                started, started_cpu = time.perf_counter(), time.process_time()
-                await engine.ask(question, None, QuerySettings(), use_cache=False)
-                cpu.append(time.process_time() - started_cpu)
-                seconds.append(time.perf_counter() - started)
-        finally:
-            await repository.close()
-        return {"load_s": round(load_s, 2), "load_cpu_s": round(load_cpu, 2), "rss_before_mb": round(before, 1),
-                "rss_loaded_mb": round(loaded, 1), "rss_after_queries_mb": round(_rss_mb(), 1),
-                "query": latency_summary(seconds), "query_cpu": latency_summary(cpu)}
-
-    return asyncio.run(run())
 
 
 def _fit(x: Sequence[float], y: Sequence[float]) -> dict[str, float]:
@@ -153,7 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     questions = [json.loads(line)["question"] for line in (data / "qa" / "financebench-dev.jsonl").read_text().splitlines()
                  if line.strip()][: args.questions]
     if args.child is not None:
-        print(json.dumps(measure(args.child, questions)))
+        print(json.dumps(asyncio.run(measure(args.child, questions))))
         return 0
     ensure_store(args.store, data)
     runs = []
@@ -165,7 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 [sys.executable, "-m", "bench.shared_store_growth", "--child", str(folder),
                  "--questions", str(args.questions)], check=True, capture_output=True, text=True,
             )
-            run = {"documents": documents, "pages": pages, **json.loads(child.stdout.strip().splitlines()[-1])}
+            run = json.loads(child.stdout.strip().splitlines()[-1])
             runs.append(run)
             print(f"{documents} documents ({pages:,} pages): load {run['load_s']} s, memory {run['rss_loaded_mb']} MB, "
                   f"query p50 {run['query']['p50_ms']} ms, p95 {run['query']['p95_ms']} ms")

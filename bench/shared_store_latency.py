@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -53,6 +54,14 @@ def substore(store: Path, doc_ids: list[str], folder: Path) -> Path:
     return folder
 
 
+def rss_mb() -> float:
+    """This process's resident memory."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def ensure_store(store: Path, data: Path) -> None:
     """Every FinanceBench filing indexed into `store` as an upload stores it (vectors and page
     analysis); a store indexed before analyses were stored is indexed again."""
@@ -71,9 +80,11 @@ async def measure(store: Path, questions: list[str]) -> dict[str, Any]:
         records = await repository.list_documents()
         ids = [r.doc_id for r in records]
         engine = QueryEngine(repository, embedder=make_embedder())
+        before = rss_mb()
         started, started_cpu = time.perf_counter(), time.process_time()
         await engine.indexes(ids)
         load_s, load_cpu_s = time.perf_counter() - started, time.process_time() - started_cpu
+        loaded = rss_mb()
         await engine.ask(questions[0], None, QuerySettings(), use_cache=False)
         cold_s = time.perf_counter() - started
         seconds, cpu = [], []
@@ -90,6 +101,7 @@ async def measure(store: Path, questions: list[str]) -> dict[str, Any]:
         "load_s": round(load_s, 2), "load_cpu_s": round(load_cpu_s, 2),
         "load_cpu_ms_per_page": round(1000 * load_cpu_s / max(pages, 1), 3),
         "cold_first_query_s": round(cold_s, 2),
+        "rss_before_mb": round(before, 1), "rss_loaded_mb": round(loaded, 1), "rss_after_queries_mb": round(rss_mb(), 1),
         "query": latency_summary(seconds), "query_cpu": latency_summary(cpu),
     }
 
