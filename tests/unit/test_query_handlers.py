@@ -21,7 +21,7 @@ from shared.model.events import (
     TreeBuilt,
 )
 from shared.model.queries import QueryStatus
-from shared.model.query import QuerySettings
+from shared.model.query import NavigationSummary, QuerySettings
 from tests.query.documents import indexed, kitchen_guide, plant_manual
 from tests.unit.stages import GATEWAY_TIMING, TENANT, QueryStages, delivery, failure, question
 
@@ -228,7 +228,9 @@ async def test_compressor_publishes_a_context_within_budget_with_the_carried_fie
     [compressed] = stages.bus.of_type(ContextCompressed)
     assert compressed.query_id == "q1" and compressed.documents == selected.documents
     assert compressed.deadline == selected.deadline and compressed.tenant == "acme"
-    assert compressed.navigation == selected.navigation
+    # The verifier reads how the pages were found; the page text travels once, in the context.
+    assert compressed.navigation == NavigationSummary.of(selected.navigation)
+    assert "passages" not in compressed.model_dump()["navigation"]
     assert [t.stage for t in compressed.timings] == ["gateway", "navigator", "compressor"]
     assert compressed.context.passages
     assert compressed.context.tokens_after <= selected.settings.token_budget
