@@ -237,6 +237,27 @@ async def test_compressor_publishes_a_context_within_budget_with_the_carried_fie
     assert any(2 in p.pages for p in compressed.context.passages)
 
 
+async def test_a_retained_context_compressed_with_the_whole_navigation_result_is_answered_the_same() -> None:
+    """Messages published before the summary replaced the navigation result stay in Kafka until
+    retention; a verifier reading one gives the answer the summary gives."""
+    stages = await stages_with()
+    answered = await ask(stages, question(PUMP))
+    selected = stages.bus.of_type(NodesSelected)[-1]
+    compressed = stages.bus.of_type(ContextCompressed)[-1]
+    earlier = compressed.model_dump(mode="json")
+    earlier["navigation"] = selected.navigation.model_dump(mode="json")
+    earlier["query_id"] = "q-retained"
+
+    retained = ContextCompressed.model_validate_json(ContextCompressed.model_validate(earlier).model_dump_json())
+    await stages.verifier.on_context_compressed(retained, delivery("verifier", "context.compressed"))
+
+    again = stages.bus.of_type(AnswerVerified)[-1]
+    assert again.query_id == "q-retained"
+    assert again.outcome.answer.answer == answered.outcome.answer.answer
+    assert again.outcome.answer.citations == answered.outcome.answer.citations
+    assert again.outcome.path == answered.outcome.path and again.outcome.mode == answered.outcome.mode
+
+
 async def test_compressor_skips_a_redelivered_message() -> None:
     stages = await stages_with()
     await navigate(stages, question(PUMP))
