@@ -42,7 +42,7 @@ from shared.model.events import (
     QueryReceived,
 )
 from shared.model.ids import DEFAULT_TENANT
-from shared.model.query import CompressedContext, NavigationResult, QuerySettings, VerifiedAnswer
+from shared.model.query import CompressedContext, NavigationResult, NavigationSummary, QuerySettings, VerifiedAnswer
 from shared.ports.model_roles import AnswerGenerator, NodeScorer
 from shared.settings import Settings
 
@@ -148,7 +148,8 @@ class QueryPath:
     ) -> VerifiedAnswer:
         """The verifier stage's answer to passages found some other way (a baseline's)."""
         handed = ContextCompressed(query_id=uuid.uuid4().hex, question=context.question, settings=settings,
-                                   tenant=tenant, documents=documents, navigation=navigation, context=context)
+                                   tenant=tenant, documents=documents,
+                                   navigation=NavigationSummary.of(navigation), context=context)
         run = await self._run(handed)
         if not isinstance(run.end, AnswerVerified):
             raise RuntimeError(f"the {run.end.stage} stage failed: {run.end.reason}")

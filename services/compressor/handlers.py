@@ -11,6 +11,7 @@ from shared.adapters.metrics import TOKENS
 from shared.app.query_failures import report_query_failure
 from shared.model.delivery import Delivery, Failure, RecentKeys
 from shared.model.events import ContextCompressed, NodesSelected
+from shared.model.query import NavigationSummary
 from shared.ports.bus import Publisher
 from shared.ports.queries import QueryStore
 
@@ -34,7 +35,8 @@ class CompressorHandlers:
         TOKENS.labels(phase="after").observe(context.tokens_after)
         timings = [*event.timings, delivery.timing()]
         await self.bus.publish(
-            ContextCompressed(**{**event.carry(), "timings": timings}, navigation=event.navigation, context=context)
+            ContextCompressed(**{**event.carry(), "timings": timings},
+                              navigation=NavigationSummary.of(event.navigation), context=context)
         )
         self.done.add(event.query_id)
         logger.info(

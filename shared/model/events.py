@@ -27,6 +27,7 @@ from shared.model.query import (
     CompressedContext,
     DocKey,
     NavigationResult,
+    NavigationSummary,
     QueryId,
     QuerySettings,
     QuestionText,
@@ -194,7 +195,10 @@ class NodesSelected(QueryEvent):
 class ContextCompressed(QueryEvent):
     TOPIC: ClassVar[str] = "context.compressed"
 
-    navigation: NavigationResult = Field(description="Kept for the mode and traversal stats.")
+    navigation: NavigationSummary = Field(
+        description="The mode, traversal stats, warnings and path of the navigation; no page text "
+        "(the context carries the passages)."
+    )
     context: CompressedContext
 
 

@@ -135,6 +135,22 @@ class NavigationResult(BaseModel):
     )
 
 
+class NavigationSummary(BaseModel):
+    """What the verifier reads of a navigation: how the pages were found, without their text.
+    The compressed context already carries the passages the answer is built from."""
+
+    mode: Literal["dfs", "beam", "flat"]
+    mode_reason: str = ""
+    stats: TraversalStats
+    warnings: list[str] = Field(default_factory=list)
+    path: list[VisitedSection] = Field(default_factory=list, max_length=PATH_MAX_ENTRIES)
+
+    @classmethod
+    def of(cls, navigation: NavigationResult) -> "NavigationSummary":
+        return cls(mode=navigation.mode, mode_reason=navigation.mode_reason, stats=navigation.stats,
+                   warnings=list(navigation.warnings), path=list(navigation.path))
+
+
 class CompressedContext(BaseModel):
     question: str
     passages: list[Passage]

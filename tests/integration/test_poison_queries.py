@@ -31,7 +31,7 @@ from shared.model.events import (
 )
 from shared.model.query import (
     CompressedContext,
-    NavigationResult,
+    NavigationSummary,
     QuerySettings,
     TraversalStats,
 )
@@ -169,7 +169,7 @@ async def test_every_query_ends_answered_or_failed_within_its_deadline_with_boun
     compressed = ContextCompressed(
         query_id=overflow_id, question="At what pressure does the safety valve open?", doc_ids=[doc_id],
         deadline=deadline, producer="test",
-        navigation=NavigationResult(question="q", mode="dfs", passages=[], stats=stats),
+        navigation=NavigationSummary(mode="dfs", stats=stats),
         context=CompressedContext(question="q", passages=[], tokens_before=0, tokens_after=0),
     )
     await publish(stack.kafka_bootstrap, stack.topic(compressed.TOPIC), compressed.model_dump_json().encode(),

@@ -21,7 +21,7 @@ from shared.model.events import (
     TreeBuilt,
 )
 from shared.model.queries import QueryStatus
-from shared.model.query import QuerySettings
+from shared.model.query import NavigationSummary, QuerySettings
 from tests.query.documents import indexed, kitchen_guide, plant_manual
 from tests.unit.stages import GATEWAY_TIMING, TENANT, QueryStages, delivery, failure, question
 
@@ -228,11 +228,34 @@ async def test_compressor_publishes_a_context_within_budget_with_the_carried_fie
     [compressed] = stages.bus.of_type(ContextCompressed)
     assert compressed.query_id == "q1" and compressed.documents == selected.documents
     assert compressed.deadline == selected.deadline and compressed.tenant == "acme"
-    assert compressed.navigation == selected.navigation
+    # The verifier reads how the pages were found; the page text travels once, in the context.
+    assert compressed.navigation == NavigationSummary.of(selected.navigation)
+    assert "passages" not in compressed.model_dump()["navigation"]
     assert [t.stage for t in compressed.timings] == ["gateway", "navigator", "compressor"]
     assert compressed.context.passages
     assert compressed.context.tokens_after <= selected.settings.token_budget
     assert any(2 in p.pages for p in compressed.context.passages)
+
+
+async def test_a_retained_context_compressed_with_the_whole_navigation_result_is_answered_the_same() -> None:
+    """Messages published before the summary replaced the navigation result stay in Kafka until
+    retention; a verifier reading one gives the answer the summary gives."""
+    stages = await stages_with()
+    answered = await ask(stages, question(PUMP))
+    selected = stages.bus.of_type(NodesSelected)[-1]
+    compressed = stages.bus.of_type(ContextCompressed)[-1]
+    earlier = compressed.model_dump(mode="json")
+    earlier["navigation"] = selected.navigation.model_dump(mode="json")
+    earlier["query_id"] = "q-retained"
+
+    retained = ContextCompressed.model_validate_json(ContextCompressed.model_validate(earlier).model_dump_json())
+    await stages.verifier.on_context_compressed(retained, delivery("verifier", "context.compressed"))
+
+    again = stages.bus.of_type(AnswerVerified)[-1]
+    assert again.query_id == "q-retained"
+    assert again.outcome.answer.answer == answered.outcome.answer.answer
+    assert again.outcome.answer.citations == answered.outcome.answer.citations
+    assert again.outcome.path == answered.outcome.path and again.outcome.mode == answered.outcome.mode
 
 
 async def test_compressor_skips_a_redelivered_message() -> None:
