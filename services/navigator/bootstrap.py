@@ -16,13 +16,14 @@ from shared.stage import StagePorts
 
 
 async def build(ports: StagePorts) -> NavigatorHandlers:
+    settings = NavigatorSettings()
     llm = make_llm(ports.settings)
     scorer = LLMNodeScorer(llm) if llm else None
     return NavigatorHandlers(
-        IndexCache(ports.repository, make_embedder(ports.settings)), ports.bus, ports.queries,
+        IndexCache(ports.repository, make_embedder(ports.settings), settings.index_cache_pages), ports.bus, ports.queries,
         scorer=scorer,
         cache=AnswerCache(ports.repository),
         answered_by=answering_name(generator_name(llm), scorer) + answer_key_suffix(ports.settings.nli),
-        warm=NavigatorSettings().warm,
+        warm=settings.warm,
         models=configured_models(),
     )

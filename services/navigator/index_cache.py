@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import OrderedDict
+from collections.abc import Collection
 from typing import Protocol
 
 import numpy as np
@@ -42,14 +44,29 @@ class IndexSource(Protocol):
     def forget(self, doc_id: str) -> None: ...
 
 
+# What one navigator holds by default: 100,000 pages measured 4.5 GB resident (docs/deploy.md).
+DEFAULT_MAX_PAGES = 100_000
+
+
+def _size(index: DocumentIndex) -> int:
+    return max(1, len(index.pages))
+
+
 class IndexCache:
     """`embedder`: the model the documents' vectors were computed with; each index then carries
-    them (`DocumentIndex.dense`) and `question_vector` embeds questions for them."""
+    them (`DocumentIndex.dense`) and `question_vector` embeds questions for them. At most
+    `max_pages` pages of indexes are kept, the ones asked longest ago dropped first; the
+    documents of the call in progress are never dropped by it."""
 
-    def __init__(self, repository: Repository, embedder: Embedder | None = None) -> None:
+    def __init__(self, repository: Repository, embedder: Embedder | None = None,
+                 max_pages: int = DEFAULT_MAX_PAGES) -> None:
+        if max_pages < 1:
+            raise ValueError("max_pages must be at least 1 (TREERAG_NAVIGATOR_INDEX_CACHE_PAGES)")
         self.repository = repository
         self.embedder = embedder
-        self._indexes: dict[str, DocumentIndex] = {}
+        self.max_pages = max_pages
+        self._indexes: OrderedDict[str, DocumentIndex] = OrderedDict()
+        self._pages = 0
         # Seconds spent reading documents from the store and building their indexes, in all.
         self.load_seconds = 0.0
 
@@ -93,10 +110,37 @@ class IndexCache:
     def __contains__(self, doc_id: str) -> bool:
         return doc_id in self._indexes
 
+    @property
+    def pages_held(self) -> int:
+        return self._pages
+
+    def _keep(self, doc_id: str, index: DocumentIndex) -> None:
+        old = self._indexes.pop(doc_id, None)
+        if old is not None:
+            self._pages -= _size(old)
+        self._indexes[doc_id] = index
+        self._pages += _size(index)
+
+    def _shrink(self, in_use: Collection[str]) -> None:
+        """Drop the indexes asked longest ago, sparing `in_use`, until the bound holds."""
+        for doc_id in list(self._indexes):
+            if self._pages <= self.max_pages:
+                return
+            if doc_id not in in_use:
+                self._pages -= _size(self._indexes.pop(doc_id))
+                logger.info("index dropped from memory (TREERAG_NAVIGATOR_INDEX_CACHE_PAGES)",
+                            extra=log_fields(doc_id=doc_id, pages_held=self._pages))
+
     async def index(self, record: DocumentRecord) -> DocumentIndex:
         """The record's index at its version, built from the store when not cached."""
+        index = await self._index(record)
+        self._shrink({record.doc_id})
+        return index
+
+    async def _index(self, record: DocumentRecord) -> DocumentIndex:
         cached = self._indexes.get(record.doc_id)
         if cached is not None and cached.record.version == record.version:
+            self._indexes.move_to_end(record.doc_id)
             return cached
         started = time.perf_counter()
         tree = await self.repository.get_tree(record.doc_id)
@@ -110,7 +154,7 @@ class IndexCache:
         # An older version is stale once a newer tree is indexed; a late build of an older
         # version never replaces a newer one.
         if current is None or current.record.version <= record.version:
-            self._indexes[record.doc_id] = index
+            self._keep(record.doc_id, index)
         freeze_warm_heap()  # the new index lives on: no collection walks it again
         self.load_seconds += time.perf_counter() - started
         return index
@@ -125,7 +169,9 @@ class IndexCache:
 
     def forget(self, doc_id: str) -> None:
         """Drop a deleted or rebuilt document's index."""
-        self._indexes.pop(doc_id, None)
+        dropped = self._indexes.pop(doc_id, None)
+        if dropped is not None:
+            self._pages -= _size(dropped)
 
     async def records(self, doc_ids: list[str] | None, tenant: str = DEFAULT_TENANT) -> list[DocumentRecord]:
         """The ready documents of `tenant` named by `doc_ids` (ids, unique id prefixes or file
@@ -148,4 +194,7 @@ class IndexCache:
         return sorted(ready, key=lambda r: r.doc_id)
 
     async def indexes(self, doc_ids: list[str] | None, tenant: str = DEFAULT_TENANT) -> list[DocumentIndex]:
-        return [await self.index(record) for record in await self.records(doc_ids, tenant)]
+        records = await self.records(doc_ids, tenant)
+        found = [await self._index(record) for record in records]
+        self._shrink({record.doc_id for record in records})
+        return found

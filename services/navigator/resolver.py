@@ -122,14 +122,22 @@ class ResolvedReference:
     page: int | None  # the page that carries the referenced object, when known
 
 
+# References resolved per document index, kept for the next question that names them; the
+# oldest is forgotten past this many, so questions naming ever new references cannot grow it.
+MAX_CACHED_REFERENCES = 1024
+
+
 def resolve(index: DocumentIndex, references: list[Reference]) -> list[ResolvedReference]:
     """Nodes (and, for tables and figures, pages) that the references name."""
     resolved: list[ResolvedReference] = []
+    cache = index.reference_cache
     for ref in references:
-        if ref not in index.reference_cache:
-            index.reference_cache[ref] = _resolve_one(index, ref)
-        if index.reference_cache[ref] is not None:
-            resolved.append(index.reference_cache[ref])
+        if ref not in cache:
+            while len(cache) >= MAX_CACHED_REFERENCES:
+                cache.pop(next(iter(cache)))
+            cache[ref] = _resolve_one(index, ref)
+        if cache[ref] is not None:
+            resolved.append(cache[ref])
     return resolved
 
 

@@ -16,3 +16,10 @@ class NavigatorSettings(BaseSettings):
         "every document, reading its pages, tree and vectors from the store and holding the index "
         "in memory: bulk ingestion with several replicas is cheaper with it off (bench/bus_cost.py).",
     )
+    index_cache_pages: int = Field(
+        default=100_000, ge=1,
+        description="Pages of document indexes a navigator keeps in memory (about 0.044 MB each, "
+        "docs/deploy.md); past it the indexes used longest ago are dropped and rebuilt from the store "
+        "when asked again. A query over more pages than this still answers: its own documents are kept "
+        "until it is done.",
+    )
