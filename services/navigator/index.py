@@ -20,7 +20,7 @@ from shared.text.lexical import BM25Index, terms
 from shared.text.names import WordGroup
 from shared.text.normalize import normalize, title_key
 from shared.text.page_analysis import PageAnalysis, analyse_pages
-from shared.text.term_ids import Postings, Vocabulary
+from shared.text.term_ids import Postings, Ragged, Vocabulary
 
 T = TypeVar("T")
 
@@ -310,17 +310,20 @@ class DocumentIndex:
             depth_seen[lo:hi][take] = flat.depth
 
         vocabulary = analysis.vocabulary
-        titles = [terms(f.node.title) for f in nodes]
-        summaries = [terms(f.node.summary) for f in nodes]
+        # Each node's terms numbered once (titles first, then summaries, as the vocabulary
+        # grows), the node-text rows joined from the two.
+        titles = [vocabulary.ids_of(terms(f.node.title)) for f in nodes]
+        summaries = [vocabulary.ids_of(terms(f.node.summary)) for f in nodes]
         index = cls(
             record=record,
             nodes=nodes,
             roots=roots,
             pages=pages,
             page_index=BM25Index.of_ids(analysis.pages, vocabulary),
-            title_index=BM25Index(titles, vocabulary=vocabulary),
-            summary_index=BM25Index(summaries, vocabulary=vocabulary),
-            node_text_index=BM25Index([t + s for t, s in zip(titles, summaries, strict=True)], vocabulary=vocabulary),
+            title_index=BM25Index.of_ids(Ragged.of(titles), vocabulary),
+            summary_index=BM25Index.of_ids(Ragged.of(summaries), vocabulary),
+            node_text_index=BM25Index.of_ids(
+                Ragged.of([t + s for t, s in zip(titles, summaries, strict=True)]), vocabulary),
             page_to_deepest=page_to_deepest,
             has_summaries=any(summaries),
             analysis=analysis,
