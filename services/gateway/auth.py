@@ -25,6 +25,7 @@ from fastapi import Depends, FastAPI, HTTPException, Request, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from services.gateway.rate_limit import RateLimiter, retry_after_header
+from services.gateway.roles import Role, role_of_key
 from shared.adapters.logs import log_fields
 from shared.app.api_keys import authenticate
 from shared.model.api_keys import ApiKeyRecord
@@ -52,8 +53,13 @@ UNKNOWN_ADDRESS = "unknown"
 @dataclass(frozen=True)
 class Caller:
     tenant: str
-    admin: bool
-    key_id: str | None = None  # None: TREERAG_AUTH=off
+    role: Role
+    key_id: str | None = None  # None: TREERAG_AUTH=off, or a signed-in user
+    subject: str | None = None  # a signed-in user's `sub`
+
+    @property
+    def admin(self) -> bool:
+        return self.role >= Role.admin
 
 
 class KeyCache:
@@ -104,7 +110,7 @@ class Authenticator:
 
     def __init__(self, settings: Settings, store: Callable[[], KeyLookup]) -> None:
         self.enabled = settings.auth == "on"
-        self.anonymous = Caller(tenant=settings.tenant, admin=True)
+        self.anonymous = Caller(tenant=settings.tenant, role=Role.admin)
         self.keys = KeyCache(store, settings.auth_cache_s)
         self.limiter = (RateLimiter(settings.rate_limit_per_s, settings.rate_limit_burst)
                         if settings.rate_limit_per_s > 0 else None)
@@ -131,7 +137,7 @@ class Authenticator:
             logger.info("request over the key's rate limit", extra=log_fields(key_id=record.key_id))
             raise HTTPException(429, "too many requests for this API key; retry after the time in Retry-After",
                                 headers={"Retry-After": retry_after_header(wait_s)})
-        return Caller(tenant=record.tenant, admin=record.admin, key_id=record.key_id)
+        return Caller(tenant=record.tenant, role=role_of_key(record), key_id=record.key_id)
 
 
 def install_auth(app: FastAPI, settings: Settings, store: Callable[[], KeyLookup]) -> None:
@@ -158,9 +164,3 @@ async def current_caller(
 AUTHENTICATED = Depends(current_caller)
 CallerDep = Annotated[Caller, AUTHENTICATED]
 
-
-def require_admin(caller: Caller) -> None:
-    """The operations figures cover every tenant: admin keys only."""
-    if not caller.admin:
-        raise HTTPException(403, "this endpoint shows figures of every tenant: it needs an admin key "
-                                 "(`treerag keys create --tenant NAME --admin`)")
