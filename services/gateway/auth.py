@@ -24,8 +24,10 @@ from typing import Annotated, TypeVar
 from fastapi import Depends, FastAPI, HTTPException, Request, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from services.gateway.oidc import TokenRefused, looks_like_jwt
 from services.gateway.rate_limit import RateLimiter, retry_after_header
 from services.gateway.roles import Role, role_of_key
+from services.gateway.sign_in import SignIn
 from shared.adapters.logs import log_fields
 from shared.app.api_keys import authenticate
 from shared.model.api_keys import ApiKeyRecord
@@ -40,6 +42,8 @@ T = TypeVar("T")
 PUBLIC_ROUTES = frozenset({
     "/healthz", "/readyz",
     "/", "/ask", "/pipeline", "/documents/{doc_id}", "/docs", "/redoc",
+    # Sign-in itself: the provider's code or refresh token is the credential.
+    "/v1/auth/config", "/v1/auth/token", "/v1/auth/refresh",
 })
 REALM = 'Bearer realm="treerag"'
 # Key records looked up recently, and apart from them the key ids found unknown (a guessed id
@@ -116,6 +120,7 @@ class Authenticator:
                         if settings.rate_limit_per_s > 0 else None)
         self.failures = (RateLimiter(settings.auth_failures_per_s, settings.auth_failure_burst)
                          if settings.auth_failures_per_s > 0 else None)
+        self.sign_in = SignIn.configured(settings)  # None: API keys only
 
     async def caller(self, route_path: str | None, credentials: HTTPAuthorizationCredentials | None,
                      address: str = UNKNOWN_ADDRESS) -> Caller:
@@ -128,6 +133,12 @@ class Authenticator:
             raise HTTPException(429, "too many requests with keys that are not valid from this address; retry after "
                                      "the time in Retry-After with a valid key",
                                 headers={"Retry-After": retry_after_header(wait_s)})
+        if self.sign_in is not None and looks_like_jwt(credentials.credentials):
+            try:
+                tenant, role, subject = await self.sign_in.identify(credentials.credentials)
+            except TokenRefused as exc:
+                raise unauthorized(str(exc), invalid=True) from exc
+            return Caller(tenant=tenant, role=role, subject=subject)
         record = await authenticate(self.keys, credentials.credentials)
         if record is None:
             if self.failures is not None:
@@ -146,7 +157,8 @@ def install_auth(app: FastAPI, settings: Settings, store: Callable[[], KeyLookup
     app.state.authenticator = Authenticator(settings, store)
 
 
-_bearer = HTTPBearer(auto_error=False, description="An API key: `treerag keys create --tenant NAME`.")
+_bearer = HTTPBearer(auto_error=False, description="An API key (`treerag keys create --tenant NAME`), or a token "
+                                                    "of the OIDC provider when sign-in is on (docs/sign-in.md).")
 
 
 async def current_caller(
