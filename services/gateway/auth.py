@@ -43,7 +43,7 @@ PUBLIC_ROUTES = frozenset({
     "/healthz", "/readyz",
     "/", "/ask", "/pipeline", "/documents/{doc_id}", "/docs", "/redoc",
     # Sign-in itself: the provider's code or refresh token is the credential.
-    "/v1/auth/config", "/v1/auth/token", "/v1/auth/refresh",
+    "/signin", "/v1/auth/config", "/v1/auth/token", "/v1/auth/refresh",
 })
 REALM = 'Bearer realm="treerag"'
 # Key records looked up recently, and apart from them the key ids found unknown (a guessed id
