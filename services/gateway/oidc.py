@@ -6,7 +6,7 @@ one of them and its issuer, audience and expiry hold.
 The keys are reused for TREERAG_OIDC_JWKS_CACHE_S. A token signed with a key id we do not hold
 refetches them (a provider rotating its keys), at most every REFETCH_S, so tokens with made-up
 key ids cannot make the gateway hammer the provider; at most MAX_KEYS keys are kept.
-The JOSE work is joserfc's, the library authlib itself signs and verifies with.
+The JOSE work is joserfc's (authlib's JOSE library, which replaces the deprecated authlib.jose).
 """
 
 from __future__ import annotations

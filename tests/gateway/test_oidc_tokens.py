@@ -129,3 +129,9 @@ def test_an_unreachable_provider_is_503_not_a_refusal() -> None:
     with FakeGateway(settings=down).client() as client:
         answer = client.get("/v1/documents", headers=bearer(token))
         assert answer.status_code == 503
+
+
+def test_a_refresh_token_the_provider_refuses_is_400_saying_sign_in_again(provider: RunningProvider) -> None:
+    with FakeGateway(settings=settings(provider)).client() as client:
+        refused = client.post("/v1/auth/refresh", json={"refresh_token": "not-one-it-issued"})
+        assert refused.status_code == 400 and "sign in again" in refused.json()["error"]["message"]

@@ -5,9 +5,11 @@ the tokens; the gateway keeps nothing."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 import httpx
+from authlib.common.errors import AuthlibBaseError as OAuthError
+from authlib.integrations.httpx_client import AsyncOAuth2Client
 from fastapi import APIRouter, Depends, HTTPException, Request
 from pydantic import BaseModel, Field
 
@@ -69,24 +71,23 @@ async def get_sign_in_config(request: Request) -> SignInConfig:
                         end_session_endpoint=provider.end_session_endpoint, client_id=settings.oidc_client_id)
 
 
-async def _token_request(request: Request, sign_in: SignIn, form: dict[str, str]) -> Tokens:
+async def _token_request(request: Request, sign_in: SignIn, grant: dict[str, str]) -> Tokens:
+    """The provider's token endpoint, through authlib's OAuth 2 client: with the client secret
+    (HTTP Basic) when one is set, else as a public client (PKCE)."""
     settings: Settings = request.app.state.settings
     provider = await sign_in.verifier.provider()
     secret = settings.oidc_client_secret.get_secret_value() if settings.oidc_client_secret else None
-    auth = httpx.BasicAuth(settings.oidc_client_id, secret) if secret else None
-    body = {**form, **({} if secret else {"client_id": settings.oidc_client_id})}
     try:
-        async with httpx.AsyncClient(timeout=HTTP_TIMEOUT_S) as client:
-            answer = await client.post(provider.token_endpoint, data=body, auth=auth or httpx.USE_CLIENT_DEFAULT)
+        async with AsyncOAuth2Client(client_id=settings.oidc_client_id, client_secret=secret,
+                                     token_endpoint_auth_method="client_secret_basic" if secret else "none",
+                                     timeout=HTTP_TIMEOUT_S) as client:
+            answer = await client.fetch_token(provider.token_endpoint, **grant)
+    except OAuthError as exc:
+        raise HTTPException(400, f"the OIDC provider refused: {exc.description or exc.error}; sign in again") from exc
     except httpx.HTTPError as exc:
         raise HTTPException(503, "the OIDC provider's token endpoint did not answer; retry later",
                             headers={"Retry-After": "5"}) from exc
-    payload: dict[str, Any] = answer.json() if answer.headers.get("content-type", "").startswith(
-        "application/json") else {}
-    if answer.status_code != 200 or "access_token" not in payload:
-        reason = payload.get("error_description") or payload.get("error") or f"status {answer.status_code}"
-        raise HTTPException(400, f"the OIDC provider refused: {reason}; sign in again")
-    return Tokens.model_validate(payload)
+    return Tokens.model_validate(dict(answer))
 
 
 @router.post("/v1/auth/token", response_model=Tokens, summary="Redeem a sign-in code (PKCE) for tokens",
