@@ -139,6 +139,38 @@ class Settings(BaseSettings):
     auth_failure_burst: int = Field(
         default=20, ge=1, description="Requests with a key that is not valid one client address may make at once."
     )
+    # Sign-in with an OIDC provider (docs/sign-in.md); off while oidc_issuer is empty.
+    oidc_issuer: str = Field(
+        default="", description="The OIDC provider's issuer URL (its /.well-known/openid-configuration is read); "
+        "empty: no sign-in, API keys only.",
+    )
+    oidc_client_id: str = Field(default="", description="The gateway's client id at the provider (the web app's sign-in).")
+    oidc_client_secret: SecretStr | None = Field(
+        default=None, description="The client secret, for providers that ask one even with PKCE (Google, Entra ID "
+        "web apps); the gateway adds it when it redeems a code, the browser never sees it.",
+    )
+    oidc_audience: str = Field(
+        default="", description="The `aud` a token must carry (comma-separated: any of them); empty: the client id.",
+    )
+    oidc_tenant_claim: str = Field(
+        default="", description="The claim (a dotted path for a nested one) naming the caller's tenant; empty: every "
+        "signed-in user is TREERAG_TENANT.",
+    )
+    oidc_role_claim: str = Field(
+        default="groups", description="The claim (dotted path; a string or a list) holding the groups or roles mapped "
+        "to a role.",
+    )
+    oidc_roles: str = Field(
+        default="", description="Group names to roles, e.g. 'treerag-admins=admin,staff=editor,*=reader' ('*': anyone "
+        "else signed in); the highest role wins. Empty: the claim's values are role names.",
+    )
+    oidc_leeway_s: int = Field(
+        default=30, ge=0, description="Seconds a token's expiry and issue time may be off (the provider's clock and ours).",
+    )
+    oidc_jwks_cache_s: float = Field(
+        default=3600.0, gt=0, description="How long the provider's signing keys are reused; an unknown key id "
+        "refetches them sooner (at most every 10 s).",
+    )
     cors_origins: str = Field(
         default="", description="Origins allowed to call the gateway from a browser (comma-separated); empty: none."
     )

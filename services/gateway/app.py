@@ -16,21 +16,22 @@ from typing import Any
 from fastapi import FastAPI, Request, Response
 from fastapi.routing import APIRoute, iter_route_contexts
 
-from services.gateway.auth import AUTHENTICATED, install_auth
+from services.gateway.auth import install_auth
+from services.gateway.authorization import AUTHORIZED, declare_forbidden
 from services.gateway.bootstrap import Connector, connected
 from services.gateway.errors import install_error_handlers, without_default_422
 from services.gateway.limits import install_body_limits
 from services.gateway.mcp import install_mcp, serving_mcp
 from services.gateway.outages import CLIENT_TIMEOUT, PROBE_TIMEOUT_S, UNAVAILABLE_RESPONSES, install_outage_handling
 from services.gateway.ports import live
-from services.gateway.routes import chats, completions, documents, health, queries, uploads, verify
+from services.gateway.routes import chats, completions, documents, health, queries, signin, uploads, verify
 from services.gateway.security import install_security
 from services.gateway.web import mount_web
 from shared.adapters.metrics import HTTP_SECONDS, export_http_series
 from shared.settings import Settings, get_settings
 
 ROUTERS = (health.router, uploads.router, documents.router, queries.router, verify.router, chats.router,
-           completions.router)
+           completions.router, signin.router)
 
 
 def create_app(settings: Settings | None = None, connect: Connector = connected) -> FastAPI:
@@ -48,8 +49,9 @@ def create_app(settings: Settings | None = None, connect: Connector = connected)
     app = FastAPI(
         title="TreeRAG gateway", version="0.1.0", lifespan=lifespan, responses=UNAVAILABLE_RESPONSES,
         description="Upload PDFs, get page-aware section trees, ask questions and get answers with page citations.",
-        # Every route: its client's timeout_s, then 401 without a key but the public ones.
-        dependencies=[CLIENT_TIMEOUT, AUTHENTICATED],
+        # Every route: its client's timeout_s, then 401 without a key but the public ones, then 403
+        # below the route's role.
+        dependencies=[CLIENT_TIMEOUT, AUTHORIZED],
         docs_url=None, redoc_url=None,  # served offline by the web app, with its assets from this origin
         generate_unique_id_function=operation_id,
     )
@@ -65,6 +67,7 @@ def create_app(settings: Settings | None = None, connect: Connector = connected)
         app.include_router(router)
     tools = install_mcp(app)
     export_http_series(declared_endpoints(app))
+    declare_forbidden(app)
     declare_errors_only(app)
     return app
 

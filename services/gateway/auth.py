@@ -24,7 +24,10 @@ from typing import Annotated, TypeVar
 from fastapi import Depends, FastAPI, HTTPException, Request, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from services.gateway.oidc import TokenRefused, looks_like_jwt
 from services.gateway.rate_limit import RateLimiter, retry_after_header
+from services.gateway.roles import Role, role_of_key
+from services.gateway.sign_in import SignIn
 from shared.adapters.logs import log_fields
 from shared.app.api_keys import authenticate
 from shared.model.api_keys import ApiKeyRecord
@@ -39,6 +42,8 @@ T = TypeVar("T")
 PUBLIC_ROUTES = frozenset({
     "/healthz", "/readyz",
     "/", "/ask", "/pipeline", "/documents/{doc_id}", "/docs", "/redoc",
+    # Sign-in itself: the provider's code or refresh token is the credential.
+    "/signin", "/v1/auth/config", "/v1/auth/token", "/v1/auth/refresh",
 })
 REALM = 'Bearer realm="treerag"'
 # Key records looked up recently, and apart from them the key ids found unknown (a guessed id
@@ -52,8 +57,13 @@ UNKNOWN_ADDRESS = "unknown"
 @dataclass(frozen=True)
 class Caller:
     tenant: str
-    admin: bool
-    key_id: str | None = None  # None: TREERAG_AUTH=off
+    role: Role
+    key_id: str | None = None  # None: TREERAG_AUTH=off, or a signed-in user
+    subject: str | None = None  # a signed-in user's `sub`
+
+    @property
+    def admin(self) -> bool:
+        return self.role >= Role.admin
 
 
 class KeyCache:
@@ -104,12 +114,13 @@ class Authenticator:
 
     def __init__(self, settings: Settings, store: Callable[[], KeyLookup]) -> None:
         self.enabled = settings.auth == "on"
-        self.anonymous = Caller(tenant=settings.tenant, admin=True)
+        self.anonymous = Caller(tenant=settings.tenant, role=Role.admin)
         self.keys = KeyCache(store, settings.auth_cache_s)
         self.limiter = (RateLimiter(settings.rate_limit_per_s, settings.rate_limit_burst)
                         if settings.rate_limit_per_s > 0 else None)
         self.failures = (RateLimiter(settings.auth_failures_per_s, settings.auth_failure_burst)
                          if settings.auth_failures_per_s > 0 else None)
+        self.sign_in = SignIn.configured(settings)  # None: API keys only
 
     async def caller(self, route_path: str | None, credentials: HTTPAuthorizationCredentials | None,
                      address: str = UNKNOWN_ADDRESS) -> Caller:
@@ -122,6 +133,12 @@ class Authenticator:
             raise HTTPException(429, "too many requests with keys that are not valid from this address; retry after "
                                      "the time in Retry-After with a valid key",
                                 headers={"Retry-After": retry_after_header(wait_s)})
+        if self.sign_in is not None and looks_like_jwt(credentials.credentials):
+            try:
+                tenant, role, subject = await self.sign_in.identify(credentials.credentials)
+            except TokenRefused as exc:
+                raise unauthorized(str(exc), invalid=True) from exc
+            return Caller(tenant=tenant, role=role, subject=subject)
         record = await authenticate(self.keys, credentials.credentials)
         if record is None:
             if self.failures is not None:
@@ -131,7 +148,7 @@ class Authenticator:
             logger.info("request over the key's rate limit", extra=log_fields(key_id=record.key_id))
             raise HTTPException(429, "too many requests for this API key; retry after the time in Retry-After",
                                 headers={"Retry-After": retry_after_header(wait_s)})
-        return Caller(tenant=record.tenant, admin=record.admin, key_id=record.key_id)
+        return Caller(tenant=record.tenant, role=role_of_key(record), key_id=record.key_id)
 
 
 def install_auth(app: FastAPI, settings: Settings, store: Callable[[], KeyLookup]) -> None:
@@ -140,7 +157,8 @@ def install_auth(app: FastAPI, settings: Settings, store: Callable[[], KeyLookup
     app.state.authenticator = Authenticator(settings, store)
 
 
-_bearer = HTTPBearer(auto_error=False, description="An API key: `treerag keys create --tenant NAME`.")
+_bearer = HTTPBearer(auto_error=False, description="An API key (`treerag keys create --tenant NAME`), or a token "
+                                                    "of the OIDC provider when sign-in is on (docs/sign-in.md).")
 
 
 async def current_caller(
@@ -158,9 +176,3 @@ async def current_caller(
 AUTHENTICATED = Depends(current_caller)
 CallerDep = Annotated[Caller, AUTHENTICATED]
 
-
-def require_admin(caller: Caller) -> None:
-    """The operations figures cover every tenant: admin keys only."""
-    if not caller.admin:
-        raise HTTPException(403, "this endpoint shows figures of every tenant: it needs an admin key "
-                                 "(`treerag keys create --tenant NAME --admin`)")

@@ -57,7 +57,7 @@ STATUS_MEANINGS = {
     400: "The request is malformed (a multipart body that does not parse, an empty file, a cursor that is not one "
          "of ours).",
     401: "No API key, or one that is not valid: send `Authorization: Bearer <key>` (see `WWW-Authenticate`).",
-    403: "The key is not an admin key: these figures cover every tenant.",
+    403: "The caller's role (its key's, or its sign-in's) is below the one the route needs: `message` names it.",
     404: "Not found for the caller's tenant (another tenant's ids are not found either).",
     409: "Valid, but the state of the documents does not allow it now: `message` says why.",
     413: "The body is larger than TREERAG_MAX_JSON_BYTES, or an upload than TREERAG_MAX_REQUEST_BYTES (a file: "

@@ -1,6 +1,7 @@
-"""`treerag keys create --tenant NAME [--admin]`, `treerag keys list`, `treerag keys revoke ID`:
+"""`treerag keys create --tenant NAME [--role admin|editor|reader]`, `treerag keys list`, `treerag keys revoke ID`:
 the API keys the gateway asks for (TREERAG_AUTH=on). In a gateway container, where the `treerag`
-CLI is not installed: `python -m services.gateway.keys create --tenant NAME [--admin]`.
+CLI is not installed: `python -m services.gateway.keys create --tenant NAME [--role ROLE]`. A key's role says what it
+may do (services/gateway/roles.py); `--admin` is the older spelling of `--role admin`.
 
 Keys live where the gateway reads them: MongoDB at TREERAG_MONGO_URL / TREERAG_MONGO_DB (or
 --mongo-url / --mongo-db); `--store DIR` keeps them in an embedded store's folder instead. A new
@@ -17,7 +18,9 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+from services.gateway.roles import role_of_key
 from shared.app.api_keys import issue_key
+from shared.model.api_keys import RoleName
 from shared.model.ids import TENANT_PATTERN
 from shared.ports.api_keys import KeyStore
 from shared.settings import get_settings
@@ -45,7 +48,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     actions = parser.add_subparsers(dest="action", required=True)
     create = actions.add_parser("create", help="Create a key for a tenant; the key is printed once.")
     create.add_argument("--tenant", required=True, type=_tenant, help="Whose documents and queries the key reaches.")
-    create.add_argument("--admin", action="store_true", help="May also read /metrics and /v1/pipeline.")
+    create.add_argument("--role", choices=("admin", "editor", "reader"), default="editor",
+                        help="reader: ask and view; editor (the default): also upload and delete documents; "
+                             "admin: also /metrics and /v1/pipeline.")
+    create.add_argument("--admin", action="store_true", help="The same as --role admin.")
     actions.add_parser("list", help="Every key's id, tenant, role and state (never the keys themselves).")
     revoke = actions.add_parser("revoke", help="Refuse a key from now on (within the gateway's key cache time).")
     revoke.add_argument("key_id", metavar="ID", help="The key id (`treerag keys list`; the part after trk_).")
@@ -72,8 +78,8 @@ async def _store(args: argparse.Namespace) -> AsyncIterator[KeyStore]:
 async def _run(args: argparse.Namespace) -> tuple[int, str]:
     async with _store(args) as store:
         if args.action == "create":
-            issued = await issue_key(store, args.tenant, admin=args.admin)
-            role = "admin" if args.admin else "tenant"
+            role: RoleName = "admin" if args.admin else args.role
+            issued = await issue_key(store, args.tenant, role=role)
             print(f"created {role} key {issued.record.key_id} for tenant {args.tenant}; it is shown only now:",
                   file=sys.stderr)
             return 0, issued.key
@@ -81,7 +87,7 @@ async def _run(args: argparse.Namespace) -> tuple[int, str]:
             lines = [f"{'ID':<12}  {'TENANT':<20}  {'ROLE':<6}  {'CREATED':<20}  STATE"]
             for record in await store.list():
                 state = f"revoked {record.revoked_at:%Y-%m-%d %H:%M}" if record.revoked_at else "active"
-                lines.append(f"{record.key_id:<12}  {record.tenant:<20}  {'admin' if record.admin else 'tenant':<6}  "
+                lines.append(f"{record.key_id:<12}  {record.tenant:<20}  {role_of_key(record).name:<6}  "
                              f"{record.created_at:%Y-%m-%d %H:%M:%S}   {state}")
             return 0, "\n".join(lines)
         if await store.revoke(args.key_id.removeprefix("trk_").split("_")[0]):

@@ -14,7 +14,7 @@ import re
 import secrets
 from dataclasses import dataclass
 
-from shared.model.api_keys import ApiKeyRecord
+from shared.model.api_keys import ApiKeyRecord, RoleName
 from shared.model.clock import utc_now
 from shared.ports.api_keys import KeyLookup, KeyStore
 
@@ -38,18 +38,19 @@ class IssuedKey:
     record: ApiKeyRecord
 
 
-def new_key(tenant: str, *, admin: bool = False) -> IssuedKey:
+def new_key(tenant: str, *, admin: bool = False, role: RoleName | None = None) -> IssuedKey:
     key_id = secrets.token_hex(6)
     secret = secrets.token_urlsafe(32)
-    record = ApiKeyRecord(key_id=key_id, tenant=tenant, admin=admin, secret_sha256=secret_digest(secret),
+    record = ApiKeyRecord(key_id=key_id, tenant=tenant, admin=admin or role == "admin", role=role,
+                          secret_sha256=secret_digest(secret),
                           created_at=utc_now())
     return IssuedKey(f"{KEY_PREFIX}_{key_id}_{secret}", record)
 
 
-async def issue_key(store: KeyStore, tenant: str, *, admin: bool = False) -> IssuedKey:
+async def issue_key(store: KeyStore, tenant: str, *, admin: bool = False, role: RoleName | None = None) -> IssuedKey:
     """Create and store a key (a new id is drawn in the unlikely case the first is taken)."""
     for _ in range(3):
-        issued = new_key(tenant, admin=admin)
+        issued = new_key(tenant, admin=admin, role=role)
         try:
             await store.add(issued.record)
         except ValueError:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 
-from services.gateway.auth import CallerDep, require_admin
+from services.gateway.auth import CallerDep
 from services.gateway.errors import KEYED, error_body, error_responses
 from services.gateway.outages import BackendUnavailable
 from services.gateway.readiness import readiness
@@ -51,6 +51,5 @@ async def readyz(request: Request) -> JSONResponse:
             responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}},
                        **error_responses(*KEYED, 403)})
 async def get_metrics(caller: CallerDep) -> Response:
-    require_admin(caller)
     body, content_type = render_metrics()
     return Response(body, media_type=content_type)

@@ -59,6 +59,10 @@ def page_views() -> APIRouter:
     async def pipeline(request: Request) -> HTMLResponse:
         return _page(request, "pipeline.html")
 
+    @router.get("/signin", response_class=HTMLResponse)
+    async def sign_in(request: Request) -> HTMLResponse:
+        return _page(request, "signin.html")
+
     @router.get("/docs", response_class=HTMLResponse)
     async def api_docs(request: Request) -> HTMLResponse:
         return _page(request, "docs.html", DOCS_CONTENT_SECURITY_POLICY)

@@ -1,3 +1,5 @@
+import { showSignIn, signedInToken } from "./signin.js";
+
 // Helpers every page uses. Text from documents is only ever set with textContent, never as HTML.
 
 export function el(tag, attrs = {}, ...children) {
@@ -71,9 +73,10 @@ function forgetKey() {
   for (const kind of ["local", "session"]) storage(kind)?.removeItem(KEY_ITEM);
 }
 
+// A key entered in the key box wins over a sign-in (an operator may paste an admin key).
 export function authHeaders() {
-  const key = storedKey();
-  return key ? { authorization: `Bearer ${key}` } : {};
+  const bearer = storedKey() || signedInToken();
+  return bearer ? { authorization: `Bearer ${bearer}` } : {};
 }
 
 function showKeyState() {
@@ -119,6 +122,8 @@ if (keyForm) {
   });
   showKeyState();
 }
+
+showSignIn();
 
 // An API response of 401 (no key, or a wrong one) points at the key field.
 export function checkAuthorized(status) {

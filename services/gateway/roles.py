@@ -1,0 +1,53 @@
+"""What a caller may do: one role per caller, and the role each route needs, in one table.
+
+- reader: ask and view (documents, trees, pages, queries, chats);
+- editor: also upload and delete documents;
+- admin: also the operations figures of every tenant (/metrics, /v1/pipeline).
+
+A role includes the ones below it. An API key carries its role (`treerag keys create --role`); a
+key made before roles existed keeps what it could do: admin if it was an admin key, else editor.
+A signed-in user's role comes from a claim of the provider's token (services/gateway/claims.py).
+A caller whose role is too low gets 403 with an `ErrorBody` naming the role the route needs
+(services/gateway/authorization.py).
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+from shared.model.api_keys import ApiKeyRecord
+
+
+class Role(IntEnum):
+    reader = 1
+    editor = 2
+    admin = 3
+
+
+# The routes that need more than reader, by method and path template: the one place roles are
+# decided. Every other route that asks for a caller needs reader.
+ROUTE_ROLES: dict[tuple[str, str], Role] = {
+    ("POST", "/v1/documents"): Role.editor,
+    ("POST", "/v1/documents/batch"): Role.editor,
+    ("DELETE", "/v1/documents/{doc_id}"): Role.editor,
+    ("GET", "/metrics"): Role.admin,
+    ("GET", "/v1/pipeline"): Role.admin,
+}
+
+
+def role_of_key(record: ApiKeyRecord) -> Role:
+    if record.role is not None:
+        return Role[record.role]
+    return Role.admin if record.admin else Role.editor
+
+
+def needed_role(method: str, path: str | None) -> Role:
+    return ROUTE_ROLES.get((method, path or ""), Role.reader)
+
+
+def refusal(has: Role, needed: Role) -> str | None:
+    """Why a caller with role `has` may not call a route that needs `needed`; None when it may."""
+    if has >= needed:
+        return None
+    return (f"this needs the {needed.name} role and the caller is {has.name}: use a key made with "
+            f"`treerag keys create --role {needed.name}`, or sign in as a member of a group mapped to it")
