@@ -16,6 +16,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -198,6 +200,25 @@ def warm_up_pdf(folder: Path) -> Path:
 async def warm_up(stack: BusStack, folder: Path) -> None:
     async with httpx.AsyncClient(base_url=stack.gateway_url, timeout=120.0) as client:
         await wait_terminal(client, [await upload(client, warm_up_pdf(folder))], 180)
+
+
+@contextmanager
+def indexed_stack(run_dir: Path, name: str, files: list[Path]) -> Iterator[tuple[BusStack, dict[str, str]]]:
+    """Kafka, FerretDB and one process of each stage (database `bench_<name>_<time>`), warmed up
+    and with `files` indexed through the gateway: the stack and file name -> doc id. Everything
+    is stopped on the way out."""
+    stack = BusStack(run_dir)
+    stack.start_infra()
+    try:
+        stack.start_services(f"bench_{name}_{int(time.time())}", indexers=1)
+        try:
+            asyncio.run(warm_up(stack, stack.run_dir))
+            _, doc_ids = asyncio.run(through_bus(stack, files, f"index for {name}"))
+            yield stack, doc_ids
+        finally:
+            stack.stop_services()
+    finally:
+        stack.stop_infra()
 
 
 def run(

@@ -104,18 +104,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     configure_bench_logging()
     files = bus_ingest.corpus(("r-manuals", "mmlongbench"))
-    stack = BusStack(args.run_dir)
-    stack.start_infra()
-    try:
-        stack.start_services(f"bench_soak_{int(time.time())}", indexers=1)
-        try:
-            asyncio.run(bus_ingest.warm_up(stack, stack.run_dir))
-            _, doc_ids = asyncio.run(bus_ingest.through_bus(stack, files, "index for the soak"))
-            result = soak(stack, doc_ids, args.queries, args.concurrency, args.readings)
-        finally:
-            stack.stop_services()
-    finally:
-        stack.stop_infra()
+    with bus_ingest.indexed_stack(args.run_dir, "soak", files) as (stack, doc_ids):
+        result = soak(stack, doc_ids, args.queries, args.concurrency, args.readings)
     write_result("soak", result)
     logger.info("soak done: %d queries; resident memory growth (MB) %s", result["queries"], result["rss_growth_mb"])
     return 0

@@ -81,18 +81,8 @@ def main(argv: list[str] | None = None) -> int:
     files = [data / "pdfs" / "r-manuals" / name for name in MANUALS]
     items = [item for line in (data / "qa" / "r-manuals-dev.jsonl").read_text().splitlines() if line.strip()
              for item in [json.loads(line)] if item["doc"] in MANUALS and item.get("evidence_pages")]
-    stack = BusStack(args.run_dir)
-    stack.start_infra()
-    try:
-        stack.start_services(f"bench_streaming_{int(time.time())}", indexers=1)
-        try:
-            asyncio.run(bus_ingest.warm_up(stack, stack.run_dir))
-            _, doc_ids = asyncio.run(bus_ingest.through_bus(stack, files, "index for streaming"))
-            result = asyncio.run(measure(stack, items, doc_ids))
-        finally:
-            stack.stop_services()
-    finally:
-        stack.stop_infra()
+    with bus_ingest.indexed_stack(args.run_dir, "streaming", files) as (stack, doc_ids):
+        result = asyncio.run(measure(stack, items, doc_ids))
     write_result("streaming", result)
     print(json.dumps(result, indent=2))
     return 0

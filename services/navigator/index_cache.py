@@ -123,6 +123,8 @@ class IndexCache:
 
     def _shrink(self, in_use: Collection[str]) -> None:
         """Drop the indexes asked longest ago, sparing `in_use`, until the bound holds."""
+        if self._pages <= self.max_pages:
+            return  # every query passes here: under the bound it costs no walk of the cache
         for doc_id in list(self._indexes):
             if self._pages <= self.max_pages:
                 return
