@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import itertools
 import logging
 import tempfile
 import time
@@ -24,27 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from bench import bus_ingest
-from bench.bus_query import closed_loop, questions
+from bench.bus_query import Distinct, closed_loop, questions
 from bench.common import configure_bench_logging, write_result
 from bench.proc import descendants
 from bench.stack import BusStack
 
 logger = logging.getLogger("bench.soak")
-# The default token budget, from which each request's own budget counts up.
-BASE_TOKEN_BUDGET = 2000
-
-
-class DistinctBudget:
-    """A token budget never asked before in this run: its own answer cache key, about the
-    default's context."""
-
-    def __init__(self) -> None:
-        self._counter = itertools.count(BASE_TOKEN_BUDGET)
-
-    def settings(self) -> dict[str, Any]:
-        return {"token_budget": next(self._counter)}
-
-
 def rss_mb(pid: int) -> float:
     """Current resident set of `pid` and its live children, in MiB (0 when gone)."""
     total = 0
@@ -68,7 +52,7 @@ def soak(stack: BusStack, doc_ids: dict[str, str], queries: int, concurrency: in
     items = questions(set(doc_ids))
     if not items:
         raise RuntimeError("no dev question is about an indexed document")
-    distinct = DistinctBudget()
+    distinct = Distinct()
     asyncio.run(closed_loop(stack, items, doc_ids, concurrency, len(items), distinct))  # every index built once
     steps = [{"queries": 0, "seconds": 0.0, "rss_mb": memory_by_process(stack)}]
     batch = max(1, queries // max(readings, 1))
