@@ -107,6 +107,8 @@ class VerifierHandlers:
         self.bus = bus
         self.queries = queries
         self.done = RecentKeys()
+        # Answers stored whose publication failed in this process (a handful while Kafka refuses).
+        self.unpublished = RecentKeys(1000)
         self.pages = PageTexts(repo)
         self.generator = generator
         self.cache = cache
@@ -165,21 +167,17 @@ class VerifierHandlers:
         timings = [*event.timings, delivery.timing()]
         seed = query_seed(event)
         # Stored before it is published: a gateway that misses the event finds it here.
-        first = await self.queries.mark_answered(event.query_id, outcome, timings, seed)
+        if not await self.queries.mark_answered(event.query_id, outcome, timings, seed):
+            await self._publish_stored(event)
+            return
+        ANSWER_CONFIDENCE.observe(answer.confidence)
+        if answer.abstained:
+            ABSTENTIONS.inc()
         cache_put = None
-        if first:
-            ANSWER_CONFIDENCE.observe(answer.confidence)
-            if answer.abstained:
-                ABSTENTIONS.inc()
-            if cacheable and self.cache is not None and event.answer_key:
-                cache_put = self.cache.put(event.answer_key, outcome.model_dump(mode="json"),
-                                           refs=[doc_id for doc_id, _ in event.documents])
-        else:
-            # An earlier delivery stored an answer but died before publishing: publish that one.
-            stored = await self.queries.get(event.query_id)
-            if stored and stored.outcome:
-                outcome, timings = stored.outcome, stored.timings
-        published = self.bus.publish(AnswerVerified(**{**event.carry(), "timings": timings}, outcome=outcome))
+        if cacheable and self.cache is not None and event.answer_key:
+            cache_put = self.cache.put(event.answer_key, outcome.model_dump(mode="json"),
+                                       refs=[doc_id for doc_id, _ in event.documents])
+        published = self._publish(AnswerVerified(**{**event.carry(), "timings": timings}, outcome=outcome))
         # The cache entry is not on the client's path: written while the answer is on its way
         # (a crash in between only costs a later recomputation).
         await asyncio.gather(published, *([cache_put] if cache_put is not None else []))
@@ -189,6 +187,27 @@ class VerifierHandlers:
             extra=log_fields(confidence=answer.confidence, abstained=answer.abstained,
                              citations=len(answer.citations)),
         )
+
+    async def _publish(self, answer: AnswerVerified) -> None:
+        try:
+            await self.bus.publish(answer)
+        except Exception:
+            self.unpublished.add(answer.query_id)  # its redelivery publishes the stored answer
+            raise
+        self.unpublished.discard(answer.query_id)
+
+    async def _publish_stored(self, event: ContextCompressed) -> None:
+        """A redelivery of a query whose answer is stored already. Published again only when this
+        process knows the publication failed: otherwise the earlier delivery published it, or died
+        between storing and publishing — then a gateway still waiting finds the stored answer by
+        polling (services/gateway/answers.py), and publishing could answer twice."""
+        stored = await self.queries.get(event.query_id) if event.query_id in self.unpublished else None
+        if stored is not None and stored.outcome is not None:
+            await self._publish(AnswerVerified(**{**event.carry(), "timings": stored.timings}, outcome=stored.outcome))
+            logger.info("stored answer published after a failed publication")
+        else:
+            logger.info("query answered by an earlier delivery; not published again")
+        self.done.add(event.query_id)
 
     async def on_document_deleted(self, event: DocumentDeleted, delivery: Delivery) -> None:
         """Nothing of a deleted document stays in memory: its page texts and cached answers."""

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any, TypeVar
 
-from aiokafka import ConsumerRebalanceListener, TopicPartition
+from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, TopicPartition
 from faststream import FastStream
 from faststream.kafka import KafkaBroker, Topic
 from faststream.kafka.annotations import KafkaMessage
@@ -25,7 +25,8 @@ from pymongo.asynchronous.database import AsyncDatabase
 
 from shared.adapters.blobs import make_blob_store
 from shared.adapters.health import StageHealth, run_health_checks
-from shared.adapters.kafka.broker import Bus, make_broker
+from shared.adapters.kafka.broker import Bus, make_broker, message_itself
+from shared.adapters.kafka.commits import BatchedCommits
 from shared.adapters.kafka.delivery import GiveUp, Handler, RawMessage, ReliableConsumer
 from shared.adapters.kafka.topics import ensure_topics
 from shared.adapters.logs import log_fields
@@ -57,14 +58,17 @@ class NotStartedError(RuntimeError):
 
 
 class AssignmentLogger(ConsumerRebalanceListener):
-    """One structured line per rebalance: which partitions this process now owns."""
+    """One structured line per rebalance: which partitions this process now owns. Offsets
+    pending in `commits` are committed before partitions are given up."""
 
-    def __init__(self, stage: str, group: str) -> None:
+    def __init__(self, stage: str, group: str, commits: BatchedCommits | None = None) -> None:
         self.stage = stage
         self.group = group
+        self.commits = commits
 
     async def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
-        return None
+        if self.commits is not None:
+            await self.commits.flush()
 
     async def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
         logger.info(
@@ -102,6 +106,7 @@ class StageRuntime:
         self._queries: MongoQueryRepository | None = None
         self._ledger: DeliveryLedger | None = None
         self._subscribers: list[Any] = []
+        self._commits: list[BatchedCommits] = []
         self._tasks: list[asyncio.Task[None]] = []
         self._startup_hooks: list[Callable[[], Awaitable[None]]] = []
         self.health = StageHealth(on_record=record_backend_checks)
@@ -153,7 +158,9 @@ class StageRuntime:
         """Consume `event_type` at least once, in the stage's consumer group (shared by replicas).
 
         `durable_attempts`: record every attempt in MongoDB before handling (for long messages,
-        so a process death counts); otherwise only failures are written (see delivery.py)."""
+        so a process death counts), and commit each message's offset before the next; otherwise
+        only failures are written (see delivery.py) and offsets are committed together every
+        `kafka_commit_interval_s` (see commits.py)."""
         group = group_id or f"{self.settings.topic_prefix}treerag-{self.stage}"
         consumer = ReliableConsumer(
             stage=self.stage,
@@ -166,15 +173,20 @@ class StageRuntime:
             give_up=give_up,
             durable_attempts=durable_attempts,
         )
+        commits = BatchedCommits(self.stage, 0.0 if durable_attempts else self.settings.kafka_commit_interval_s)
+        self._commits.append(commits)
         subscriber = self.broker.subscriber(
             Topic(self.bus.topic(event_type.TOPIC), declare=False),
             group_id=group,
-            ack_policy=AckPolicy.NACK_ON_ERROR,
+            # Acknowledged here: the offset of a handled message goes to `commits`, a failed one
+            # rewinds its partition (the message comes again).
+            ack_policy=AckPolicy.MANUAL,
             # A new group starts from the oldest message, so nothing published before the
             # stage first started is skipped.
             auto_offset_reset="earliest",
             max_poll_interval_ms=max_poll_interval_ms,
-            listener=AssignmentLogger(self.stage, group),
+            listener=AssignmentLogger(self.stage, group, commits),
+            decoder=message_itself,
             title=f"{self.stage}:{event_type.TOPIC}",
         )
 
@@ -184,6 +196,14 @@ class StageRuntime:
             key = record.key.decode("utf-8", errors="replace") if record.key else None
             try:
                 await consumer(RawMessage(record.topic, record.partition, record.offset, key, msg.body, received))
+            except Exception:
+                # Logged by the consumer (it raises only to have the message again).
+                await msg.nack()
+                return
+            else:
+                # FastStream's in-memory test broker has no offsets to commit.
+                if isinstance(msg.consumer, AIOKafkaConsumer):
+                    await commits.handled(msg.consumer, record.topic, record.partition, record.offset)
             finally:
                 # The whole handling: decoding, attempts bookkeeping, the work, its store writes
                 # and publications, a dead letter; the same span as the timing a query carries.
@@ -201,6 +221,7 @@ class StageRuntime:
             group_id=group,
             ack_policy=AckPolicy.ACK_FIRST,
             auto_offset_reset="latest",
+            decoder=message_itself,
             title=f"{self.stage}:{event_type.TOPIC}:broadcast",
         )
 
@@ -259,6 +280,7 @@ class StageRuntime:
         for subscriber in self._subscribers:
             if subscriber.consumer is not None:
                 self._tasks.append(asyncio.create_task(run_lag_reporter(self.stage, subscriber.consumer)))
+        self._tasks.extend(asyncio.create_task(commits.run()) for commits in self._commits)
         self._tasks.append(asyncio.create_task(run_health_checks(self.health, {
             "kafka": lambda: self.broker.ping(timeout=3.0),
             "mongodb": self._mongo_answers,
@@ -293,6 +315,12 @@ class StageRuntime:
         for task in self._tasks:
             task.cancel()
         self._tasks.clear()
+        for commits in self._commits:  # consumers still run until the broker stops
+            commits.stopping()
+            try:
+                await commits.flush()
+            except Exception:  # what stays pending is redelivered and recomputed
+                logger.warning("offsets not committed at shutdown", exc_info=True)
         if self._mongo is not None:
             try:  # stopped on purpose: not alive any more, at once
                 await MongoHeartbeats(self._mongo[self.settings.mongo_db]).remove(this_instance())
