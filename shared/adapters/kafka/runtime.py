@@ -196,8 +196,10 @@ class StageRuntime:
             key = record.key.decode("utf-8", errors="replace") if record.key else None
             try:
                 await consumer(RawMessage(record.topic, record.partition, record.offset, key, msg.body, received))
-            except Exception:
-                # Logged by the consumer (it raises only to have the message again).
+            except Exception as exc:
+                # The consumer raises only to have the message again: rewind its partition.
+                logger.warning("message not handled; it comes again", exc_info=exc,
+                               extra=log_fields(stage=self.stage, topic=record.topic, offset=record.offset))
                 await msg.nack()
                 return
             else:
