@@ -8,6 +8,7 @@ stages and the adapters may all use it; not thread-safe (callers on threads hold
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Generic, TypeVar
@@ -74,3 +75,40 @@ class Lru(Generic[K, V]):
     def __iter__(self) -> Iterator[K]:
         """Keys, least recently used first."""
         return iter(list(self._entries))
+
+
+class TextCache(Generic[V]):
+    """`fn(text)` memoised in an `Lru` bounded by entries and by the texts' summed characters
+    (the memory of a cache keyed by page texts follows their length, not their count); a text
+    longer than `max_chars` alone is computed every time. Thread-safe, like functools.lru_cache,
+    which it replaces where the texts' sizes vary."""
+
+    def __init__(self, fn: Callable[[str], V], max_entries: int, max_chars: int) -> None:
+        self.fn = fn
+        self.entries: Lru[str, V] = Lru(max_entries, weight=lambda text, _: len(text), max_weight=max_chars)
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+        self.__doc__ = fn.__doc__
+        self.__wrapped__ = fn
+
+    def __call__(self, text: str) -> V:
+        with self._lock:
+            value = self.entries.get(text)
+            if value is not None:
+                self.hits += 1
+                return value
+            self.misses += 1
+        value = self.fn(text)
+        with self._lock:
+            self.entries.put(text, value)
+        return value
+
+    def cache_clear(self) -> None:
+        with self._lock:
+            self.entries.clear()
+
+
+def text_cache(max_entries: int, max_chars: int) -> Callable[[Callable[[str], V]], TextCache[V]]:
+    """Decorator: `@text_cache(max_entries=..., max_chars=...)` over a function of one text."""
+    return lambda fn: TextCache(fn, max_entries, max_chars)
