@@ -14,7 +14,7 @@ import services
 import shared
 from services.verifier.handlers import PageTexts
 from shared.model.lru import Lru, TextCache, text_cache
-from shared.text import lexical
+from shared.text import lexical, names
 
 
 def test_the_lru_drops_the_least_recently_used_past_its_entries() -> None:
@@ -68,6 +68,16 @@ def test_the_term_and_sentence_caches_are_bounded_by_characters() -> None:
     page = "The relief valve opens at the set pressure. " * 50
     assert lexical.terms(page) == lexical.terms(page)
     assert lexical._cached_terms.entries.weight == len(page)
+
+
+def test_the_fuzzy_name_look_ups_of_a_vocabulary_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(names, "MAX_MEMOISED_TERMS", 5)
+    memo: dict[str, object] = {}
+    vocabulary = {"pressure", "valve"}
+    for n in range(12):
+        assert names.unmentioned_names([(f"zorblax{n}", f"Zorblax{n}")], [(vocabulary, None, memo)]) == [f"Zorblax{n}"]
+        assert len(memo["mentioned"]) <= 5  # type: ignore[arg-type]
+    assert names.unmentioned_names([("valve", "Valve")], [(vocabulary, None, memo)]) == []
 
 
 class Pages:
