@@ -108,7 +108,12 @@ class Authenticator:
         paid = self.keys.held(key_id) is None and not self.keys.reading(key_id)
         if paid:
             self._spend(address)
-        record = await self.keys.get(key_id)
+        try:
+            record = await self.keys.get(key_id)
+        except Exception:
+            if paid and self.failures is not None:
+                self.failures.give_back(address)  # the store failed, not the key: no cost to the client
+            raise
         if not accepts(record, secret):
             if not paid:
                 self._spend(address)

@@ -289,6 +289,19 @@ async def test_an_address_out_of_budget_is_refused_a_look_up_but_not_a_key_alrea
     assert await answer(authenticator, new.key, address="203.0.113.9") == 200  # another address
 
 
+class DownKeyStore(FakeKeyStore):
+    async def get(self, key_id: str) -> ApiKeyRecord | None:
+        raise ConnectionError("the store is down")
+
+
+async def test_a_look_up_the_store_failed_costs_the_address_nothing() -> None:
+    authenticator = Authenticator(Settings(auth_failures_per_s=0.01, auth_failure_burst=2), lambda: DownKeyStore())
+    for key in random_keys(5):
+        with pytest.raises(ConnectionError):
+            await authenticator.caller("/v1/whoami", credentials(key), "198.51.100.7")
+    assert authenticator.failures is not None and authenticator.failures.wait("198.51.100.7") == 0.0
+
+
 def test_x_forwarded_for_is_ignored_unless_the_peer_is_a_trusted_proxy() -> None:
     store = FakeKeyStore()
     guesses = random_keys(30)
