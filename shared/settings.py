@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from functools import lru_cache
 from pathlib import Path
@@ -139,6 +140,12 @@ class Settings(BaseSettings):
     auth_failure_burst: int = Field(
         default=20, ge=1, description="Requests with a key that is not valid one client address may make at once."
     )
+    trusted_proxies: str = Field(
+        default="",
+        description="Addresses or networks (comma-separated, e.g. 10.0.0.0/8) of the proxies in front of the "
+        "gateway: a request from one of them counts as the client address it names in X-Forwarded-For (the "
+        "right-most one no such proxy added) for the per-address budget. Empty: the TCP peer, whatever the header.",
+    )
     # Sign-in with an OIDC provider (docs/sign-in.md); off while oidc_issuer is empty.
     oidc_issuer: str = Field(
         default="", description="The OIDC provider's issuer URL (its /.well-known/openid-configuration is read); "
@@ -223,6 +230,19 @@ class Settings(BaseSettings):
     def _empty_is_unset(cls, value: object) -> object:
         # A variable left empty (a placeholder in a Secret, say) is no setting: not a password "", nor the path ".".
         return None if value == "" else value
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _proxies_are_networks(cls, value: str) -> str:
+        for entry in (item.strip() for item in value.split(",")):
+            if not entry:
+                continue
+            try:
+                ipaddress.ip_network(entry, strict=False)
+            except ValueError:
+                raise ValueError(f"TREERAG_TRUSTED_PROXIES: {entry!r} is no address or network (10.0.0.5, "
+                                 "10.0.0.0/8, fd00::/8); a host name or '*' is not accepted") from None
+        return value
 
     @model_validator(mode="after")
     def _kafka_security_is_whole(self) -> Settings:
