@@ -84,6 +84,17 @@ def test_a_page_is_rendered_at_the_requested_scale(client: TestClient, doc_id: s
         assert abs(width - A4_PT[0] * scale) <= 1 and abs(height - A4_PT[1] * scale) <= 1
 
 
+def test_a_page_is_rendered_as_wide_as_asked_within_the_largest_scale(client: TestClient, doc_id: str) -> None:
+    # A viewer asks for the pixels it shows the page with: its CSS width times the pixel ratio.
+    for wanted in (600, 1191, 1777):
+        width, height = image(client, doc_id, 1, width=wanted).size
+        assert width == wanted and abs(height - wanted * A4_PT[1] / A4_PT[0]) <= 1
+    width, _ = image(client, doc_id, 1, width=8000).size
+    assert width == math.ceil(A4_PT[0] * 4)  # no larger than scale 4
+    assert client.get(f"/v1/documents/{doc_id}/pages/1/image", params={"width": 0}).status_code == 422
+    assert client.get(f"/v1/documents/{doc_id}/pages/1/image", params={"width": 9000}).status_code == 422
+
+
 def test_a_document_is_addressed_by_its_id_not_its_file_name(client: TestClient) -> None:
     assert client.get("/v1/documents/manual.pdf/pages/1/image").status_code == 404
 
@@ -222,3 +233,14 @@ def test_a_highlight_is_one_box_per_line_of_the_passage() -> None:
     line = "the first priority for capital deployment"
     found = evidence_boxes(glyph_by_glyph_pdf(line), 1, "first priority for capital")
     assert found.match == "exact" and len(found.boxes) == 1
+
+def test_a_word_broken_at_a_line_end_keeps_its_printed_hyphen() -> None:
+    # pdfium reports a hyphen ending a line as a break mark (\x02): copied, it is the hyphen printed.
+    pdf = FPDF(format="A4")
+    pdf.add_page()
+    pdf.set_font("Helvetica", "", 12)
+    pdf.text(20, 60, "costs and other non-")
+    pdf.text(20, 66, "recurring costs are charged")
+    layer = text_layer(bytes(pdf.output()), 1)
+    assert [line.text for line in layer.lines] == ["costs and other non-", "recurring costs are charged"]
+    assert layer.lines[0].words[-1].text == "non-"

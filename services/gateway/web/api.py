@@ -12,6 +12,7 @@ from services.gateway.auth import Caller, CallerDep
 from services.gateway.errors import KEYED, error_responses, shortened
 from services.gateway.web.cache import ByteBoundedCache
 from services.gateway.web.rendering import (
+    MAX_SCALE,
     EvidenceBoxes,
     PageNotFound,
     TextLayer,
@@ -24,7 +25,9 @@ from shared.model.documents import DocumentRecord
 from shared.model.formats import FORMAT_NAMES, DocumentFormat
 
 DEFAULT_SCALE = 1.5
-MAX_SCALE = 4.0
+# A viewer asks for the page as many pixels wide as it shows it (its CSS width times the
+# device's pixel ratio); wider than this is beyond any screen and is refused.
+MAX_WIDTH_PX = 8_000
 EVIDENCE_MAX_CHARS = 4_000
 # Rendered pages (a page is 100-500 KB at the default scale) and the PDFs they come from (one
 # read from the store per document instead of one per page turned).
@@ -110,13 +113,16 @@ async def get_page_image(
     files: Files,
     scale: Annotated[float, Query(gt=0, le=MAX_SCALE, description="1 = 72 dpi; large pages are rendered smaller.")]
     = DEFAULT_SCALE,
+    width: Annotated[int | None, Query(ge=1, le=MAX_WIDTH_PX, description=(
+        "Pixels wide, instead of `scale`: a viewer asks for the width it shows the page at times the "
+        "device's pixel ratio. The scale it implies is held to the same bounds as `scale`."))] = None,
 ) -> Response:
     record, data = await files.pdf_of(doc_id, who)
-    key = (record.doc_id, number, round(scale, 3))
+    key = (record.doc_id, number, ("width", width) if width is not None else round(scale, 3))
     png = files.images.get(key)
     if png is None:
         try:
-            rendered = await asyncio.to_thread(render_page, data, number, scale)
+            rendered = await asyncio.to_thread(render_page, data, number, scale, width)
         except (PageNotFound, UnreadablePdf) as exc:
             raise refused(exc) from exc
         png = rendered.png

@@ -25,6 +25,8 @@ from services.gateway.web.text_layer import TextLayer, layer_of
 # A page image larger than this many pixels is rendered at the largest scale that fits, so one
 # request cannot make the gateway allocate hundreds of megabytes (A4 at scale 4 is 8.9 Mpx).
 MAX_PIXELS = 12_000_000
+# The largest scale a page is rendered at (288 dpi), however wide it is asked for.
+MAX_SCALE = 4.0
 # Evidence shorter than this matches too many places on a page to highlight one of them.
 MIN_EVIDENCE_CHARS = 3
 
@@ -80,10 +82,14 @@ def _opened_page(data: bytes, number: int) -> Iterator[pdfium.PdfPage]:
             pdf.close()
 
 
-def render_page(data: bytes, number: int, scale: float) -> RenderedPage:
-    """PNG of page `number` (1-based) at `scale` (1 = 72 dpi), scaled down to MAX_PIXELS."""
+def render_page(data: bytes, number: int, scale: float, width_px: int | None = None) -> RenderedPage:
+    """PNG of page `number` (1-based) at `scale` (1 = 72 dpi), or `width_px` pixels wide when
+    given (at most MAX_SCALE), scaled down to MAX_PIXELS."""
     with _opened_page(data, number) as page:
         width_pt, height_pt = page.get_size()
+        if width_px is not None:
+            # Floored to 4 decimals so that pdfium, rounding each side up, gives `width_px`.
+            scale = min(math.floor(10_000 * width_px / max(width_pt, 1.0)) / 10_000, MAX_SCALE)
         # Rounded down: pdfium rounds each side up to whole pixels.
         limit = math.floor(1000 * (MAX_PIXELS / max(width_pt * height_pt, 1.0)) ** 0.5) / 1000
         used = min(scale, limit)
