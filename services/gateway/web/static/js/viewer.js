@@ -215,8 +215,7 @@ export class PageViewer {
     // No image of another page under this one's text and boxes while its own is rendered.
     this.image.removeAttribute("src");
     delete this.image.dataset.source;
-    this.revealing = null;
-    this.frame.style.aspectRatio = "";
+    this.revealing = null; // the frame keeps the last page's shape until this one's is known: pages mostly share it
     // The text layer is asked for first: it is read in tens of milliseconds, while a dense page
     // can take a second to render, and the gateway reads one PDF page at a time.
     this.loadTextLayer(id, page);
@@ -296,7 +295,8 @@ export class PageViewer {
       return;
     }
     if (this.state.page !== page) return;
-    this.frame.style.aspectRatio = `1 / ${layer.aspect}`; // the page's height before its image is in
+    const shape = `1 / ${layer.aspect}`; // the page's height before its image is in
+    if (this.frame.style.aspectRatio !== shape) this.frame.style.aspectRatio = shape;
     const measure = textMeasure();
     const parts = [];
     for (const line of layer.lines) {
