@@ -41,6 +41,7 @@ from services.gateway.auth import AUTHENTICATED, install_auth
 from services.gateway.web.api import install_page_routes
 from shared.model.documents import DocumentRecord, DocumentStatus
 from shared.model.ids import content_id
+from shared.model.text_layer import TextLayer
 from shared.settings import Settings
 
 logger = logging.getLogger("bench.viewer_pages")
@@ -89,6 +90,9 @@ class Shelf:
 
     async def get_pdf(self, doc_id: str) -> bytes | None:
         return self.pdfs.get(doc_id)
+
+    async def get_text_layer(self, doc_id: str, page: int) -> TextLayer | None:
+        return None  # the filings' pages have text of their own: nothing was recognised
 
 
 def latest_filings(folder: Path, count: int) -> list[Path]:

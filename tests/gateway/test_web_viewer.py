@@ -22,12 +22,12 @@ import pytest
 
 from services.gateway.answers import record_from_event
 from services.gateway.web.rendering import text_layer
-from services.gateway.web.text_layer import TextLayer, TextLine
 from services.indexer.pipeline import index_pdf
 from shared.app.api_keys import issue_key
 from shared.model.documents import IndexedDocument
 from shared.model.events import AnswerVerified, QueryReceived
 from shared.model.query import Citation
+from shared.model.text_layer import TextLayer, TextLine
 from shared.model.tree import TreeNode
 from shared.settings import Settings
 from tests.browser import DESKTOP, KEY_ITEM, PHONE, Tab, assert_accessible, launched

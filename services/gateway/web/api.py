@@ -18,6 +18,7 @@ from services.gateway.web.rendering import (
     TextLayer,
     UnreadablePdf,
     evidence_boxes,
+    evidence_in_layer,
     render_page,
     text_layer,
 )
@@ -39,6 +40,8 @@ class DocumentSource(Protocol):
     async def get_document(self, doc_id: str) -> DocumentRecord | None: ...
 
     async def get_pdf(self, doc_id: str) -> bytes | None: ...
+
+    async def get_text_layer(self, doc_id: str, page: int) -> TextLayer | None: ...
 
 
 PageNumber = Annotated[int, Path(ge=1, le=1_000_000, description="1-based page number.")]
@@ -140,18 +143,28 @@ async def get_page_boxes(
     who: CallerDep,
     files: Files,
 ) -> EvidenceBoxes:
-    _, data = await files.pdf_of(doc_id, who)
+    record, data = await files.pdf_of(doc_id, who)
     try:
-        return await asyncio.to_thread(evidence_boxes, data, number, text)
+        found = await asyncio.to_thread(evidence_boxes, data, number, text)
     except (PageNotFound, UnreadablePdf) as exc:
         raise refused(exc) from exc
+    if found.match == "none":  # a page recognised by OCR has its words in the store, not the PDF
+        recognised = await files.source().get_text_layer(record.doc_id, number)
+        if recognised is not None:
+            return evidence_in_layer(recognised, text)
+    return found
 
 
 @router.get("/v1/documents/{doc_id}/pages/{number}/text-layer", response_model=TextLayer,
             summary="The page's printed text with positions, to lay over the image")
 async def get_page_text_layer(doc_id: str, number: PageNumber, who: CallerDep, files: Files) -> TextLayer:
-    _, data = await files.pdf_of(doc_id, who)
+    record, data = await files.pdf_of(doc_id, who)
     try:
-        return await asyncio.to_thread(text_layer, data, number)
+        layer = await asyncio.to_thread(text_layer, data, number)
     except (PageNotFound, UnreadablePdf) as exc:
         raise refused(exc) from exc
+    if not layer.lines:  # a scanned page: the words OCR read, where it read them
+        recognised = await files.source().get_text_layer(record.doc_id, number)
+        if recognised is not None:
+            return recognised
+    return layer

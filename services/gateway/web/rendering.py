@@ -19,8 +19,9 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 from pydantic import BaseModel, Field
 
-from services.gateway.web.boxes import Box, one_per_line, page_box
-from services.gateway.web.text_layer import TextLayer, layer_of
+from services.gateway.web.boxes import one_per_line, page_box
+from services.gateway.web.text_layer import layer_of
+from shared.model.text_layer import Box, TextLayer
 
 # A page image larger than this many pixels is rendered at the largest scale that fits, so one
 # request cannot make the gateway allocate hundreds of megabytes (A4 at scale 4 is 8.9 Mpx).
@@ -177,6 +178,34 @@ def evidence_boxes(data: bytes, number: int, evidence: str) -> EvidenceBoxes:
         boxes = [box for start, end in spans for box in _boxes(textpage, start, end, width, height)]
         matched = " … ".join(text[start:end] for start, end in spans)
         return EvidenceBoxes(page=number, match=match if boxes else "none", matched_text=matched, boxes=boxes)
+
+
+def evidence_in_layer(layer: TextLayer, evidence: str) -> EvidenceBoxes:
+    """Where `evidence` is among a text layer's words (a page recognised by OCR has no text in
+    its PDF): matched as on a PDF's own text, one box per line around the words it covers."""
+    pieces: list[str] = []  # the page's text: words joined by spaces, lines by line breaks
+    placed: list[tuple[int, int, int, Box]] = []  # each word's start and end in it, its line and box
+    at = 0
+    for k, line in enumerate(layer.lines):
+        for j, word in enumerate(line.words):
+            placed.append((at, at + len(word.text), k, word.box))
+            pieces.append(word.text + (" " if j < len(line.words) - 1 else "\n"))
+            at += len(word.text) + 1
+    text = "".join(pieces)
+    spans = _exact_spans(text, evidence)
+    match = "exact"
+    if not spans:
+        closest = _closest_span(text, evidence)
+        spans, match = ([closest], "closest") if closest else ([], "none")
+    boxes: list[Box] = []
+    for start, end in spans:
+        lines: dict[int, list[Box]] = {}
+        for first, last, k, box in placed:
+            if first < end and last > start:
+                lines.setdefault(k, []).append(box)
+        boxes.extend(Box.around(found) for _, found in sorted(lines.items()))
+    matched = " … ".join(text[start:end] for start, end in spans)
+    return EvidenceBoxes(page=layer.page, match=match if boxes else "none", matched_text=matched, boxes=boxes)
 
 
 def text_layer(data: bytes, number: int) -> TextLayer:

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
-from pydantic import BaseModel, Field
 
-from services.gateway.web.boxes import Box, page_box
+from services.gateway.web.boxes import page_box
+from shared.model.text_layer import Box, TextLayer, TextLine, TextWord
 
 # A gap between two characters wider than this share of their height separates two words: a
 # word space is a quarter to a third of the font size, the room between two letters much less.
@@ -31,27 +31,6 @@ _BREAK_MARKS = ("\x02", "\ufffe")
 BREAK = "\x02"
 # A character drawn again over itself (fake bold) overlaps its first drawing this much.
 REDRAWN_OVERLAP = 0.7
-
-
-class TextWord(BaseModel):
-    """One word as printed, and the box that holds it."""
-
-    text: str
-    box: Box
-
-
-class TextLine(BaseModel):
-    """One printed line: its words in reading order, their text joined by single spaces."""
-
-    text: str
-    box: Box
-    words: list[TextWord]
-
-
-class TextLayer(BaseModel):
-    page: int
-    aspect: float = Field(description="Page height / width: font sizes follow the page's width.")
-    lines: list[TextLine]
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +132,6 @@ def layer_of(textpage: pdfium.PdfTextPage, number: int, width: float, height: fl
         line = printed(found)
         if not line:
             continue
-        words = [TextWord(text="".join(g.char for g in word), box=_union(word, width, height)) for word in line]
-        lines.append(TextLine(text=" ".join(w.text for w in words),
-                              box=_union((g for word in line for g in word), width, height), words=words))
+        lines.append(TextLine.of([TextWord(text="".join(g.char for g in word), box=_union(word, width, height))
+                                  for word in line]))
     return TextLayer(page=number, aspect=round(height / max(width, 1.0), 6), lines=lines)
