@@ -1,7 +1,8 @@
 """The page viewer on a real 10-K from ../shared/data/pdfs/financebench (skipped with a reason
 when the folder is absent), in Debian's Chromium, served by the gateway over fakes of its ports:
 the filing indexed by the indexer, its tree beside the page, the printed page numbers, zoom at
-the device's pixel ratio, keys, a copied line, a highlighted table row, and the phone.
+the device's pixel ratio, keys, a copied line, a highlighted table row, the words of its page
+recognised by OCR, and the phone.
 
 Screenshots of the filing go to docs/ui/ for the README.
 """
@@ -121,6 +122,7 @@ def site(filing: Filing) -> Iterator[Site]:
     fake.store.pages[record.doc_id] = filing.indexed.pages
     fake.store.trees[record.doc_id] = filing.indexed.tree
     fake.store.pdfs[record.doc_id] = filing.data
+    fake.store.text_layers[record.doc_id] = {layer.page: layer for layer in filing.indexed.text_layers}
     cited = Citation(doc_id=record.doc_id, file_name=FILING, pages=[filing.table_page])
 
     def answer(event: QueryReceived) -> AnswerVerified:
@@ -267,6 +269,26 @@ def test_the_page_is_rendered_at_the_device_pixel_ratio_and_zooms_with_its_text(
         assert page.evaluate("document.activeElement.classList.contains('node-title')")  # back where it was opened
     finally:
         context.close()
+
+
+def test_a_page_recognised_by_ocr_shows_the_words_read_on_it_where_they_are(
+        browser: Any, site: Site, filing: Filing) -> None:
+    assert filing.indexed.text_layers, "the filing has no page without a text layer of its own"
+    recognised = filing.indexed.text_layers[0]
+    tab = Tab(browser, DESKTOP, key=site.key)
+    page = tab.page
+    try:
+        page.goto(f"{site.url}/documents/{filing.doc_id}")
+        page.locator(".outline").wait_for()
+        open_section_at(page, filing, recognised.page)
+        spans = page.locator("#viewer-text-layer span")
+        assert [text.strip() for text in spans.all_inner_texts()] == [w.text for line in recognised.lines for w in line.words]
+        frame, word = box(page, ".page-frame"), box(page, "#viewer-text-layer span")
+        first = recognised.lines[0].words[0].box
+        assert abs((word["x"] - frame["x"]) / frame["width"] - first.left) < 0.005
+        assert abs((word["y"] - frame["y"]) / frame["height"] - first.top) < 0.01
+    finally:
+        tab.close()
 
 
 # Drags the mouse over the text-layer line at `index`, from the left of its first word to the
