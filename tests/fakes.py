@@ -28,6 +28,7 @@ from shared.model.documents import (
 )
 from shared.model.events import DeadLetter, Event
 from shared.model.outbox import OutboxEntry
+from shared.model.text_layer import TextLayer
 from shared.ports.repository import DocumentBeingDeleted
 
 E = TypeVar("E", bound=Event)
@@ -51,6 +52,7 @@ class FakeRepository:
         self.embeddings: dict[str, DocumentEmbeddings] = {}
         self.analysis: dict[str, bytes] = {}
         self.pdfs: dict[str, bytes] = {}
+        self.text_layers: dict[str, dict[int, TextLayer]] = {}
         self.cached: dict[tuple[str, str], dict[str, Any]] = {}
         self.cache_refs: dict[tuple[str, str], tuple[str, ...]] = {}
         self.reads: Counter[str] = Counter()
@@ -153,6 +155,15 @@ class FakeRepository:
     async def delete_analysis(self, doc_id: str) -> None:
         self.analysis.pop(doc_id, None)
 
+    async def put_text_layers(self, doc_id: str, layers: Sequence[TextLayer]) -> None:
+        self.text_layers[doc_id] = {layer.page: layer for layer in layers}
+        if not layers:
+            self.text_layers.pop(doc_id, None)
+
+    async def get_text_layer(self, doc_id: str, page: int) -> TextLayer | None:
+        self.reads["get_text_layer"] += 1
+        return self.text_layers.get(doc_id, {}).get(page)
+
     async def put_indexed(self, indexed: IndexedDocument) -> None:
         await store_indexed(self, indexed)
 
@@ -169,7 +180,7 @@ class FakeRepository:
     async def delete_document(self, doc_id: str) -> bool:
         await self.delete_embeddings(doc_id)
         await self.delete_analysis(doc_id)
-        for store in (self.pages, self.trees, self.pdfs):
+        for store in (self.pages, self.trees, self.pdfs, self.text_layers):
             store.pop(doc_id, None)  # type: ignore[attr-defined]
         quoted = json.dumps(doc_id)
         for entry in [k for k, v in self.cached.items()

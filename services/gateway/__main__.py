@@ -29,6 +29,9 @@ def main() -> None:
         workers=args.workers,
         log_config=None,  # keep the JSON logs configured above
         access_log=False,  # HTTP latency is in /metrics; one line per request is noise
+        # uvicorn would believe X-Forwarded-For from loopback by default: a local client could then
+        # pick the address its budget is kept under. The app reads it from TREERAG_TRUSTED_PROXIES only.
+        proxy_headers=False,
     )
 
 

@@ -26,7 +26,7 @@ from services.gateway.mcp import install_mcp, serving_mcp
 from services.gateway.outages import CLIENT_TIMEOUT, PROBE_TIMEOUT_S, UNAVAILABLE_RESPONSES, install_outage_handling
 from services.gateway.ports import live
 from services.gateway.routes import chats, completions, documents, health, queries, signin, uploads, verify
-from services.gateway.security import install_security
+from services.gateway.security import install_client_address, install_security
 from services.gateway.web import mount_web
 from shared.adapters.metrics import HTTP_SECONDS, export_http_series
 from shared.settings import Settings, get_settings
@@ -64,6 +64,7 @@ def create_app(settings: Settings | None = None, connect: Connector = connected)
     mount_web(app, lambda: live(app).documents, settings.prometheus_url)
     app.add_middleware(Measure)
     install_security(app, settings)  # after `measure`: outermost, so its headers are on every response
+    install_client_address(app, settings)  # outside even that: every layer sees the client's address
     for router in ROUTERS:
         app.include_router(router)
     tools = install_mcp(app)

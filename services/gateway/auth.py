@@ -2,11 +2,13 @@
 request budget per key.
 
 With TREERAG_AUTH=on (the default) a request without a valid key is answered 401 with
-`WWW-Authenticate: Bearer`; a key over its budget 429 with `Retry-After`. A client address
-whose keys keep failing (TREERAG_AUTH_FAILURES_PER_S, TREERAG_AUTH_FAILURE_BURST) gets 429
-before any key of it is looked up, so guessing keys costs the store nothing past the burst; and
-unknown key ids are remembered apart from known ones, so a flood of them cannot evict the keys
-in use from the cache. The caller's tenant
+`WWW-Authenticate: Bearer`; a key over its budget 429 with `Retry-After`. A request whose key
+the gateway must look up in the store, or whose key is not valid, first takes from a budget of
+its client address (TREERAG_AUTH_FAILURES_PER_S, TREERAG_AUTH_FAILURE_BURST), and one found
+valid gets it back: past the burst an address sending keys that are not valid gets 429 before
+any store read, so guessing keys costs the store at most the burst, however fast or concurrent
+the guesses. Keys already held as valid cost nothing and are never held back. The client address
+is the TCP peer's, or behind TREERAG_TRUSTED_PROXIES the one they forward. The caller's tenant
 scopes everything the routes read and write (see docs/services.md, Security). With
 TREERAG_AUTH=off every request is the TREERAG_TENANT tenant, admin, without limits: for a
 gateway that only its own machine can reach.
@@ -15,27 +17,25 @@ gateway that only its own machine can reach.
 from __future__ import annotations
 
 import logging
-import time
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, TypeVar
+from typing import Annotated
 
 from fastapi import Depends, FastAPI, HTTPException, Request, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from services.gateway.key_cache import KeyCache
 from services.gateway.oidc import TokenRefused, looks_like_jwt
 from services.gateway.rate_limit import RateLimiter, retry_after_header
 from services.gateway.roles import Role, role_of_key
 from services.gateway.sign_in import SignIn
 from shared.adapters.logs import log_fields
-from shared.app.api_keys import authenticate
+from shared.app.api_keys import accepts, parse_key
 from shared.model.api_keys import ApiKeyRecord
 from shared.ports.api_keys import KeyLookup
 from shared.settings import Settings
 
 logger = logging.getLogger(__name__)
-T = TypeVar("T")
 
 # Routes anyone may call: probes, and the web app's pages, which hold no data (their scripts
 # fetch it with the key the user entered). Every other route asks for a key.
@@ -46,10 +46,6 @@ PUBLIC_ROUTES = frozenset({
     "/signin", "/v1/auth/config", "/v1/auth/token", "/v1/auth/refresh",
 })
 REALM = 'Bearer realm="treerag"'
-# Key records looked up recently, and apart from them the key ids found unknown (a guessed id
-# asked again costs no store read, and guesses never push a key in use out of the cache).
-MAX_CACHED_KEYS = 10_000
-MAX_UNKNOWN_KEYS = 10_000
 # A request that names no client address (a test client, a Unix socket) counts as this one.
 UNKNOWN_ADDRESS = "unknown"
 
@@ -64,43 +60,6 @@ class Caller:
     @property
     def admin(self) -> bool:
         return self.role >= Role.admin
-
-
-class KeyCache:
-    """Key records by id, each reused for `ttl_s`: a revoked key is refused within that time
-    on every replica, and a request costs no store read while its key is cached. Known and
-    unknown ids are kept in two bounded lists, oldest dropped first."""
-
-    def __init__(self, store: Callable[[], KeyLookup], ttl_s: float, clock: Callable[[], float] = time.monotonic) -> None:
-        self.store = store
-        self.ttl_s = ttl_s
-        self.clock = clock
-        self._known: OrderedDict[str, tuple[ApiKeyRecord, float]] = OrderedDict()
-        self._unknown: OrderedDict[str, float] = OrderedDict()
-
-    async def get(self, key_id: str) -> ApiKeyRecord | None:
-        now = self.clock()
-        known = self._known.get(key_id)
-        if known is not None and now - known[1] < self.ttl_s:
-            return known[0]
-        seen = self._unknown.get(key_id)
-        if seen is not None and now - seen < self.ttl_s:
-            return None
-        record = await self.store().get(key_id)
-        if record is None:
-            self._known.pop(key_id, None)
-            _remember(self._unknown, key_id, now, MAX_UNKNOWN_KEYS)
-        else:
-            self._unknown.pop(key_id, None)
-            _remember(self._known, key_id, (record, now), MAX_CACHED_KEYS)
-        return record
-
-
-def _remember(entries: OrderedDict[str, T], key: str, value: T, limit: int) -> None:
-    entries[key] = value
-    entries.move_to_end(key)
-    while len(entries) > limit:
-        entries.popitem(last=False)
 
 
 def unauthorized(detail: str, *, invalid: bool) -> HTTPException:
@@ -129,26 +88,67 @@ class Authenticator:
         if credentials is None:
             raise unauthorized("an API key is required: send `Authorization: Bearer <key>` "
                                "(`treerag keys create --tenant NAME` makes one)", invalid=False)
-        if self.failures is not None and (wait_s := self.failures.wait(address)) > 0:
-            raise HTTPException(429, "too many requests with keys that are not valid from this address; retry after "
-                                     "the time in Retry-After with a valid key",
-                                headers={"Retry-After": retry_after_header(wait_s)})
         if self.sign_in is not None and looks_like_jwt(credentials.credentials):
-            try:
-                tenant, role, subject = await self.sign_in.identify(credentials.credentials)
-            except TokenRefused as exc:
-                raise unauthorized(str(exc), invalid=True) from exc
-            return Caller(tenant=tenant, role=role, subject=subject)
-        record = await authenticate(self.keys, credentials.credentials)
-        if record is None:
-            if self.failures is not None:
-                self.failures.take(address)
-            raise unauthorized("the API key is not valid (unknown, revoked or mistyped)", invalid=True)
+            return await self._signed_in(self.sign_in, credentials.credentials, address)
+        record = await self._key(credentials.credentials, address)
         if self.limiter is not None and (wait_s := self.limiter.take(record.key_id)) > 0:
             logger.info("request over the key's rate limit", extra=log_fields(key_id=record.key_id))
             raise HTTPException(429, "too many requests for this API key; retry after the time in Retry-After",
                                 headers={"Retry-After": retry_after_header(wait_s)})
         return Caller(tenant=record.tenant, role=role_of_key(record), key_id=record.key_id)
+
+    async def _key(self, key: str, address: str) -> ApiKeyRecord:
+        """The record of a valid key. A store read is paid from the address's budget before it
+        is made (and given back when the key proves valid); a key that is not valid costs one."""
+        parsed = parse_key(key)
+        if parsed is None:
+            self._spend(address)
+            raise _invalid_key()
+        key_id, secret = parsed
+        paid = self.keys.held(key_id) is None and not self.keys.reading(key_id)
+        if paid:
+            self._spend(address)
+        try:
+            record = await self.keys.get(key_id)
+        except Exception:
+            if paid and self.failures is not None:
+                self.failures.give_back(address)  # the store failed, not the key: no cost to the client
+            raise
+        if not accepts(record, secret):
+            if not paid:
+                self._spend(address)
+            raise _invalid_key()
+        if paid and self.failures is not None:
+            self.failures.give_back(address)
+        return record
+
+    async def _signed_in(self, sign_in: SignIn, token: str, address: str) -> Caller:
+        """A token of the OIDC provider: checked with its keys (no store read); a refused one
+        costs the address one request of its budget, and an address with none left is not heard."""
+        if self.failures is not None and (wait_s := self.failures.wait(address)) > 0:
+            raise _address_limited(wait_s)
+        try:
+            tenant, role, subject = await sign_in.identify(token)
+        except TokenRefused as exc:
+            self._spend(address)
+            raise unauthorized(str(exc), invalid=True) from exc
+        return Caller(tenant=tenant, role=role, subject=subject)
+
+    def _spend(self, address: str) -> None:
+        """Take one request from the address's budget; 429 when it has none left (not logged:
+        a flood would write a line per request; the 429s are in the HTTP metrics)."""
+        if self.failures is not None and (wait_s := self.failures.take(address)) > 0:
+            raise _address_limited(wait_s)
+
+
+def _invalid_key() -> HTTPException:
+    return unauthorized("the API key is not valid (unknown, revoked or mistyped)", invalid=True)
+
+
+def _address_limited(wait_s: float) -> HTTPException:
+    return HTTPException(429, "too many requests with keys that are not valid from this address; retry after the "
+                              "time in Retry-After with a valid key",
+                         headers={"Retry-After": retry_after_header(wait_s)})
 
 
 def install_auth(app: FastAPI, settings: Settings, store: Callable[[], KeyLookup]) -> None:

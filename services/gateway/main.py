@@ -1,4 +1,6 @@
-"""Gateway wiring: `python -m services.gateway` or `uvicorn services.gateway.main:app`."""
+"""Gateway wiring: `python -m services.gateway`, or `uvicorn services.gateway.main:app
+--no-proxy-headers` (without it uvicorn believes X-Forwarded-For from loopback; the gateway reads
+it from TREERAG_TRUSTED_PROXIES only)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """What every gateway response carries and every request must pass, whatever the route:
-the Host allow-list (against DNS rebinding), CORS (off unless origins are configured) and
-the security headers."""
+the Host allow-list (against DNS rebinding), CORS (off unless origins are configured), the
+security headers, and which client a request comes from (the proxies it trusts)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from services.gateway.errors import error_response
 from shared.settings import Settings
@@ -58,6 +59,16 @@ def host_allowed(host: str, allowed: list[str]) -> bool:
         if _in_network(host, pattern):
             return True
     return False
+
+
+def install_client_address(app: FastAPI, settings: Settings) -> None:
+    """Behind TREERAG_TRUSTED_PROXIES, a request from one of them names its client in
+    X-Forwarded-For (the right-most address no trusted proxy added) and its scheme in
+    X-Forwarded-Proto; from anyone else those headers are ignored, so a client cannot choose the
+    address its budget is kept under. The server itself reads no such header (__main__.py)."""
+    proxies = split_list(settings.trusted_proxies)
+    if proxies:
+        app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=proxies)
 
 
 def install_security(app: FastAPI, settings: Settings) -> None:

@@ -25,7 +25,8 @@ from services.indexer.errors import (
     NotAPdfError,
     TooManyPagesError,
 )
-from services.indexer.ocr import OCR_DPI, OcrPage, TesseractOcr, snap_sizes
+from services.indexer.ocr import OCR_DPI, OcrPage, OcrWord, TesseractOcr, snap_sizes
+from shared.model.text_layer import Box, TextLayer, TextLine, TextWord
 
 logger = logging.getLogger(__name__)
 
@@ -100,6 +101,8 @@ class PdfContent:
     # Pages without a text layer whose text was recognised (1-based), and why others were not.
     ocr_pages: list[int] = field(default_factory=list)
     ocr_errors: list[str] = field(default_factory=list)
+    # The recognised pages' words with their boxes (the viewer's text layer for those pages).
+    text_layers: list[TextLayer] = field(default_factory=list)
     # False for documents paginated here (DOCX, HTML, Markdown, text): no printed furniture.
     printed: bool = True
     # The Info dictionary's text entries (Title, Author, Subject, Keywords, Creator, Producer).
@@ -343,8 +346,9 @@ def _recognise(
     pages: list[str],
     layouts: list[PageLayout] | None,
     progress: Callable[[int], object] | None,
-) -> tuple[list[int], list[str]]:
-    """OCR of the pages at `indices` into `pages` (and their lines into `layouts`)."""
+) -> tuple[list[int], list[str], list[TextLayer]]:
+    """OCR of the pages at `indices` into `pages` (and their lines into `layouts`): the pages
+    recognised (1-based), why others were not, and the recognised pages' words as text layers."""
     scale = OCR_DPI / 72
 
     def images() -> Iterator[Image.Image]:
@@ -370,7 +374,20 @@ def _recognise(
     if layouts is not None:
         for index, result in recognised.items():
             layouts[index] = _ocr_layout(pdf, index, result)
-    return [index + 1 for index in recognised], errors
+    layers = [_ocr_text_layer(pdf, index, result) for index, result in recognised.items()]
+    return [index + 1 for index in recognised], errors, layers
+
+
+def _ocr_text_layer(pdf: pdfium.PdfDocument, index: int, result: OcrPage) -> TextLayer:
+    """The recognised words where Tesseract found them, as fractions of the page."""
+    width, height = pdf.get_page_size(index)
+
+    def box(word: OcrWord) -> Box:
+        left, top = min(max(word.left / width, 0.0), 1.0), min(max(word.top / height, 0.0), 1.0)
+        return Box(left=left, top=top, width=min(word.width / width, 1.0 - left), height=min(word.height / height, 1.0 - top))
+
+    lines = [TextLine.of([TextWord(text=w.text, box=box(w)) for w in words]) for words in result.words if words]
+    return TextLayer(page=index + 1, aspect=round(height / max(width, 1.0), 6), lines=lines)
 
 
 def _ocr_layout(pdf: pdfium.PdfDocument, index: int, result: OcrPage) -> PageLayout:
@@ -419,7 +436,7 @@ def extract_content(
             progress(1)
     if len(unreadable) == count:
         raise CorruptPdfError("no page could be read")
-    ocr_pages, ocr_errors = _recognise(pdf, textless, ocr, pages, layouts, progress) if ocr else ([], [])
+    ocr_pages, ocr_errors, text_layers = _recognise(pdf, textless, ocr, pages, layouts, progress) if ocr else ([], [], [])
     cover_lines = layouts[0].lines if layouts else _first_page_lines(pdf)
     metadata = _metadata(pdf)
     return PdfContent(
@@ -436,4 +453,5 @@ def extract_content(
         cover_title=_cover_title(cover_lines),
         ocr_pages=ocr_pages,
         ocr_errors=ocr_errors,
+        text_layers=text_layers,
     )

@@ -7,7 +7,8 @@ a page, where RapidOCR (ONNX models in its wheel) read 0.96 at ≈9 CPU-seconds 
 Each page is one `tesseract` process fed a PGM image on stdin (no temporary files), limited to one
 thread; pages run in parallel processes, so recognition uses every core without the GIL.
 Tesseract's TSV output gives a box for every word, from which each line gets a text size: the
-layout builder then finds headings on scanned pages as it does on born-digital ones.
+layout builder then finds headings on scanned pages as it does on born-digital ones. The words
+and their boxes are kept too, as the page's text layer (selection and highlights in the viewer).
 """
 
 from __future__ import annotations
@@ -52,10 +53,22 @@ class OcrLine:
     top: float  # points from the top edge
 
 
+@dataclass(frozen=True, slots=True)
+class OcrWord:
+    """One recognised word and its box, in points from the page's top-left corner."""
+
+    text: str
+    left: float
+    top: float
+    width: float
+    height: float
+
+
 @dataclass(slots=True)
 class OcrPage:
     text: str
     lines: list[OcrLine] = field(default_factory=list)
+    words: list[list[OcrWord]] = field(default_factory=list)  # each line's words, as `lines`
     error: str = ""  # why the page could not be recognised, "" when it was
 
 
@@ -79,7 +92,7 @@ def _pgm(image: Image.Image) -> bytes:
 def parse_tsv(tsv: str, dpi: int) -> OcrPage:
     """Tesseract's TSV (one row per word, grouped by block, paragraph and line) -> text and lines."""
     to_points = 72.0 / dpi
-    lines: dict[tuple[str, str, str], list[tuple[str, float, float, float]]] = {}
+    lines: dict[tuple[str, str, str], list[tuple[str, float, float, float, float]]] = {}
     for row in tsv.splitlines()[1:]:
         cols = row.split("\t")
         if len(cols) < 12 or cols[0] != "5":
@@ -89,24 +102,26 @@ def parse_tsv(tsv: str, dpi: int) -> OcrPage:
             continue
         try:
             conf = float(cols[10])
-            left, top, height = float(cols[6]), float(cols[7]), float(cols[9])
+            left, top, width, height = float(cols[6]), float(cols[7]), float(cols[8]), float(cols[9])
         except ValueError:
             continue
         if conf < _MIN_CONFIDENCE:
             continue
-        lines.setdefault((cols[2], cols[3], cols[4]), []).append((word, left, top, height))
+        lines.setdefault((cols[2], cols[3], cols[4]), []).append((word, left, top, width, height))
     result: list[OcrLine] = []
+    boxed: list[list[OcrWord]] = []
     for words in lines.values():
-        sizes = sorted(h / _em_share(w) for w, _, _, h in words)
+        sizes = sorted(h / _em_share(w) for w, _, _, _, h in words)
         result.append(
             OcrLine(
-                text=" ".join(w for w, _, _, _ in words),
+                text=" ".join(w for w, _, _, _, _ in words),
                 size=round(sizes[len(sizes) // 2] * to_points * 2) / 2,
-                left=min(x for _, x, _, _ in words) * to_points,
-                top=min(y for _, _, y, _ in words) * to_points,
+                left=min(x for _, x, _, _, _ in words) * to_points,
+                top=min(y for _, _, y, _, _ in words) * to_points,
             )
         )
-    return OcrPage(text="\n".join(line.text for line in result), lines=result)
+        boxed.append([OcrWord(w, x * to_points, y * to_points, wd * to_points, h * to_points) for w, x, y, wd, h in words])
+    return OcrPage(text="\n".join(line.text for line in result), lines=result, words=boxed)
 
 
 # Sizes measured from word boxes vary by about ±4 % for one font size (glyph shapes, scan noise);

@@ -348,5 +348,5 @@ def _index_content(
     )
     return IndexedDocument(
         record=record, pages=pages, tree=DocumentTree(doc_id=doc_id, nodes=nodes), embeddings=embeddings,
-        analysis=analyse_pages(pages).to_bytes(),
+        analysis=analyse_pages(pages).to_bytes(), text_layers=content.text_layers,
     )

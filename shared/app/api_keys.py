@@ -13,6 +13,7 @@ import hmac
 import re
 import secrets
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from shared.model.api_keys import ApiKeyRecord, RoleName
 from shared.model.clock import utc_now
@@ -63,6 +64,11 @@ def key_matches(record: ApiKeyRecord, secret: str) -> bool:
     return hmac.compare_digest(record.secret_sha256, secret_digest(secret))
 
 
+def accepts(record: ApiKeyRecord | None, secret: str) -> TypeGuard[ApiKeyRecord]:
+    """Whether the key with this stored record (None: its id is unknown) and this secret is valid."""
+    return record is not None and not record.revoked and key_matches(record, secret)
+
+
 async def authenticate(store: KeyLookup, key: str) -> ApiKeyRecord | None:
     """The stored record of a valid, unrevoked key; None for anything else (malformed, unknown,
     wrong secret or revoked: the caller answers all of them alike)."""
@@ -71,6 +77,4 @@ async def authenticate(store: KeyLookup, key: str) -> ApiKeyRecord | None:
         return None
     key_id, secret = parsed
     record = await store.get(key_id)
-    if record is None or record.revoked or not key_matches(record, secret):
-        return None
-    return record
+    return record if accepts(record, secret) else None

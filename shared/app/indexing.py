@@ -46,9 +46,9 @@ def next_version(previous: DocumentRecord | None, built: DocumentRecord) -> int:
 
 
 async def store_indexed(repository: Repository, indexed: IndexedDocument) -> None:
-    """Pages, tree, vectors and page analysis first, the record last: a record marked ready
-    always has them. A tree built without vectors or without an analysis drops the older
-    version's, so no stale vector or analysis is read."""
+    """Pages, tree, vectors, page analysis and recognised words first, the record last: a
+    record marked ready always has them. A tree built without vectors or without an analysis
+    drops the older version's, so no stale vector or analysis is read."""
     await repository.put_pages(indexed.record.doc_id, indexed.pages)
     await repository.put_tree(indexed.tree)
     if indexed.embeddings is not None:
@@ -59,4 +59,5 @@ async def store_indexed(repository: Repository, indexed: IndexedDocument) -> Non
         await repository.put_analysis(indexed.record.doc_id, indexed.analysis)
     else:
         await repository.delete_analysis(indexed.record.doc_id)
+    await repository.put_text_layers(indexed.record.doc_id, indexed.text_layers)
     await repository.put_document(indexed.record)

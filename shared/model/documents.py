@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from shared.model.card import DocumentCard
 from shared.model.clock import utc_now
 from shared.model.formats import DocumentFormat
+from shared.model.text_layer import TextLayer
 from shared.model.tree import TreeNode
 
 
@@ -139,4 +140,10 @@ class IndexedDocument(BaseModel):
         description="The page analysis (shared/text/page_analysis.py): the term ids of every page, "
         "sentence and header and the page features, packed as opaque bytes the navigator loads "
         "instead of tokenising the pages again; None when it was not computed.",
+    )
+    text_layers: list[TextLayer] = Field(
+        default_factory=list,
+        description="The words of the pages recognised by OCR, with their boxes (Tesseract's), so "
+        "that a viewer can select and highlight them; pages with a text layer of their own have "
+        "none here (their words are read from the PDF).",
     )

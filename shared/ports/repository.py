@@ -16,6 +16,7 @@ from shared.model.documents import (
     DocumentTree,
     IndexedDocument,
 )
+from shared.model.text_layer import TextLayer
 
 
 class DocumentBeingDeleted(LookupError):
@@ -101,10 +102,19 @@ class Repository(Protocol):
 
     async def delete_analysis(self, doc_id: str) -> None: ...
 
+    async def put_text_layers(self, doc_id: str, layers: Sequence[TextLayer]) -> None:
+        """The words and boxes of the pages OCR recognised (`TextLayer.page` names each);
+        replaces the earlier ones, so [] leaves none."""
+        ...
+
+    async def get_text_layer(self, doc_id: str, page: int) -> TextLayer | None:
+        """The stored words of 1-based page `page`, or None when the page was not recognised."""
+        ...
+
     async def put_indexed(self, indexed: IndexedDocument) -> None:
-        """Pages, tree, vectors and page analysis first, the record last: a record marked ready
-        always has them. Without vectors or analysis, earlier ones are deleted (they belong to
-        another tree)."""
+        """Pages, tree, vectors, page analysis and recognised words first, the record last: a
+        record marked ready always has them. Without vectors or analysis, earlier ones are
+        deleted (they belong to another tree)."""
         ...
 
     async def get_cached(self, namespace: str, key: str) -> dict[str, Any] | None: ...
@@ -116,8 +126,8 @@ class Repository(Protocol):
         ...
 
     async def delete_document(self, doc_id: str) -> bool:
-        """Remove the document's PDF, pages, tree, vectors, page analysis and every cached value
-        made from it (named in `refs`), then its record, last. Idempotent: after a stop midway,
+        """Remove the document's PDF, pages, tree, vectors, page analysis, recognised words and
+        every cached value made from it (named in `refs`), then its record, last. Idempotent: after a stop midway,
         calling it again finishes. False when no record was stored."""
         ...
 

@@ -607,6 +607,70 @@ def _substitution_reason(slot: Substitution) -> str:
     return f"the sentence says {' '.join(slot.said)!r} where the source says {' '.join(slot.source)!r}"
 
 
+class _Comparisons:
+    """One sentence's comparison with each window of a page, computed at most once: the
+    shortlist, the cores of the best windows and the alternatives read the same windows again."""
+
+    def __init__(self, said: _Sentence, quantities: tuple[NumberMention, ...], reading: PolarityReading,
+                 prepared: PreparedPage) -> None:
+        self.said = said
+        self.quantities = quantities
+        self.reading = reading
+        self.prepared = prepared
+        self.windows = prepared.windows
+        self.matches = prepared.matches(said)
+        self._missing: dict[int, list[NumberMention]] = {}
+        self._agreed: dict[tuple[int, int], bool] = {}
+        self._overlap: dict[int, tuple[float, float, float]] = {}
+        self._conflict: dict[int, PolarityConflict | None] = {}
+
+    def _agree(self, said: NumberMention, stated: NumberMention) -> bool:
+        # Windows share their statements' quantities: each pair is compared once.
+        key = (id(said), id(stated))
+        if key not in self._agreed:
+            self._agreed[key] = said.agrees_with(stated)
+        return self._agreed[key]
+
+    def missing(self, index: int) -> list[NumberMention]:
+        if index not in self._missing:
+            self._missing[index] = (unstated(self.quantities, self.windows[index].numbers, self._agree)
+                                    if self.quantities else [])
+        return self._missing[index]
+
+    def overlap(self, index: int) -> tuple[float, float, float]:
+        if index not in self._overlap:
+            self._overlap[index] = _overlap(self.said, self.matches, index, self.windows.grams(index),
+                                            len(self.missing(index)))
+        return self._overlap[index]
+
+    def conflict_with(self, index: int) -> PolarityConflict | None:
+        if index not in self._conflict:
+            self._conflict[index] = conflict_between(self.reading, self.windows[index].polarity)
+        return self._conflict[index]
+
+    def checks(self, candidate: int, best_total: float) -> tuple[list[NumberMention], PolarityConflict | None]:
+        """The quantities the window leaves unstated and its polarity conflict. A statement
+        inside the window that alone covers the sentence nearly as well is what the sentence
+        restates: a figure or direction word found only in a neighbouring statement does not
+        support it."""
+        core = [candidate]
+        for unit in self.prepared.units_within(candidate):
+            unit_coverage, unit_bigram, _ = self.overlap(unit)
+            if unit_coverage + unit_bigram >= NEAR_BEST * best_total:
+                core.append(unit)
+        found = next((m for m in (self.missing(c) for c in core) if m), [])
+        conflict = next((c for c in (self.conflict_with(c) for c in core) if c), None)
+        return found, conflict
+
+
+def _substitution_distance(slots: list[Substitution], vectors: WordVectors | None) -> float:
+    if not slots:
+        return 0.0
+    if vectors is None:
+        return 1.0
+    return 1.0 - max(least_similarity(slots, vectors), 0.0)
+
+
 def ground(sentence: str, page: str, fit: GroundingFit | None = None, words: WordVectors | None = None) -> Grounding:
     """How well `page` supports `sentence`: the best window, the checks and the verdict.
     `words` gives the substitution's similarity when the fit was made with the same vectors."""
@@ -622,77 +686,27 @@ def ground(sentence: str, page: str, fit: GroundingFit | None = None, words: Wor
         features = dict.fromkeys(FEATURES, 0.0)
         return Grounding(0.0, UNSUPPORTED, "nothing to compare: empty sentence or page", "", 0, 0, features)
     sentence_words = aligned_words(sentence)
-    said = _Sentence.of(tokens, quantities, sentence_words[0])
-    # Each window's comparison is computed at most once per sentence: the shortlist, the cores
-    # of the best windows and the alternatives read the same windows again.
-    missing_at: dict[int, list[NumberMention]] = {}
-    agreed: dict[tuple[int, int], bool] = {}
-    overlap_at: dict[int, tuple[float, float, float]] = {}
-    conflict_at: dict[int, PolarityConflict | None] = {}
-
-    def agree(said: NumberMention, stated: NumberMention) -> bool:
-        # Windows share their statements' quantities: each pair is compared once.
-        key = (id(said), id(stated))
-        if key not in agreed:
-            agreed[key] = said.agrees_with(stated)
-        return agreed[key]
-
-    def missing(index: int) -> list[NumberMention]:
-        if index not in missing_at:
-            missing_at[index] = unstated(quantities, windows[index].numbers, agree) if quantities else []
-        return missing_at[index]
-
-    def overlap(index: int) -> tuple[float, float, float]:
-        if index not in overlap_at:
-            overlap_at[index] = _overlap(said, matches, index, prepared.windows.grams(index), len(missing(index)))
-        return overlap_at[index]
-
-    def conflict_with(index: int) -> PolarityConflict | None:
-        if index not in conflict_at:
-            conflict_at[index] = conflict_between(reading, windows[index].polarity)
-        return conflict_at[index]
-
+    compared = _Comparisons(_Sentence.of(tokens, quantities, sentence_words[0]), quantities, reading, prepared)
     # Shortlist by shared vocabulary (cheap), then measure the few best in full; ties go to
     # the shorter window, the tighter evidence.
-    matches = prepared.matches(said)
-    shortlist = prepared.shortlist(matches, SHORTLIST)
-    measured = sorted(((overlap(i), i) for i in shortlist),
+    shortlist = prepared.shortlist(compared.matches, SHORTLIST)
+    measured = sorted(((compared.overlap(i), i) for i in shortlist),
                       key=lambda item: (-item[0][0] - item[0][1], windows[item[1]].end - windows[item[1]].start))
     names = _names_missing_from(sentence, prepared.key)
     (coverage, bigram, chars), best = measured[0]
     best_total = coverage + bigram
-
-    def checks(candidate: int) -> tuple[list[NumberMention], PolarityConflict | None]:
-        # A statement inside the window that alone covers the sentence nearly as well is what
-        # the sentence restates: a figure or direction word found only in a neighbouring
-        # statement does not support it.
-        core = [candidate]
-        for unit in prepared.units_within(candidate):
-            unit_coverage, unit_bigram, _ = overlap(unit)
-            if unit_coverage + unit_bigram >= NEAR_BEST * best_total:
-                core.append(unit)
-        found = next((m for m in (missing(c) for c in core) if m), [])
-        conflict = next((c for c in (conflict_with(c) for c in core) if c), None)
-        return found, conflict
-
-    numbers, conflict = checks(best)
+    numbers, conflict = compared.checks(best, best_total)
     if numbers or conflict:
         # Another window nearly as close may state the quantity or agree in polarity.
         for other_overlap, other in measured[1:]:
             if other_overlap[0] + other_overlap[1] < NEAR_BEST * best_total:
                 break
-            if checks(other) == ([], None):
+            if compared.checks(other, best_total) == ([], None):
                 (coverage, bigram, chars), best = other_overlap, other
                 numbers, conflict = [], None
                 break
     window = windows[best]
     slots = slots_between(sentence_words, window.words)
-    if not slots:
-        distance = 0.0
-    elif vectors is None:
-        distance = 1.0
-    else:
-        distance = 1.0 - max(least_similarity(slots, vectors), 0.0)
     features = {
         "coverage": round(coverage, 4),
         "bigram_coverage": round(bigram, 4),
@@ -701,7 +715,7 @@ def ground(sentence: str, page: str, fit: GroundingFit | None = None, words: Wor
         "name_missing": float(bool(names)),
         "polarity_conflict": float(conflict is not None),
         "substituted": float(bool(slots)),
-        "substitution_distance": round(distance, 4),
+        "substitution_distance": round(_substitution_distance(slots, vectors), 4),
     }
     score = round(fit.score(features), 4)
     problems = []
@@ -711,19 +725,23 @@ def ground(sentence: str, page: str, fit: GroundingFit | None = None, words: Wor
         problems.append(f"the page never mentions {', '.join(names[:3])}")
     if conflict is not None:
         problems.append(conflict.reason)
-    if problems:
-        verdict = CONTRADICTED if coverage >= fit.contradiction_coverage else UNSUPPORTED
-        reason = "; ".join(problems)
-    elif score >= fit.threshold:
-        verdict, reason = SUPPORTED, f"the window covers {coverage:.0%} of the sentence"
-    elif slots:
-        # A replaced word is not proof of a contradiction (it may be an unrecognised synonym):
-        # missing support, with the words named so a reader can judge.
-        verdict, reason = UNSUPPORTED, _substitution_reason(slots[0])
-    else:
-        verdict, reason = UNSUPPORTED, f"the best window covers only {coverage:.0%} of the sentence"
+    verdict, reason = _verdict(problems, coverage, score >= fit.threshold, fit, slots)
+    if verdict == UNSUPPORTED and not problems and not slots:
         novel = _novel(tokens, prepared.vocabulary)
         if novel:
             written = {stem(w): w for w in reversed(tokenize(sentence))}
             reason += f"; the page never uses {', '.join(repr(written.get(w, w)) for w in novel[:3])}"
     return Grounding(score, verdict, reason, window.text, window.start, window.end, features)
+
+
+def _verdict(problems: list[str], coverage: float, passes: bool, fit: GroundingFit,
+             slots: list[Substitution]) -> tuple[str, str]:
+    if problems:
+        return (CONTRADICTED if coverage >= fit.contradiction_coverage else UNSUPPORTED), "; ".join(problems)
+    if passes:
+        return SUPPORTED, f"the window covers {coverage:.0%} of the sentence"
+    if slots:
+        # A replaced word is not proof of a contradiction (it may be an unrecognised synonym):
+        # missing support, with the words named so a reader can judge.
+        return UNSUPPORTED, _substitution_reason(slots[0])
+    return UNSUPPORTED, f"the best window covers only {coverage:.0%} of the sentence"

@@ -13,6 +13,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from shared.model.lru import text_cache
 from shared.text.normalize import split_sentences, tokenize
 from shared.text.question import topic_text
 from shared.text.term_ids import Postings, Ragged, Vocabulary, distinct_pairs
@@ -55,11 +56,18 @@ def terms(text: str) -> list[str]:
     return list(_cached_terms(text))
 
 
-# Pages and sentences recur across the queries of a session: each is tokenised once. The size
-# holds what the warm indexes of a one-process engine tokenise (about 100,000 pages, sentences,
-# titles and summaries for 50 documents), which its compressor and verifier ask for again; with
-# 65,536 entries, warming evicted most pages before a query asked for them.
-@lru_cache(maxsize=262_144)
+# Pages and sentences recur across the queries of a session: each is tokenised once. The entry
+# bound holds what the warm indexes of a one-process engine tokenise (about 100,000 pages,
+# sentences, titles and summaries for 50 documents), which its compressor and verifier ask for
+# again; with 65,536 entries, warming evicted most pages before a query asked for them. The
+# character bound is the one that holds memory: an entry costs about 1-2 bytes a character
+# besides its text, so 262,144 long pages would have been gigabytes.
+TERM_CACHE_ENTRIES = 262_144
+TERM_CACHE_CHARS = 32_000_000
+SENTENCE_CACHE_CHARS = 16_000_000
+
+
+@text_cache(max_entries=TERM_CACHE_ENTRIES, max_chars=TERM_CACHE_CHARS)
 def _cached_terms(text: str) -> tuple[str, ...]:
     return tuple(filter(None, map(_term, tokenize(text))))
 
@@ -168,7 +176,7 @@ def shared_idf(indexes: Sequence[BM25Index], qterms: Iterable[str]) -> dict[str,
     return out
 
 
-@lru_cache(maxsize=8192)
+@text_cache(max_entries=8192, max_chars=SENTENCE_CACHE_CHARS)
 def sentences_of(text: str) -> tuple[str, ...]:
     """`split_sentences`, memoised: the same pages are split by several stages and queries."""
     return tuple(split_sentences(text))

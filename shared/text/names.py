@@ -24,6 +24,8 @@ NAME_SIMILARITY = 0.8
 SPELLING_SIMILARITY = 0.85
 MIN_NAME_LENGTH = 3
 FUZZY_MIN_LENGTH = 5
+# Fuzzy look-ups remembered per vocabulary, all forgotten when full (as the spelling memo).
+MAX_MEMOISED_TERMS = 10_000
 
 # Capitalised words that point into a document rather than name something in it.
 _POINTERS = frozenset(
@@ -188,6 +190,8 @@ def unmentioned_names(
             return mentioned(term, vocabulary, groups)
         memo: dict[str, bool] = cache.setdefault("mentioned", {})
         if term not in memo:
+            if len(memo) >= MAX_MEMOISED_TERMS:
+                memo.clear()  # a long-running process meets ever new words (numbers, typos, names)
             memo[term] = mentioned(term, vocabulary, groups)
         return memo[term]
 

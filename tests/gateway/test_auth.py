@@ -9,14 +9,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fastapi import FastAPI
+from fastapi import FastAPI, HTTPException
+from fastapi.security import HTTPAuthorizationCredentials
 from fastapi.testclient import TestClient
+from pydantic import ValidationError
 
 from services.gateway.app import create_app
-from services.gateway.auth import AUTHENTICATED, PUBLIC_ROUTES, CallerDep, install_auth
+from services.gateway.auth import AUTHENTICATED, PUBLIC_ROUTES, Authenticator, CallerDep, install_auth
+from services.gateway.key_cache import KeyCache
 from services.gateway.rate_limit import RateLimiter, retry_after_header
+from services.gateway.security import install_client_address
 from shared.adapters.embedded.api_keys import EmbeddedKeyStore
 from shared.app.api_keys import authenticate, issue_key, parse_key
+from shared.model.api_keys import ApiKeyRecord
 from shared.settings import Settings
 from tests.fakes import FakeKeyStore
 from treerag.cli import main
@@ -118,9 +123,10 @@ def test_retry_after_is_whole_seconds_rounded_up() -> None:
 # ---------------------------------------------------------------- the gateway's dependency
 
 
-def keyed_app(store: FakeKeyStore, **settings: Any) -> TestClient:
+def keyed_app(store: FakeKeyStore, peer: str = "testclient", **settings: Any) -> TestClient:
     app = FastAPI(dependencies=[AUTHENTICATED])
     install_auth(app, Settings(**settings), lambda: store)
+    install_client_address(app, Settings(**settings))
 
     @app.get("/v1/whoami")
     async def whoami(caller: CallerDep) -> dict[str, Any]:
@@ -130,7 +136,7 @@ def keyed_app(store: FakeKeyStore, **settings: Any) -> TestClient:
     async def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
-    return TestClient(app)
+    return TestClient(app, client=(peer, 50000))
 
 
 def bearer(key: str) -> dict[str, str]:
@@ -191,20 +197,144 @@ def test_a_flood_of_guessed_keys_gets_429_from_its_address_and_costs_the_store_o
     assert store.reads == 21
 
 
-def test_unknown_key_ids_never_push_a_key_in_use_out_of_the_cache(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("services.gateway.auth.MAX_UNKNOWN_KEYS", 50)
-    monkeypatch.setattr("services.gateway.auth.MAX_CACHED_KEYS", 5)
+def test_unknown_key_ids_never_push_a_key_in_use_out_of_the_cache() -> None:
     store = FakeKeyStore()
     issued = asyncio.run(issue_key(store, "acme"))
     client = keyed_app(store, auth_failures_per_s=0, auth_cache_s=60)
+    keys = KeyCache(lambda: store, 60, max_known=5, max_unknown=50)
+    client.app.state.authenticator.keys = keys  # type: ignore[attr-defined]
     assert client.get("/v1/whoami", headers=bearer(issued.key)).status_code == 200
     for key in random_keys(200):
         assert client.get("/v1/whoami", headers=bearer(key)).status_code == 401
+    assert len(keys._unknown) == 50  # the guesses' memory is bounded
     reads = store.reads
     assert client.get("/v1/whoami", headers=bearer(issued.key)).status_code == 200
     assert store.reads == reads  # still cached
     assert client.get("/v1/whoami", headers=bearer(random_keys(200)[-1])).status_code == 401
     assert store.reads == reads  # a guess asked again is answered from the cache too
+    assert client.get("/v1/whoami", headers=bearer(random_keys(200)[0])).status_code == 401
+    assert store.reads == reads + 1  # the oldest guess was dropped past the bound
+
+
+def test_the_known_keys_are_bounded_too_the_least_recently_used_dropped() -> None:
+    store = FakeKeyStore()
+    issued = [asyncio.run(issue_key(store, "acme")) for _ in range(4)]
+    client = keyed_app(store, auth_failures_per_s=0, auth_cache_s=60)
+    client.app.state.authenticator.keys = KeyCache(lambda: store, 60, max_known=2)  # type: ignore[attr-defined]
+    for key in (issued[0], issued[1], issued[0], issued[2]):  # issued[1] is the least recently used
+        assert client.get("/v1/whoami", headers=bearer(key.key)).status_code == 200
+    reads = store.reads
+    assert client.get("/v1/whoami", headers=bearer(issued[0].key)).status_code == 200
+    assert store.reads == reads
+    assert client.get("/v1/whoami", headers=bearer(issued[1].key)).status_code == 200
+    assert store.reads == reads + 1
+
+
+class SlowKeyStore(FakeKeyStore):
+    """A store whose reads take a while, so that requests overlap as they do under load."""
+
+    async def get(self, key_id: str) -> ApiKeyRecord | None:
+        await asyncio.sleep(0.01)
+        return await super().get(key_id)
+
+
+def credentials(key: str) -> HTTPAuthorizationCredentials:
+    return HTTPAuthorizationCredentials(scheme="Bearer", credentials=key)
+
+
+async def answer(authenticator: Authenticator, key: str, address: str = "198.51.100.7") -> int:
+    try:
+        await authenticator.caller("/v1/whoami", credentials(key), address)
+    except HTTPException as exc:
+        return exc.status_code
+    return 200
+
+
+async def test_concurrent_guesses_cost_the_store_only_the_burst() -> None:
+    # All at once: none has failed yet when the others arrive, so each must pay before its read.
+    store = SlowKeyStore()
+    authenticator = Authenticator(Settings(auth_failures_per_s=0.01, auth_failure_burst=20), lambda: store)
+    answers = await asyncio.gather(*(answer(authenticator, key) for key in random_keys(500)))
+    assert store.reads == 20
+    assert sorted(answers) == [401] * 20 + [429] * 480
+
+
+async def test_valid_keys_looked_up_give_their_budget_back_and_concurrent_requests_share_a_read() -> None:
+    store = SlowKeyStore()
+    issued = [await issue_key(store, "acme") for _ in range(50)]
+    authenticator = Authenticator(Settings(auth_failures_per_s=0.01, auth_failure_burst=5, rate_limit_per_s=0),
+                                  lambda: store)
+    # From one address whose budget is 5: 5 keys never looked up, 10 requests of each at once...
+    answers = await asyncio.gather(*(answer(authenticator, key.key) for key in issued[:5] for _ in range(10)))
+    assert set(answers) == {200}
+    assert store.reads == 5  # one read per key, shared by its concurrent requests
+    # ... then 45 more keys one after another: each look-up's cost came back when the key proved valid.
+    assert [await answer(authenticator, key.key) for key in issued[5:]] == [200] * 45
+    # The budget bounds the look-ups in flight from one address: a sixth new key at once waits.
+    fresh = [await issue_key(store, "acme") for _ in range(6)]
+    assert sorted(await asyncio.gather(*(answer(authenticator, key.key) for key in fresh))) == [200] * 5 + [429]
+
+
+async def test_an_address_out_of_budget_is_refused_a_look_up_but_not_a_key_already_held() -> None:
+    store = FakeKeyStore()
+    held, new = await issue_key(store, "acme"), await issue_key(store, "acme")
+    authenticator = Authenticator(Settings(auth_failures_per_s=0.01, auth_failure_burst=3), lambda: store)
+    assert await answer(authenticator, held.key) == 200
+    assert [await answer(authenticator, key) for key in random_keys(4)] == [401, 401, 401, 429]
+    reads = store.reads
+    assert await answer(authenticator, held.key) == 200  # held: no read, nothing to limit
+    assert await answer(authenticator, new.key) == 429  # would cost a read
+    assert await answer(authenticator, "not a key") == 429
+    assert store.reads == reads
+    assert await answer(authenticator, new.key, address="203.0.113.9") == 200  # another address
+
+
+class DownKeyStore(FakeKeyStore):
+    async def get(self, key_id: str) -> ApiKeyRecord | None:
+        raise ConnectionError("the store is down")
+
+
+async def test_a_look_up_the_store_failed_costs_the_address_nothing() -> None:
+    authenticator = Authenticator(Settings(auth_failures_per_s=0.01, auth_failure_burst=2), lambda: DownKeyStore())
+    for key in random_keys(5):
+        with pytest.raises(ConnectionError):
+            await authenticator.caller("/v1/whoami", credentials(key), "198.51.100.7")
+    assert authenticator.failures is not None and authenticator.failures.wait("198.51.100.7") == 0.0
+
+
+def test_x_forwarded_for_is_ignored_unless_the_peer_is_a_trusted_proxy() -> None:
+    store = FakeKeyStore()
+    guesses = random_keys(30)
+    spoofed = keyed_app(store, auth_failures_per_s=0.01, auth_failure_burst=10)
+    answers = [spoofed.get("/v1/whoami", headers={**bearer(key), "X-Forwarded-For": f"192.0.2.{n}"}).status_code
+               for n, key in enumerate(guesses)]
+    assert answers == [401] * 10 + [429] * 20  # one budget: the TCP peer's
+
+    proxied = keyed_app(store, auth_failures_per_s=0.01, auth_failure_burst=10, trusted_proxies="10.0.0.0/8",
+                        peer="10.1.2.3")
+    answers = [proxied.get("/v1/whoami", headers={**bearer(key), "X-Forwarded-For": f"192.0.2.{n}, 10.9.9.9"})
+               .status_code for n, key in enumerate(guesses)]
+    assert answers == [401] * 30  # each client behind the proxy has its own budget
+    one_client = [proxied.get("/v1/whoami", headers={**bearer(key), "X-Forwarded-For": "192.0.2.200"}).status_code
+                  for key in guesses]
+    assert one_client == [401] * 10 + [429] * 20
+
+
+def test_trusted_proxies_must_be_addresses_or_networks() -> None:
+    assert Settings(trusted_proxies="10.0.0.0/8, 192.0.2.1,fd00::/8").trusted_proxies
+    for bad in ("*", "proxy.internal", "10.0.0.0/33"):
+        with pytest.raises(ValidationError, match="TREERAG_TRUSTED_PROXIES"):
+            Settings(trusted_proxies=bad)
+
+
+def test_request_budgets_are_kept_for_a_bounded_number_of_keys() -> None:
+    clock = Clock()
+    limiter = RateLimiter(rate_per_s=1.0, burst=1, clock=clock, max_tracked=3)
+    for key in ("a", "b", "c", "d", "e"):
+        assert limiter.take(key) == 0.0
+    assert len(limiter) == 3
+    assert limiter.take("e") > 0  # the latest are kept
+    assert limiter.take("a") == 0.0  # the oldest dropped: a fresh budget
 
 
 def test_auth_off_calls_everyone_the_configured_tenant() -> None:

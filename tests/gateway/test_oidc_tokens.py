@@ -135,3 +135,10 @@ def test_a_refresh_token_the_provider_refuses_is_400_saying_sign_in_again(provid
     with FakeGateway(settings=settings(provider)).client() as client:
         refused = client.post("/v1/auth/refresh", json={"refresh_token": "not-one-it-issued"})
         assert refused.status_code == 400 and "sign in again" in refused.json()["error"]["message"]
+
+
+def test_refused_tokens_spend_the_addresss_budget_then_get_429(provider: RunningProvider) -> None:
+    other = provider.sign_in("ana", client_id="another-app")["id_token"]
+    with FakeGateway(settings=settings(provider, auth_failures_per_s=0.01, auth_failure_burst=3)).client() as client:
+        answers = [client.get("/v1/documents", headers=bearer(other)).status_code for _ in range(5)]
+        assert answers == [401, 401, 401, 429, 429]

@@ -19,6 +19,7 @@ from services.gateway.web.api import install_page_routes
 from services.gateway.web.rendering import MAX_PIXELS, evidence_boxes, text_layer
 from shared.model.documents import DocumentRecord, DocumentStatus
 from shared.model.ids import content_id
+from shared.model.text_layer import Box, TextLayer, TextLine, TextWord
 from shared.settings import Settings
 from tests.fakes import FakeKeyStore, FakeRepository
 
@@ -82,6 +83,17 @@ def test_a_page_is_rendered_at_the_requested_scale(client: TestClient, doc_id: s
     for scale in (1, 2):
         width, height = image(client, doc_id, 1, scale=scale).size
         assert abs(width - A4_PT[0] * scale) <= 1 and abs(height - A4_PT[1] * scale) <= 1
+
+
+def test_a_page_is_rendered_as_wide_as_asked_within_the_largest_scale(client: TestClient, doc_id: str) -> None:
+    # A viewer asks for the pixels it shows the page with: its CSS width times the pixel ratio.
+    for wanted in (600, 1191, 1777):
+        width, height = image(client, doc_id, 1, width=wanted).size
+        assert width == wanted and abs(height - wanted * A4_PT[1] / A4_PT[0]) <= 1
+    width, _ = image(client, doc_id, 1, width=8000).size
+    assert width == math.ceil(A4_PT[0] * 4)  # no larger than scale 4
+    assert client.get(f"/v1/documents/{doc_id}/pages/1/image", params={"width": 0}).status_code == 422
+    assert client.get(f"/v1/documents/{doc_id}/pages/1/image", params={"width": 9000}).status_code == 422
 
 
 def test_a_document_is_addressed_by_its_id_not_its_file_name(client: TestClient) -> None:
@@ -222,3 +234,45 @@ def test_a_highlight_is_one_box_per_line_of_the_passage() -> None:
     line = "the first priority for capital deployment"
     found = evidence_boxes(glyph_by_glyph_pdf(line), 1, "first priority for capital")
     assert found.match == "exact" and len(found.boxes) == 1
+
+def test_a_word_broken_at_a_line_end_keeps_its_printed_hyphen() -> None:
+    # pdfium reports a hyphen ending a line as a break mark (\x02): copied, it is the hyphen printed.
+    pdf = FPDF(format="A4")
+    pdf.add_page()
+    pdf.set_font("Helvetica", "", 12)
+    pdf.text(20, 60, "costs and other non-")
+    pdf.text(20, 66, "recurring costs are charged")
+    layer = text_layer(bytes(pdf.output()), 1)
+    assert [line.text for line in layer.lines] == ["costs and other non-", "recurring costs are charged"]
+    assert layer.lines[0].words[-1].text == "non-"
+
+
+def test_a_scanned_page_serves_the_words_ocr_read_and_highlights_among_them() -> None:
+    # A page that is only an image: its text layer and highlights come from the words stored at indexing.
+    scan = FPDF(format="A4")
+    scan.add_page()
+    scan.image(Image.new("L", (210, 297), 255), x=0, y=0, w=210, h=297)
+    data = bytes(scan.output())
+    words = [("The", 0.1), ("valve", 0.2), ("is", 0.3), ("closed", 0.35)]
+    recognised = TextLayer(page=1, aspect=297 / 210, lines=[
+        TextLine.of([TextWord(text=t, box=Box(left=x, top=0.4, width=0.04, height=0.015)) for t, x in words[:3]]),
+        TextLine.of([TextWord(text=words[3][0], box=Box(left=0.1, top=0.43, width=0.06, height=0.015))]),
+    ])
+    repo = FakeRepository()
+    doc_id = content_id(data)
+    asyncio.run(repo.put_document(DocumentRecord(doc_id=doc_id, file_name="scan.pdf", status=DocumentStatus.READY)))
+    asyncio.run(repo.put_pdf(doc_id, data))
+    app = FastAPI()
+    install_auth(app, Settings(auth="off"), FakeKeyStore)
+    install_page_routes(app, lambda: repo)
+    with TestClient(app) as client:
+        assert client.get(f"/v1/documents/{doc_id}/pages/1/text-layer").json()["lines"] == []  # nothing stored yet
+        asyncio.run(repo.put_text_layers(doc_id, [recognised]))
+        assert TextLayer.model_validate(client.get(f"/v1/documents/{doc_id}/pages/1/text-layer").json()) == recognised
+        found = boxes(client, doc_id, 1, "valve is closed")
+        assert found["match"] == "exact" and found["matched_text"] == "valve is\nclosed"
+        # One box per line: the line's words from "valve" on, then the next line's word.
+        expected = [(0.2, 0.4, 0.14, 0.015), (0.1, 0.43, 0.06, 0.015)]
+        got = [(b["left"], b["top"], b["width"], b["height"]) for b in found["boxes"]]
+        assert len(got) == len(expected) and all(map(math.isclose, sum(got, ()), sum(expected, ())))
+        assert boxes(client, doc_id, 1, "nothing of the kind here")["match"] == "none"

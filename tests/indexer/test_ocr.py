@@ -3,15 +3,18 @@ searchable tree, and questions over them cite the right page; with OCR off they 
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
 
+from services.gateway.web.rendering import text_layer
 from services.indexer.ocr import find_tesseract, parse_tsv
 from services.indexer.pipeline import IndexOptions, index_document
 from shared.adapters.embedded.store import EmbeddedRepository
 from shared.model.documents import BuilderName, IndexedDocument
 from shared.model.query import QuerySettings
+from shared.model.text_layer import Box
 from shared.model.tree import walk_tree
 from tests import pdfs
 from tests.query.documents import SECTIONS, software_guide_pdf
@@ -49,6 +52,20 @@ async def test_a_question_over_the_scan_cites_the_same_page_as_over_the_original
     assert result.answer.citations[0].file_name == "scanned-guide.pdf"
     assert result.answer.citations[0].pages == [7]  # as over the born-digital guide
     assert "licence key has expired" in result.answer.answer
+
+
+def test_each_recognised_page_keeps_its_words_where_they_are_printed(scanned_guide: IndexedDocument) -> None:
+    # The scan's words, boxed by Tesseract, lie where the born-digital guide prints them (pdfium).
+    assert [layer.page for layer in scanned_guide.text_layers] == list(range(1, 8))
+    recognised = scanned_guide.text_layers[6]
+    printed = text_layer(software_guide_pdf(), 7)
+    assert math.isclose(recognised.aspect, printed.aspect, rel_tol=0.01)
+    line = next(line for line in recognised.lines if "licence" in line.text)
+    assert line.text == next(p.text for p in printed.lines if "licence" in p.text)
+    words = {word.text: word.box for word in next(p for p in printed.lines if "licence" in p.text).words}
+    for word in line.words:
+        assert abs(word.box.left - words[word.text].left) < 0.01 and abs(word.box.top - words[word.text].top) < 0.01
+    assert line.box == Box.around([word.box for word in line.words])
 
 
 def test_ocr_off_keeps_the_warning_and_the_page_windows() -> None:

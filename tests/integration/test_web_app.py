@@ -35,6 +35,8 @@ HOSTILE = "<script>window.__pwned = 'text'</script><img src=x onerror=\"window._
 FILE_NAME = "<img src=x onerror=window.__pwned=1> unit-913.pdf"
 QUESTION = f"After how many days are the intake filters of unit {UNIT} replaced?"
 CITED_FACT = f"The intake filters of unit {UNIT} are replaced after {30 + UNIT} days of service"
+# The page's image is in (an image with no source yet counts as complete).
+IMAGE_SHOWN = "() => { const image = document.getElementById('viewer-image'); return image.complete && image.naturalWidth > 0; }"
 
 
 def hostile_manual_pdf() -> bytes:
@@ -235,15 +237,17 @@ def test_a_section_of_the_tree_opens_its_first_page(gateway: Gateway, browser: A
         image = tab.page.locator("#viewer-image")
         tab.page.wait_for_function("() => document.getElementById('viewer-image').naturalWidth > 0")
         # Fetched with the key (an <img src> could not send it) and shown from a blob.
-        assert image.get_attribute("data-source").endswith("/pages/4/image?scale=1.5")
+        # As many pixels wide as the viewer shows it (device pixel ratio 1), rounded up to 256.
+        shown = tab.page.evaluate("document.getElementById('viewer-scroll').clientWidth")
+        assert image.get_attribute("data-source").endswith(f"/pages/4/image?width={-(-shown // 256) * 256}")
         assert image.get_attribute("src").startswith("blob:")
-        assert tab.page.locator("#viewer-title").inner_text().endswith("page 4")
+        assert tab.page.locator("#viewer-title").inner_text().endswith("p. 4")
         tab.page.locator("#viewer-next").click()
-        tab.page.wait_for_function("() => document.getElementById('viewer-image').dataset.source.includes('/pages/5/')")
+        tab.page.wait_for_function("() => (document.getElementById('viewer-image').dataset.source || '').includes('/pages/5/')")
         tab.page.fill("#viewer-page", "2")
         tab.page.locator("#viewer-page").dispatch_event("change")
-        tab.page.wait_for_function("() => document.getElementById('viewer-image').dataset.source.includes('/pages/2/')")
-        tab.page.wait_for_function("() => document.getElementById('viewer-image').complete")
+        tab.page.wait_for_function("() => (document.getElementById('viewer-image').dataset.source || '').includes('/pages/2/')")
+        tab.page.wait_for_function(IMAGE_SHOWN)
         screenshot(tab.page, "document")
         tab.check("document")
     finally:
@@ -281,7 +285,7 @@ def ask_and_open_the_citation(tab: Page, gateway: Gateway, doc_id: str) -> None:
     citation.focus()
     tab.page.keyboard.press("Enter")
     tab.page.locator("#viewer-boxes .box").first.wait_for(timeout=30_000)
-    tab.page.wait_for_function("() => document.getElementById('viewer-image').complete")
+    tab.page.wait_for_function(IMAGE_SHOWN)
 
 
 def test_a_citation_opens_its_page_with_the_cited_sentence_highlighted(
@@ -292,7 +296,7 @@ def test_a_citation_opens_its_page_with_the_cited_sentence_highlighted(
         answer = tab.page.locator("#answer-text").inner_text()
         assert f"{30 + UNIT} days" in answer
         assert "[<img src=x onerror=window.__pwned=1> unit-913.pdf, p. 4]" in answer
-        assert tab.page.locator("#viewer-title").inner_text().endswith("page 4")
+        assert tab.page.locator("#viewer-title").inner_text().endswith("p. 4")
         # The first box starts where pdfium prints the cited sentence on the rendered page.
         frame = tab.page.locator("#viewer-image").bounding_box()
         box = tab.page.locator("#viewer-boxes .box").first.bounding_box()

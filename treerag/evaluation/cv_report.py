@@ -165,7 +165,7 @@ def markdown(results: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-# The README's "Questions" tables: set labels as it prints them, and the systems in its order.
+# The questions tables (docs/measurements.md): set labels as they print them, and the systems in their order.
 README_SETS = (("r-manuals-dev", "R manuals"), ("mmlongbench-dev", "MMLongBench"),
                ("financebench-dev", "FinanceBench"), (POOLED, "pooled"))
 README_SYSTEMS = (PRODUCT_SYSTEM, "bm25-pages", "bm25-chunks", "dense-pages")
@@ -173,7 +173,7 @@ SHARED_STORE_SET = "financebench-dev"
 
 
 def readme_rows(collections: dict[str, Any], documents: dict[str, Any], corpus: dict[str, Any]) -> list[str]:
-    """The rows of the README's "Questions" table from three results of `make eval`: each set
+    """The rows of the "Questions" table (docs/measurements.md) from three results of `make eval`: each set
     held out whole (leave-one-collection-out), held out by document, and asked corpus-wide."""
     rows = []
     for key, label in README_SETS:
@@ -193,7 +193,7 @@ def readme_rows(collections: dict[str, Any], documents: dict[str, Any], corpus: 
 
 
 def answer_rows(collections: dict[str, Any]) -> list[str]:
-    """The rows of the README's answers table: the product's answers against the gold answer,
+    """The rows of the answers table (docs/measurements.md): the product's answers against the gold answer,
     each set held out whole."""
     rows = []
     for key, label in README_SETS:
@@ -202,8 +202,29 @@ def answer_rows(collections: dict[str, Any]) -> list[str]:
     return rows
 
 
+HEADLINE_HEADER = ("| questions, held out | hit@1 | BM25 over pages | Δ [95% CI] | false refusals "
+                   "| off-topic refused | right answer, right page |")
+
+
+def headline_rows(collections: dict[str, Any], store: dict[str, Any]) -> list[str]:
+    """The README's one table of figures: the product against BM25 over pages on each set held
+    out whole, then the shared store, each from the results of `make eval`."""
+    rows = [HEADLINE_HEADER, "|---|---:|---:|---|---:|---:|---:|"]
+    for key, label in README_SETS:
+        row, bm25 = collections["sets"][key][PRODUCT_SYSTEM], collections["sets"][key]["bm25-pages"]
+        rows.append(f"| {label} ({row['n']}), by collection | {_cell(row['hit_at_1'])} | {_cell(bm25['hit_at_1'])} "
+                    f"| {_ci(row, 'bm25-pages')} | {_cell(row['false_abstention'])} "
+                    f"| {_cell(row['abstention_off_topic'])} | {_cell(row.get('right_answer_right_page'))} |")
+    table = store["sets"][SHARED_STORE_SET]
+    row, bm25 = table[PRODUCT_SYSTEM], table["bm25-pages"]
+    rows.append(f"| shared store of {store['pool']} filings ({row['n']}), by company | {_cell(row['hit_at_1'])} "
+                f"| {_cell(bm25['hit_at_1'])} | {_ci(row, 'bm25-pages')} | {_cell(row['false_abstention'])} "
+                f"| n/a | {_cell(row.get('right_answer_right_page'))} |")
+    return rows
+
+
 def shared_store_rows(store: dict[str, Any]) -> list[str]:
-    """The rows of the README's shared-store table: the FinanceBench questions asked of every
+    """The rows of the shared-store table (docs/measurements.md): the FinanceBench questions asked of every
     filing of the store at once, cross-validated by company."""
     table = store["sets"][SHARED_STORE_SET]
     return [

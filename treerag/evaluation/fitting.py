@@ -99,7 +99,7 @@ class Recipe:
 
 
 # What the shipped models are fitted with: nested selection over the grids measured no better
-# held out (README, "Questions"), so it stays an option of `treerag eval --recipe nested`.
+# held out (docs/measurements.md, "Questions"), so it stays an option of `treerag eval --recipe nested`.
 RECIPES = {"shipped": Recipe(LOGISTIC_STRENGTHS, SHIPPED_BUDGETS), "nested": Recipe(RANKER_GRID, BUDGET_GRID)}
 SHIPPED_RECIPE = RECIPES["shipped"]
 Ranker = LinearModel | TreeEnsemble

@@ -12,11 +12,13 @@ from services.gateway.auth import Caller, CallerDep
 from services.gateway.errors import KEYED, error_responses, shortened
 from services.gateway.web.cache import ByteBoundedCache
 from services.gateway.web.rendering import (
+    MAX_SCALE,
     EvidenceBoxes,
     PageNotFound,
     TextLayer,
     UnreadablePdf,
     evidence_boxes,
+    evidence_in_layer,
     render_page,
     text_layer,
 )
@@ -24,7 +26,9 @@ from shared.model.documents import DocumentRecord
 from shared.model.formats import FORMAT_NAMES, DocumentFormat
 
 DEFAULT_SCALE = 1.5
-MAX_SCALE = 4.0
+# A viewer asks for the page as many pixels wide as it shows it (its CSS width times the
+# device's pixel ratio); wider than this is beyond any screen and is refused.
+MAX_WIDTH_PX = 8_000
 EVIDENCE_MAX_CHARS = 4_000
 # Rendered pages (a page is 100-500 KB at the default scale) and the PDFs they come from (one
 # read from the store per document instead of one per page turned).
@@ -36,6 +40,8 @@ class DocumentSource(Protocol):
     async def get_document(self, doc_id: str) -> DocumentRecord | None: ...
 
     async def get_pdf(self, doc_id: str) -> bytes | None: ...
+
+    async def get_text_layer(self, doc_id: str, page: int) -> TextLayer | None: ...
 
 
 PageNumber = Annotated[int, Path(ge=1, le=1_000_000, description="1-based page number.")]
@@ -110,13 +116,16 @@ async def get_page_image(
     files: Files,
     scale: Annotated[float, Query(gt=0, le=MAX_SCALE, description="1 = 72 dpi; large pages are rendered smaller.")]
     = DEFAULT_SCALE,
+    width: Annotated[int | None, Query(ge=1, le=MAX_WIDTH_PX, description=(
+        "Pixels wide, instead of `scale`: a viewer asks for the width it shows the page at times the "
+        "device's pixel ratio. The scale it implies is held to the same bounds as `scale`."))] = None,
 ) -> Response:
     record, data = await files.pdf_of(doc_id, who)
-    key = (record.doc_id, number, round(scale, 3))
+    key = (record.doc_id, number, ("width", width) if width is not None else round(scale, 3))
     png = files.images.get(key)
     if png is None:
         try:
-            rendered = await asyncio.to_thread(render_page, data, number, scale)
+            rendered = await asyncio.to_thread(render_page, data, number, scale, width)
         except (PageNotFound, UnreadablePdf) as exc:
             raise refused(exc) from exc
         png = rendered.png
@@ -134,18 +143,28 @@ async def get_page_boxes(
     who: CallerDep,
     files: Files,
 ) -> EvidenceBoxes:
-    _, data = await files.pdf_of(doc_id, who)
+    record, data = await files.pdf_of(doc_id, who)
     try:
-        return await asyncio.to_thread(evidence_boxes, data, number, text)
+        found = await asyncio.to_thread(evidence_boxes, data, number, text)
     except (PageNotFound, UnreadablePdf) as exc:
         raise refused(exc) from exc
+    if found.match == "none":  # a page recognised by OCR has its words in the store, not the PDF
+        recognised = await files.source().get_text_layer(record.doc_id, number)
+        if recognised is not None:
+            return evidence_in_layer(recognised, text)
+    return found
 
 
 @router.get("/v1/documents/{doc_id}/pages/{number}/text-layer", response_model=TextLayer,
             summary="The page's printed text with positions, to lay over the image")
 async def get_page_text_layer(doc_id: str, number: PageNumber, who: CallerDep, files: Files) -> TextLayer:
-    _, data = await files.pdf_of(doc_id, who)
+    record, data = await files.pdf_of(doc_id, who)
     try:
-        return await asyncio.to_thread(text_layer, data, number)
+        layer = await asyncio.to_thread(text_layer, data, number)
     except (PageNotFound, UnreadablePdf) as exc:
         raise refused(exc) from exc
+    if not layer.lines:  # a scanned page: the words OCR read, where it read them
+        recognised = await files.source().get_text_layer(record.doc_id, number)
+        if recognised is not None:
+            return recognised
+    return layer

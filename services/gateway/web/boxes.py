@@ -4,19 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pydantic import BaseModel, Field
+from shared.model.text_layer import Box
 
 # Two boxes whose vertical overlap is at least this share of the lower one's height lie on one line.
 SAME_LINE_OVERLAP = 0.5
-
-
-class Box(BaseModel):
-    """A highlight rectangle as fractions of the page (origin top-left), so any scale can use it."""
-
-    left: float = Field(ge=0, le=1)
-    top: float = Field(ge=0, le=1)
-    width: float = Field(ge=0, le=1)
-    height: float = Field(ge=0, le=1)
 
 
 def _clamp(value: float) -> float:

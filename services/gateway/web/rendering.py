@@ -19,12 +19,15 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 from pydantic import BaseModel, Field
 
-from services.gateway.web.boxes import Box, one_per_line, page_box
-from services.gateway.web.text_layer import TextLayer, layer_of
+from services.gateway.web.boxes import one_per_line, page_box
+from services.gateway.web.text_layer import layer_of
+from shared.model.text_layer import Box, TextLayer
 
 # A page image larger than this many pixels is rendered at the largest scale that fits, so one
 # request cannot make the gateway allocate hundreds of megabytes (A4 at scale 4 is 8.9 Mpx).
 MAX_PIXELS = 12_000_000
+# The largest scale a page is rendered at (288 dpi), however wide it is asked for.
+MAX_SCALE = 4.0
 # Evidence shorter than this matches too many places on a page to highlight one of them.
 MIN_EVIDENCE_CHARS = 3
 
@@ -80,10 +83,14 @@ def _opened_page(data: bytes, number: int) -> Iterator[pdfium.PdfPage]:
             pdf.close()
 
 
-def render_page(data: bytes, number: int, scale: float) -> RenderedPage:
-    """PNG of page `number` (1-based) at `scale` (1 = 72 dpi), scaled down to MAX_PIXELS."""
+def render_page(data: bytes, number: int, scale: float, width_px: int | None = None) -> RenderedPage:
+    """PNG of page `number` (1-based) at `scale` (1 = 72 dpi), or `width_px` pixels wide when
+    given (at most MAX_SCALE), scaled down to MAX_PIXELS."""
     with _opened_page(data, number) as page:
         width_pt, height_pt = page.get_size()
+        if width_px is not None:
+            # Floored to 4 decimals so that pdfium, rounding each side up, gives `width_px`.
+            scale = min(math.floor(10_000 * width_px / max(width_pt, 1.0)) / 10_000, MAX_SCALE)
         # Rounded down: pdfium rounds each side up to whole pixels.
         limit = math.floor(1000 * (MAX_PIXELS / max(width_pt * height_pt, 1.0)) ** 0.5) / 1000
         used = min(scale, limit)
@@ -171,6 +178,34 @@ def evidence_boxes(data: bytes, number: int, evidence: str) -> EvidenceBoxes:
         boxes = [box for start, end in spans for box in _boxes(textpage, start, end, width, height)]
         matched = " … ".join(text[start:end] for start, end in spans)
         return EvidenceBoxes(page=number, match=match if boxes else "none", matched_text=matched, boxes=boxes)
+
+
+def evidence_in_layer(layer: TextLayer, evidence: str) -> EvidenceBoxes:
+    """Where `evidence` is among a text layer's words (a page recognised by OCR has no text in
+    its PDF): matched as on a PDF's own text, one box per line around the words it covers."""
+    pieces: list[str] = []  # the page's text: words joined by spaces, lines by line breaks
+    placed: list[tuple[int, int, int, Box]] = []  # each word's start and end in it, its line and box
+    at = 0
+    for k, line in enumerate(layer.lines):
+        for j, word in enumerate(line.words):
+            placed.append((at, at + len(word.text), k, word.box))
+            pieces.append(word.text + (" " if j < len(line.words) - 1 else "\n"))
+            at += len(word.text) + 1
+    text = "".join(pieces)
+    spans = _exact_spans(text, evidence)
+    match = "exact"
+    if not spans:
+        closest = _closest_span(text, evidence)
+        spans, match = ([closest], "closest") if closest else ([], "none")
+    boxes: list[Box] = []
+    for start, end in spans:
+        lines: dict[int, list[Box]] = {}
+        for first, last, k, box in placed:
+            if first < end and last > start:
+                lines.setdefault(k, []).append(box)
+        boxes.extend(Box.around(found) for _, found in sorted(lines.items()))
+    matched = " … ".join(text[start:end] for start, end in spans)
+    return EvidenceBoxes(page=layer.page, match=match if boxes else "none", matched_text=matched, boxes=boxes)
 
 
 def text_layer(data: bytes, number: int) -> TextLayer:

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
-from pydantic import BaseModel, Field
 
-from services.gateway.web.boxes import Box, page_box
+from services.gateway.web.boxes import page_box
+from shared.model.text_layer import Box, TextLayer, TextLine, TextWord
 
 # A gap between two characters wider than this share of their height separates two words: a
 # word space is a quarter to a third of the font size, the room between two letters much less.
@@ -25,29 +25,12 @@ WORD_GAP = 0.2
 # A character whose vertical middle lies outside the previous one's extent by more than this
 # share of its height is on another line (superscripts and mixed sizes stay on theirs).
 LINE_SHIFT = 0.5
+# pdfium reports a hyphen that breaks a word as \x02 or U+FFFE: printed at a line's end, where
+# the word breaks; inside a line it is a soft hyphen the PDF does not show.
+_BREAK_MARKS = ("\x02", "\ufffe")
+BREAK = "\x02"
 # A character drawn again over itself (fake bold) overlaps its first drawing this much.
 REDRAWN_OVERLAP = 0.7
-
-
-class TextWord(BaseModel):
-    """One word as printed, and the box that holds it."""
-
-    text: str
-    box: Box
-
-
-class TextLine(BaseModel):
-    """One printed line: its words in reading order, their text joined by single spaces."""
-
-    text: str
-    box: Box
-    words: list[TextWord]
-
-
-class TextLayer(BaseModel):
-    page: int
-    aspect: float = Field(description="Page height / width: font sizes follow the page's width.")
-    lines: list[TextLine]
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,13 +55,16 @@ class Glyph:
 
 
 def glyphs(textpage: pdfium.PdfTextPage) -> list[Glyph]:
-    """The page's printed characters in content order (spaces only mark the next one)."""
+    """The page's printed characters in content order (spaces only mark the next one); a
+    hyphen that breaks a word is BREAK (`layer_of` decides whether it is printed)."""
     out: list[Glyph] = []
     gap = False
     for i in range(textpage.count_chars()):
         code = pdfium_c.FPDFText_GetUnicode(textpage.raw, i)
         char = chr(code) if 0 < code < 0x110000 else ""
-        if not char or char.isspace() or char in "\x00\ufffe\u00ad" or pdfium_c.FPDFText_IsGenerated(textpage.raw, i) == 1:
+        if char in _BREAK_MARKS:
+            char = BREAK
+        if not char or char.isspace() or char in "\x00\u00ad" or pdfium_c.FPDFText_IsGenerated(textpage.raw, i) == 1:
             gap = True
             continue
         left, bottom, right, top = textpage.get_charbox(i, loose=True)
@@ -127,10 +113,25 @@ def _union(glyphs_: Iterable[Glyph], width: float, height: float) -> Box:
                     max(g.right for g in items), max(g.top for g in items), width, height)
 
 
+def printed(line: list[list[Glyph]]) -> list[list[Glyph]]:
+    """The line's words as printed: a break mark ending the line is its hyphen, one inside
+    it is not shown (words left empty go)."""
+    out: list[list[Glyph]] = []
+    for k, word in enumerate(line):
+        last = k == len(line) - 1
+        kept = [g if g.char != BREAK else Glyph("-", g.left, g.bottom, g.right, g.top, g.space_before)
+                for i, g in enumerate(word) if g.char != BREAK or (last and i == len(word) - 1)]
+        if kept:
+            out.append(kept)
+    return out
+
+
 def layer_of(textpage: pdfium.PdfTextPage, number: int, width: float, height: float) -> TextLayer:
     lines: list[TextLine] = []
-    for line in group_lines(glyphs(textpage)):
-        words = [TextWord(text="".join(g.char for g in word), box=_union(word, width, height)) for word in line]
-        lines.append(TextLine(text=" ".join(w.text for w in words),
-                              box=_union((g for word in line for g in word), width, height), words=words))
+    for found in group_lines(glyphs(textpage)):
+        line = printed(found)
+        if not line:
+            continue
+        lines.append(TextLine.of([TextWord(text="".join(g.char for g in word), box=_union(word, width, height))
+                                  for word in line]))
     return TextLayer(page=number, aspect=round(height / max(width, 1.0), 6), lines=lines)

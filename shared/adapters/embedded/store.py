@@ -19,6 +19,7 @@ from shared.model.documents import (
     DocumentTree,
     IndexedDocument,
 )
+from shared.model.text_layer import TextLayer
 from shared.ports.repository import DocumentBeingDeleted
 
 
@@ -212,6 +213,21 @@ class EmbeddedRepository:
     async def delete_analysis(self, doc_id: str) -> None:
         self._path("analysis", doc_id, ".bin").unlink(missing_ok=True)
 
+    async def put_text_layers(self, doc_id: str, layers: Sequence[TextLayer]) -> None:
+        path = self._path("text-layers", doc_id)
+        if not layers:
+            path.unlink(missing_ok=True)
+            return
+        data = json.dumps({str(layer.page): layer.model_dump(mode="json") for layer in layers}, ensure_ascii=False)
+        _write_atomic(path, data.encode())
+
+    async def get_text_layer(self, doc_id: str, page: int) -> TextLayer | None:
+        path = self._path("text-layers", doc_id)
+        if not path.is_file():
+            return None
+        stored = json.loads(path.read_bytes()).get(str(page))
+        return TextLayer.model_validate(stored) if stored is not None else None
+
     async def put_indexed(self, indexed: IndexedDocument) -> None:
         await store_indexed(self, indexed)
 
@@ -243,6 +259,7 @@ class EmbeddedRepository:
             path.unlink(missing_ok=True)
         await self.delete_embeddings(doc_id)
         await self.delete_analysis(doc_id)
+        await self.put_text_layers(doc_id, [])
         refs = self.root / "cache-refs" / doc_id
         if refs.is_dir():
             for marker in refs.glob("*/*"):

@@ -23,6 +23,9 @@ Collections (database `settings.mongo_db`):
                `_id` = doc_id: its length in bytes and how many parts hold it
 - `analysis_parts` the analysis bytes, `_id` = "<doc_id>:<part>", at most `CHUNK_BYTES` each
                (about 30 MB for a 2,400-page manual: beyond the 16 MB BSON limit in one row)
+- `text_layers` one row per document with pages recognised by OCR, `_id` = doc_id, listing them
+               (`pages`); `text_layer_pages` one row per such page, `_id` = "<doc_id>:<page>",
+               its words and their boxes (`shared/model/text_layer.py`), read one page at a time
 - `cache.<h>`  `_id` = "<namespace>:<sha256(key)>", `refs` = the doc ids the value was made
                from, spread over CACHE_BUCKETS collections by the first hex digit <h> of the hash
                (see below); each row's id is noted in the ledger `owned.<doc_id>.cache` of every
@@ -76,6 +79,7 @@ from shared.model.documents import (
 )
 from shared.model.ids import DEFAULT_TENANT
 from shared.model.listing import DocumentPage
+from shared.model.text_layer import TextLayer
 from shared.ports.blobs import BlobStore
 from shared.ports.repository import DocumentBeingDeleted
 
@@ -253,6 +257,8 @@ class MongoRepository:
         self.analysis_parts = self.db["analysis_parts"]
         self._vectors = _PartedBytes(self.embeddings, self.embedding_parts, "vectors")
         self._analysis = _PartedBytes(self.analysis, self.analysis_parts, "page analysis")
+        self.text_layers = self.db["text_layers"]
+        self.text_layer_pages = self.db["text_layer_pages"]
         self.order = DocumentOrder(self.db["counters"], self.db["document_order"], self.documents)
         self.owned = OwnershipLedger(self.db)
         # The last full listing and the write stamp it was read under (see `list_documents`).
@@ -546,6 +552,27 @@ class MongoRepository:
     async def delete_analysis(self, doc_id: str) -> None:
         await self._analysis.delete(doc_id)
 
+    # ------------------------------------------------------------ recognised words
+
+    async def put_text_layers(self, doc_id: str, layers: Sequence[TextLayer]) -> None:
+        """The pages' rows first, the list of pages last; pages no longer recognised go after."""
+        previous = await self.text_layers.find_one({"_id": doc_id}, {"pages": 1})
+        rows = [{"_id": f"{doc_id}:{layer.page}", "doc_id": doc_id, "layer": layer.model_dump(mode="json")}
+                for layer in layers]
+        await _insert_or_replace(self.text_layer_pages, rows)
+        pages = sorted(layer.page for layer in layers)
+        if pages:
+            await self.text_layers.replace_one({"_id": doc_id}, {"_id": doc_id, "pages": pages}, upsert=True)
+        else:
+            await self.text_layers.delete_one({"_id": doc_id})
+        stale = sorted(set(previous.get("pages", [])) - set(pages)) if previous else []
+        if stale:
+            await self.text_layer_pages.delete_many({"_id": {"$in": [f"{doc_id}:{page}" for page in stale]}})
+
+    async def get_text_layer(self, doc_id: str, page: int) -> TextLayer | None:
+        row = await self.text_layer_pages.find_one({"_id": f"{doc_id}:{page}"})
+        return TextLayer.model_validate(row["layer"]) if row is not None else None
+
     # ------------------------------------------------------------ indexing result
 
     async def put_indexed(self, indexed: IndexedDocument) -> None:
@@ -599,6 +626,7 @@ class MongoRepository:
         await self.trees.delete_one({"_id": doc_id})
         await self._vectors.remove(doc_id)
         await self._analysis.remove(doc_id)
+        await self.put_text_layers(doc_id, [])
         await self.blobs.delete(doc_id)
         if self.blobs is not self.gridfs:
             await self.gridfs.delete(doc_id)

@@ -5,7 +5,7 @@
 // looks current while the next one is computed or after it failed. The chat's id is in the URL
 // (?chat=ID): a link reopens it. The scope is "All documents" or the ones ticked, each shown
 // with its card (issuer, type, period); the search mode waits under "Advanced".
-import { KEY_NEEDED, api, cardLine, docName, el, pagesLabel, streamEvents } from "./common.js";
+import { KEY_NEEDED, api, cardLine, docName, el, pageLabels, pagesLabel, streamEvents } from "./common.js";
 import { pageViewer } from "./viewer.js";
 
 const form = document.getElementById("ask-form");
@@ -68,16 +68,23 @@ async function loadDocuments() {
   }
 }
 
+// "[file, p. 4]" at once; "[file, p. 36 (PDF page 40)]" once the document's printed page
+// labels are read (one request per document and page view).
 function citationButton(citation, evidence) {
   const name = docName(citation);
-  const label = `[${name}, ${pagesLabel(citation.pages)}]`;
-  return el("button", {
+  const page = citation.pages[0];
+  const button = el("button", {
     type: "button",
     class: "citation",
-    "aria-label": `Open ${name} at page ${citation.pages[0]}${evidence ? " with the sentence highlighted" : ""}`,
-    onclick: () => viewer.open({ docId: citation.doc_id, page: citation.pages[0], name, evidence }),
-    text: label,
+    onclick: () => viewer.open({ docId: citation.doc_id, page, name, evidence }),
   });
+  const nameIt = (labels) => {
+    button.textContent = `[${name}, ${pagesLabel(citation.pages, labels)}]`;
+    button.setAttribute("aria-label", `Open ${name} at ${pagesLabel([page], labels)}${evidence ? " with the sentence highlighted" : ""}`);
+  };
+  nameIt([]);
+  pageLabels(citation.doc_id).then((labels) => labels.length && nameIt(labels));
+  return button;
 }
 
 // The calibrated confidence is the probability that the answer is right, said in the words the

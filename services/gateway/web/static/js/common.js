@@ -116,6 +116,13 @@ if (keyForm) {
     input.value = "";
     location.reload(); // every panel loads again with the key
   });
+  // On a phone the form folds behind the header's "API key" button.
+  const toggle = document.getElementById("key-toggle");
+  toggle?.addEventListener("click", () => {
+    const open = keyForm.classList.toggle("open");
+    toggle.setAttribute("aria-expanded", String(open));
+    if (open) input.focus();
+  });
   keyForm.querySelector("#key-forget").addEventListener("click", () => {
     forgetKey();
     location.reload();
@@ -175,10 +182,38 @@ export function cardLine(card) {
   return [card.issuer || card.subject, type, periodText(card.period)].filter(Boolean).join(" · ");
 }
 
-export function pagesLabel(pages) {
+// Pages as a reader finds them: the number printed on the page first, and the page's place in
+// the file beside it when the two differ ("p. 36 (PDF page 40)"); `labels[k]` is what physical
+// page k + 1 prints ('' for none, no labels when the document carries none).
+export function pagesLabel(pages, labels = []) {
   if (!pages.length) return "";
-  if (pages.length === 1) return `p. ${pages[0]}`;
-  return `pp. ${pages[0]}–${pages[pages.length - 1]}`;
+  const first = pages[0], last = pages[pages.length - 1];
+  const printed = (page) => labels[page - 1] || "";
+  const differs = (page) => printed(page) && printed(page) !== String(page);
+  if (pages.length === 1 || first === last) return differs(first) ? `p. ${printed(first)} (PDF page ${first})` : `p. ${first}`;
+  if (differs(first) && printed(last)) return `pp. ${printed(first)}–${printed(last)} (PDF pages ${first}–${last})`;
+  return `pp. ${first}–${last}`;
+}
+
+// One document's record with its whole card (GET /v1/documents/{id}), asked once per page view
+// while it is ready: its page count, format and page labels do not change while its id holds.
+const details = new Map();
+export function documentDetail(docId) {
+  if (!details.has(docId)) {
+    const asked = api(`/v1/documents/${encodeURIComponent(docId)}`);
+    details.set(docId, asked);
+    asked.then((doc) => doc.status !== "ready" && details.delete(docId), () => details.delete(docId));
+  }
+  return details.get(docId);
+}
+
+// The printed page labels of a document ([] when it carries none or cannot be read).
+export async function pageLabels(docId) {
+  try {
+    return (await documentDetail(docId)).card?.page_labels || [];
+  } catch {
+    return [];
+  }
 }
 
 export function statusLabel(status) {

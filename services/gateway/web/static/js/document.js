@@ -1,5 +1,5 @@
 // Document: its facts, warnings and the section tree; a section opens its first page.
-import { KEY_NEEDED, api, docName, el, periodText, statusLabel } from "./common.js";
+import { KEY_NEEDED, api, docName, el, pagesLabel, periodText, statusLabel } from "./common.js";
 import { pageViewer } from "./viewer.js";
 
 const root = document.getElementById("document");
@@ -24,13 +24,14 @@ function cardFacts(list, card) {
 }
 
 function node(n, doc) {
-  const range = n.page_start === n.page_end ? `p. ${n.page_start}` : `pp. ${n.page_start}–${n.page_end}`;
+  const labels = doc.card?.page_labels || [];
+  const range = pagesLabel([n.page_start, n.page_end], labels);
   const open = el(
     "button",
     {
       type: "button",
       class: "node-title",
-      "aria-label": `${n.title}, ${range}${n.verified ? ", verified" : ""}: open page ${n.page_start}`,
+      "aria-label": `${n.title}, ${range}${n.verified ? ", verified" : ""}: open ${pagesLabel([n.page_start], labels)}`,
       onclick: () => viewer.open({ docId: doc.doc_id, page: n.page_start, pageCount: doc.page_count, name: docName(doc) }),
     },
     el("span", { text: n.title }),

@@ -130,11 +130,12 @@ function deleteButton(doc) {
 }
 
 function row(doc) {
-  const status = el("td", { class: `status status-${doc.status}` }, statusLabel(doc.status));
+  // `data-label`: the column's name, shown before the value where the rows are cards (phones).
+  const status = el("td", { class: `status status-${doc.status}`, "data-label": "Status" }, statusLabel(doc.status));
   if (doc.status === "failed" && doc.reason) status.append(el("div", { class: "reason", text: doc.reason }));
   const warnings = doc.warnings.length
-    ? el("td", {}, el("ul", { class: "warnings" }, doc.warnings.map((w) => el("li", { text: w }))))
-    : el("td", { class: "muted", text: "none" });
+    ? el("td", { "data-label": "Warnings" }, el("ul", { class: "warnings" }, doc.warnings.map((w) => el("li", { text: w }))))
+    : el("td", { class: "muted", "data-label": "Warnings", text: "none" });
   return el(
     "tr",
     { "data-doc-id": doc.doc_id },
@@ -143,8 +144,8 @@ function row(doc) {
       cardLine(doc.card) ? el("div", { class: "card-line", text: cardLine(doc.card) }) : null,
       el("div", { class: "muted doc-id", text: doc.doc_id })),
     status,
-    el("td", { text: doc.page_count || "" }),
-    el("td", { text: doc.builder || "" }),
+    el("td", { "data-label": "Pages", text: doc.page_count || "" }),
+    el("td", { "data-label": "Builder", text: doc.builder || "" }),
     warnings,
     deleteButton(doc),
   );
