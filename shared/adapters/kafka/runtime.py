@@ -25,6 +25,7 @@ from pymongo.asynchronous.database import AsyncDatabase
 
 from shared.adapters.blobs import make_blob_store
 from shared.adapters.health import StageHealth, run_health_checks
+from shared.adapters.heap import freeze_started_heap
 from shared.adapters.kafka.broker import Bus, make_broker, message_itself
 from shared.adapters.kafka.commits import BatchedCommits
 from shared.adapters.kafka.delivery import GiveUp, Handler, RawMessage, ReliableConsumer
@@ -290,6 +291,7 @@ class StageRuntime:
         if self._mongo is not None:
             self._tasks.append(asyncio.create_task(self._heartbeat(self._mongo)))
         self.health.mark_started()
+        freeze_started_heap()
         logger.info("consuming", extra=log_fields(stage=self.stage, topics=[s.topic_names for s in self._subscribers]))
 
     async def _mongo_answers(self) -> bool:
