@@ -47,7 +47,7 @@ from shared.text.citations import (
 )
 from shared.text.lexical import query_terms, sentences_of, terms
 from shared.text.normalize import normalize
-from shared.text.question import literal_share, literals
+from shared.text.question import asked_scale, literal_share, literals
 from shared.text.seams import line_breaks
 from shared.text.substitution import WordVectors
 
@@ -299,7 +299,7 @@ def _extractive(context: CompressedContext, settings: QuerySettings, mode: str, 
     if lead is not None:
         figure, passage, page = lead
         citation = Citation(doc_id=passage.doc_id, file_name=passage.file_name, node_id=passage.node_id, pages=[page])
-        said = figure.statement()
+        said = figure.statement(asked_scale(question))
         checks.append(check_sentence(said, citation, sources.pages(passage.doc_id, (page,)), sources.judge,
                                      sources.word_vectors))
         lines.append(f"{said} {format_citation(passage.file_name or passage.doc_id, [page])}")

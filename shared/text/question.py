@@ -10,6 +10,9 @@
 - *Page references*: "on page fourteen", "the last page", "the cover" say where to look, not
   what about (`page_references.py` resolves them); "fourteen" or "cover" on no page would count
   as missing evidence, so they are not part of the topic either.
+- *Asked scale and quantity*: "Answer in USD millions" says at which scale a figure is wanted
+  (`asked_scale`); "how much", "how many", an asked scale or a rounding instruction say that the
+  answer is a quantity (`asks_for_quantity`).
 - *Literals*: command-line options and dotted names ("-x", "--no-cache", ".config") lose their
   punctuation in tokenisation, which turns ".config" into the common word "config"; matched
   verbatim, they are the most specific evidence a technical question carries.
@@ -34,6 +37,14 @@ _ANSWER_INSTRUCTION = re.compile(
     r"^(?:please\s+)?(?:answer|write|give|provide|express|round|respond|return|report|present|format|output)\b"
     r"(?=.*\b(?:answer|format|decimals?|decimal places?|round(?:ed)?|integer|float|millions?|billions?|"
     r"thousands?|percent(?:age)?)\b)",
+    re.IGNORECASE,
+)
+# "Answer in USD millions", "(in USD billions)", "in millions of dollars".
+_ASKED_SCALE = re.compile(r"\bin\s+(?:(?:USD|US\$|\$)\s*)?(thousands|millions|billions)\b", re.IGNORECASE)
+_SCALE_OF = {"thousands": 1e3, "millions": 1e6, "billions": 1e9}
+_QUANTITY = re.compile(
+    r"\bhow\s+(?:much|many)\b|\bround(?:ed)?\b.*\bdecimal|\bin\s+units\s+of\b|\bwhat\s+(?:is|was|were|are)\s+"
+    r"(?:the\s+)?(?:total\s+)?(?:amount|value|number|sum)\b",
     re.IGNORECASE,
 )
 # An option ("-x", "--no-cache") or a name starting with a dot (".config", ".env").
@@ -77,3 +88,14 @@ def literal_share(found_in: str, wanted: tuple[str, ...]) -> float:
         return 0.0
     # The substring test is a cheap necessary condition: most pages quote no literal at all.
     return sum(1 for lit in wanted if lit in found_in and literal_pattern(lit).search(found_in)) / len(wanted)
+
+
+def asked_scale(question: str) -> float | None:
+    """The scale the question wants a figure at (1e6 for "Answer in USD millions"), or None."""
+    found = _ASKED_SCALE.search(question)
+    return _SCALE_OF[found.group(1).lower()] if found else None
+
+
+def asks_for_quantity(question: str) -> bool:
+    """Whether the answer is a quantity: "how much", "how many", a scale or a rounding asked."""
+    return asked_scale(question) is not None or bool(_QUANTITY.search(question))

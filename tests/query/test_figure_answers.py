@@ -19,8 +19,25 @@ def _ask(question: str):
 
 def test_a_figure_question_is_answered_with_the_cell_first() -> None:
     answer = _ask("What were Northwind's FY2019 total current assets?")
-    assert answer.answer.startswith("$16,525 million for 2019 — Total current assets [northwind_2019.pdf, p. 4]")
+    assert answer.answer.startswith(
+        "$16,525 million for 2019 — Total current assets, Consolidated Balance Sheets [northwind_2019.pdf, p. 4]")
     assert answer.sentences[0].verdict == "supported" and not answer.abstained
+
+
+def test_a_figure_asked_at_another_scale_is_stated_at_it() -> None:
+    answer = _ask("How much did Northwind hold in inventories at the end of FY2018? Answer in USD billions.")
+    assert answer.answer.startswith("$5.26 billion for 2018 — Inventories")
+    assert answer.sentences[0].verdict == "supported"
+
+
+def test_a_computed_measure_or_a_which_question_is_not_answered_with_one_cell() -> None:
+    for question in (
+        "What is Northwind's FY2019 current ratio? Define it as total current assets divided by total current "
+        "liabilities.",
+        "What was Northwind's FY2019 inventory growth rate?",
+        "Which of cash or inventories was the larger current asset in FY2019?",
+    ):
+        assert not _ask(question).answer.startswith("$"), question
 
 
 def test_a_yes_no_question_is_not_answered_with_a_cell() -> None:

@@ -29,13 +29,11 @@ from pydantic import BaseModel
 
 from shared.text.citations import strip_citations
 from shared.text.numbers import NumberMention, number_mentions
+from shared.text.question import asked_scale
 from treerag.evaluation.metrics import token_f1, token_recall
 
 FIGURE_WORDS = 4
 TEXT_F1 = 0.5
-# "Answer in USD millions", "(in USD billions)", "in millions of dollars".
-_ASKED_SCALE = re.compile(r"\bin\s+(?:(?:USD|US\$|\$)\s*)?(thousands|millions|billions)\b", re.IGNORECASE)
-_SCALE_OF = {"thousands": 1e3, "millions": 1e6, "billions": 1e9}
 _TABLE_SCALES = (1.0, 1e3, 1e6, 1e9)
 
 
@@ -61,8 +59,8 @@ def gold_figure(gold: str) -> NumberMention | None:
 
 def asked_scales(question: str) -> tuple[float, ...]:
     """The scales a gold amount may be written at: the one the question asks for, else any."""
-    found = _ASKED_SCALE.search(question)
-    return (_SCALE_OF[found.group(1).lower()],) if found else _TABLE_SCALES
+    scale = asked_scale(question)
+    return (scale,) if scale is not None else _TABLE_SCALES
 
 
 def _written_unit(figure: NumberMention) -> float:
