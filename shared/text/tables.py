@@ -89,12 +89,18 @@ def _converted(value: str, scale: str, asked: float | None) -> str:
 
 # What may stand between and after a row's cells: currency signs, parentheses, dashes, percent
 # signs and note marks; a word there ("12 bar.") makes the line prose, not a row.
-_BETWEEN_CELLS = re.compile(r"[\s$€£()%—–\-*,.]*")
+_AFTER_CELLS = " \t$€£()%—–-*,."
+_BETWEEN_CELLS = re.compile(f"[{re.escape(_AFTER_CELLS)}\\s]*")
+# A figure's digits stand within this many characters of its end ("12.5 percent", "3 billion").
+_FIGURE_TAIL = 12
+_ENDS_IN_A_FIGURE = re.compile(r"\d")
 
 
 def _cells(line: str) -> tuple[str, list[NumberMention]]:
     """The row's label and its figures; no figures when the line is not a row (prose, or a line
     whose figures are not all at its end)."""
+    if not _ENDS_IN_A_FIGURE.search(line.rstrip(_AFTER_CELLS)[-_FIGURE_TAIL:]):
+        return line, []  # a row ends in its last figure: no need to read a paragraph's numbers
     mentions = [m for m in number_mentions(line) if m.kind != "date"]
     if not mentions:
         return line, []
@@ -118,14 +124,19 @@ def _in_a_table(lines: list[str], row: int, columns: int) -> bool:
 
 
 def _letters(line: str) -> int:
-    return len(re.sub(r"[^A-Za-z]", "", line))
+    return sum(c.isascii() and c.isalpha() for c in line)
+
+
+def _prose(line: str) -> bool:
+    """More letters than a heading line holds (a short line is none: no need to count)."""
+    return len(line) > _HEADING_LETTERS and _letters(line) > _HEADING_LETTERS
 
 
 def _column_years(lines: list[str], row: int, columns: int) -> list[int] | None:
     for k in range(row - 1, max(-1, row - 1 - _HEADER_LINES), -1):
         # A line of column years holds little else: months, days, the words of a heading.
         years = bare_years(lines[k])
-        if len(years) == columns and _letters(lines[k]) <= _HEADING_LETTERS:
+        if len(years) == columns and not _prose(lines[k]):
             return years
     return _stacked_years(lines, row, columns)
 
@@ -138,7 +149,7 @@ def _stacked_years(lines: list[str], row: int, columns: int) -> list[int] | None
     while k >= 0 and _cells(lines[k])[1] and _cells(lines[k])[0]:
         k -= 1  # the rows above: the same table
     for j in range(k, max(-1, k - _HEADER_LINES), -1):
-        if _letters(lines[j]) > _HEADING_LETTERS:
+        if _prose(lines[j]):
             break  # prose: the heading ended
         years = bare_years(lines[j]) + years
     return years if len(years) == columns else None
@@ -148,6 +159,8 @@ def _title(lines: list[str], row: int) -> str:
     """The nearest statement title above the row, as the page prints it (title-cased when the
     page prints it in capitals); "" when none stands within the heading's reach."""
     for k in range(row - 1, max(-1, row - 1 - _HEADER_LINES), -1):
+        if len(lines[k]) > 2 * _HEADING_LETTERS:
+            continue  # prose, not a title
         for width in range(_TITLE_LINES, 0, -1):  # the whole title, not its last words
             block = " ".join(line.strip() for line in lines[max(0, k - width + 1) : k + 1])
             if _letters(block) > 2 * _HEADING_LETTERS:
