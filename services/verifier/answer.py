@@ -21,7 +21,7 @@ from services.verifier.detector import (
     check_sentence,
     overall,
 )
-from services.verifier.figures import figure_lead
+from services.verifier.figures import figure_lead, figure_stated
 from services.verifier.fragments import (
     Seam,
     is_heading_only,
@@ -323,6 +323,7 @@ def _extractive(context: CompressedContext, settings: QuerySettings, mode: str, 
         signals={"figure": 1.0 if lead is not None else 0.0},
         warnings=warnings,
         mode=mode,
+        stated=figure_stated(question, lead[0] if lead else None, [shown for _, shown in chosen]),
     )
 
 

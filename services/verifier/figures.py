@@ -21,6 +21,7 @@ from collections.abc import Callable
 from shared.model.query import Passage
 from shared.text.lexical import query_terms, terms
 from shared.text.names import named_words
+from shared.text.numbers import number_mentions
 from shared.text.periods import period_spans, question_period
 from shared.text.question import asked_text, asks_for_quantity
 from shared.text.tables import TableFigure, label_figure
@@ -103,3 +104,17 @@ def figure_lead(
         if best is None or key > best[0]:
             best = (key, figure, passage, page)
     return None if best is None else (best[1], best[2], best[3])
+
+
+def figure_stated(question: str, lead: TableFigure | None, sentences: list[str]) -> bool:
+    """Whether the answer states what a question for a quantity asks: a cell was read, or, for
+    a quantity that is not computed from others, a sentence states a quantity at all (the
+    asked years aside). A computed one is stated only by a row that names it: the cell. A
+    question for no quantity is answered by its sentences."""
+    if lead is not None or not asks_for_quantity(question):
+        return True
+    if _DEFINES.search(question) or _computed(question):
+        return False  # computed from figures no single sentence gives
+    asked_years = set(question_period(question).years)
+    return any(m.kind != "date" and not (m.kind == "plain" and m.value in asked_years)
+               for sentence in sentences for m in number_mentions(sentence))

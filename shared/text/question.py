@@ -11,8 +11,8 @@
   what about (`page_references.py` resolves them); "fourteen" or "cover" on no page would count
   as missing evidence, so they are not part of the topic either.
 - *Asked scale and quantity*: "Answer in USD millions" says at which scale a figure is wanted
-  (`asked_scale`); "how much", "how many", an asked scale or a rounding instruction say that the
-  answer is a quantity (`asks_for_quantity`).
+  (`asked_scale`); "how much", "how many", an asked scale, a rounding instruction, a ratio or a percentage say
+  that the answer is a quantity (`asks_for_quantity`).
 - *Literals*: command-line options and dotted names ("-x", "--no-cache", ".config") lose their
   punctuation in tokenisation, which turns ".config" into the common word "config"; matched
   verbatim, they are the most specific evidence a technical question carries.
@@ -44,7 +44,7 @@ _ASKED_SCALE = re.compile(r"\bin\s+(?:(?:USD|US\$|\$)\s*)?(thousands|millions|bi
 _SCALE_OF = {"thousands": 1e3, "millions": 1e6, "billions": 1e9}
 _QUANTITY = re.compile(
     r"\bhow\s+(?:much|many)\b|\bround(?:ed)?\b.*\bdecimal|\bin\s+units\s+of\b|\bwhat\s+(?:is|was|were|are)\s+"
-    r"(?:the\s+)?(?:total\s+)?(?:amount|value|number|sum)\b",
+    r"(?:the\s+)?(?:total\s+)?(?:amount|value|number|sum)\b|\bratio\b|%|\bpercent(?:age)?\b|\bcagr\b",
     re.IGNORECASE,
 )
 # An option ("-x", "--no-cache") or a name starting with a dot (".config", ".env").
@@ -97,5 +97,6 @@ def asked_scale(question: str) -> float | None:
 
 
 def asks_for_quantity(question: str) -> bool:
-    """Whether the answer is a quantity: "how much", "how many", a scale or a rounding asked."""
+    """Whether the answer is a quantity: "how much", "how many", a scale, a rounding, a ratio
+    or a percentage asked."""
     return asked_scale(question) is not None or bool(_QUANTITY.search(question))

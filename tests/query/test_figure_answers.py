@@ -43,3 +43,25 @@ def test_a_computed_measure_or_a_which_question_is_not_answered_with_one_cell() 
 def test_a_yes_no_question_is_not_answered_with_a_cell() -> None:
     answer = _ask("Did Northwind's total current assets grow in FY2019?")
     assert not answer.answer.startswith("$")
+
+
+def test_an_answer_says_when_no_passage_states_the_figure_asked_for() -> None:
+    assert _ask("What were Northwind's FY2019 total current assets?").stated  # the cell states it
+    assert _ask("What does Northwind sell?").stated  # no figure asked: the sentences answer
+    computed = _ask("What is Northwind's FY2019 current ratio? Define it as total current assets divided by total "
+                    "current liabilities.")
+    assert not computed.stated and not computed.abstained  # the closest passages, shown as such
+
+
+def test_the_command_line_shows_closest_passages_under_that_name() -> None:
+    from treerag.commands.ask import NOT_STATED, render
+    from treerag.pipeline import AskResult
+
+    answer = _ask("What is Northwind's FY2019 current ratio? Define it as total current assets divided by total "
+                  "current liabilities.")
+    fields = AskResult.model_fields
+    result = AskResult.model_validate({
+        "answer": answer, "stats": fields["stats"].annotation(), "mode": "dfs", "mode_reason": "test",
+        "tokens_before": 1, "tokens_after": 1, "timings": fields["timings"].annotation(),
+    })
+    assert render(result).startswith(NOT_STATED + "\n" + answer.answer)
