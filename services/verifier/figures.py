@@ -23,7 +23,7 @@ from shared.text.lexical import query_terms, terms
 from shared.text.names import named_words
 from shared.text.numbers import number_mentions
 from shared.text.periods import period_spans, question_period
-from shared.text.question import asked_text, asks_for_quantity
+from shared.text.question import asked_text, asks_for_quantity, is_which, is_yes_no
 from shared.text.tables import TableFigure, label_figure
 
 # A row answers when the question holds at least this share of its label's terms (and two of
@@ -32,11 +32,6 @@ FIGURE_LABEL_SHARE = 0.5
 # The context's best pages read for such a row: the pages the answer cites anyway, and the few
 # after them where a statement's page often ranks below the discussion of it.
 FIGURE_PAGES = 4
-_YES_NO = re.compile(
-    r"^\s*(?:is|are|was|were|do|does|did|has|have|had|can|could|will|would|should)\b", re.IGNORECASE
-)
-# "Which segment had the highest ...": a choice among rows, answered by the sentence that says it.
-_WHICH = re.compile(r"\bwhich\b", re.IGNORECASE)
 # Measures computed from several cells: a row holds one only when its label names it.
 _COMPUTED = frozenset(terms("ratio margin growth average change cagr percentage percent turnover days"))
 # A measure the question defines or writes as a formula of others.
@@ -76,8 +71,8 @@ def figure_lead(
     question that does not say it asks for a quantity must name the period of the cell's
     column). Of several pages' rows, the one holding most of the question wins,
     then the better-ranked page."""
-    asked = asked_text(question)
-    if page_text is None or _YES_NO.match(asked) or _WHICH.search(asked):
+    # "Which segment had the highest ...": a choice among rows, answered by the sentence that says it.
+    if page_text is None or is_yes_no(question) or is_which(question):
         return None
     if _DEFINES.search(question):
         return None  # the question defines its own measure: computed, not printed

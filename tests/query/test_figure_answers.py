@@ -65,3 +65,32 @@ def test_the_command_line_shows_closest_passages_under_that_name() -> None:
         "tokens_before": 1, "tokens_after": 1, "timings": fields["timings"].annotation(),
     })
     assert render(result).startswith(NOT_STATED + "\n" + answer.answer)
+
+
+LONG = ("Northwind ships every order from its regional warehouses, which it opened in 2015 after the old central "
+        "depot closed, and it keeps a reserve stock of each line of footwear and apparel there, so that a retailer "
+        "who runs short can be resupplied within two days, whatever the season and whatever the size of the order.")
+
+
+def _ask_prose(question: str, text: str):
+    passage = Passage(doc_id="p" * 16, file_name="northwind_ops.pdf", node_id="0002", title="Operations",
+                      pages=[2], text=text, score=1.0)
+    context = CompressedContext(question=question, passages=[passage], tokens_before=100, tokens_after=100)
+    return answer_question(context, QuerySettings(), "dfs", page_text=lambda doc, page: text)
+
+
+def test_a_yes_no_question_is_answered_by_the_whole_sentence_that_states_it() -> None:
+    assert len(LONG.split()) > 50  # longer than a sentence the answer would otherwise cut to its best clauses
+    answer = _ask_prose("Does Northwind keep a reserve stock in its regional warehouses?", LONG)
+    assert answer.answer.startswith(LONG) and "…" not in answer.answer
+    cut = _ask_prose("How does Northwind resupply a retailer who runs short of stock?", LONG)
+    assert "…" in cut.answer  # a how-question gets the clauses that answer it
+
+
+def test_a_further_sentence_is_added_only_when_it_adds_what_the_question_asks() -> None:
+    text = ("Northwind keeps a reserve stock in its regional warehouses. Northwind's regional warehouses hold the "
+            "reserve stock of footwear, apparel, bags and hats for retailers.")
+    answer = _ask_prose("Does Northwind keep a reserve stock in its regional warehouses?", text)
+    assert answer.answer.startswith("Northwind keeps a reserve stock") and "footwear" not in answer.answer
+    answer = _ask_prose("Does Northwind keep a reserve stock in its regional warehouses for retailers?", text)
+    assert "footwear" in answer.answer  # it adds the retailers the question asks about
