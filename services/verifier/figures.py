@@ -55,16 +55,17 @@ def _computed(question: str) -> set[str]:
     return found | ({"percent"} if "%" in asked else set())
 
 
-def _pages(passages: list[Passage]) -> list[tuple[Passage, int]]:
+def _pages(passages: list[Passage], count: int) -> list[tuple[Passage, int]]:
     seen: dict[tuple[str, int], Passage] = {}
     for passage in passages:
         for page in passage.pages:
             seen.setdefault((passage.doc_id, page), passage)
-    return [(passage, page) for (_, page), passage in seen.items()][:FIGURE_PAGES]
+    return [(passage, page) for (_, page), passage in seen.items()][:count]
 
 
 def figure_lead(
     question: str, passages: list[Passage], page_text: Callable[[str, int], str | None] | None,
+    label_share: float = FIGURE_LABEL_SHARE, pages: int = FIGURE_PAGES,
 ) -> tuple[TableFigure, Passage, int] | None:
     """The cell the answer leads with, the passage and page it is read from; None when the
     question asks for a computed quantity or a yes/no, or no row of the best pages qualifies (a
@@ -83,9 +84,9 @@ def figure_lead(
     year = question_period(question).latest_year()
     quantity = asks_for_quantity(question)
     best: tuple[tuple[int, float, int], TableFigure, Passage, int] | None = None
-    for rank, (passage, page) in enumerate(_pages(passages)):
+    for rank, (passage, page) in enumerate(_pages(passages, pages)):
         text = page_text(passage.doc_id, page)
-        found = label_figure(text, wanted, year, FIGURE_LABEL_SHARE) if text else None
+        found = label_figure(text, wanted, year, label_share) if text else None
         if found is None:
             continue
         figure, match = found
