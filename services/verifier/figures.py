@@ -67,12 +67,12 @@ def figure_lead(
     question: str, passages: list[Passage], page_text: Callable[[str, int], str | None] | None,
     label_share: float = FIGURE_LABEL_SHARE, pages: int = FIGURE_PAGES,
 ) -> tuple[TableFigure, Passage, int] | None:
-    """The cell the answer leads with, the passage and page it is read from; None when the
-    question asks for a computed quantity or a yes/no, or no row of the best pages qualifies (a
-    question that does not say it asks for a quantity must name the period of the cell's
-    column). Of several pages' rows, the one holding most of the question wins,
+    """The cell the answer leads with, the passage and page it is read from; None for a yes/no
+    or a "which" question (a choice among rows: "Which segment grew most?"), for a computed
+    quantity, or when no row of the first `pages` pages of the context qualifies at
+    `label_share` (a question that does not say it asks for a quantity must name the period of
+    the cell's column). Of several pages' rows, the one holding most of the question wins,
     then the better-ranked page."""
-    # "Which segment had the highest ...": a choice among rows, answered by the sentence that says it.
     if page_text is None or is_yes_no(question) or is_which(question):
         return None
     if _DEFINES.search(question):
