@@ -270,9 +270,10 @@ class DocumentIndex:
         page_labels: list[str] | None = None,
         analysis: PageAnalysis | None = None,
     ) -> DocumentIndex:
-        """Index one tree version. `precompute` also builds the merged postings and spelling
-        groups now (`evidence.prepare` adds the sentence windows), so that queries never pay
-        for them (a cached index answers in milliseconds).
+        """Index one tree version. `precompute` also builds the merged postings now, which every
+        query over the document reads; what only some queries read (the spelling groups, the
+        ranking's page data) is derived on first use, or now by `warm_names` and
+        `ranking.features.prepare_ranking` when the index is warmed ahead of its queries.
         `embeddings`: the document's stored vectors, exposed as `dense`. `page_labels`: the
         document's printed page labels, one per page (ignored when their count differs; by
         default its card's). `analysis`: the pages' stored analysis (computed from `pages` when
@@ -334,9 +335,13 @@ class DocumentIndex:
         )
         if precompute:
             index._field_postings  # noqa: B018 - build the merged postings now, not in a query
-            for group in index.vocabulary_by_initial.values():
-                group.warm()  # type: ignore[attr-defined]
         return index
+
+    def warm_names(self) -> None:
+        """Group and count the vocabulary's words now, not in the first query that looks a
+        misspelt or unknown word up."""
+        for group in self.vocabulary_by_initial.values():
+            group.warm()  # type: ignore[attr-defined]
 
     def path(self, i: int) -> list[int]:
         """Ancestors of node i, top-level first (excluding i)."""

@@ -149,9 +149,12 @@ class IndexCache:
         if tree is None:
             raise NoDocumentsError(f"document {record.doc_id} ({record.file_name}) has no tree; re-index it")
         pages = await self.repository.get_pages(record.doc_id)
-        index = prepare_ranking(DocumentIndex.build(
+        # What only a shortlisted document's walk reads is derived on first use: a query over
+        # a whole store shortlists a few documents, and a cold start would otherwise prepare
+        # every one of them before answering (`warm` prepares ahead of the queries).
+        index = DocumentIndex.build(
             record, tree, pages, embeddings=await self._embeddings(record), analysis=await self._analysis(record, pages)
-        ))
+        )
         current = self._indexes.get(record.doc_id)
         # An older version is stale once a newer tree is indexed; a late build of an older
         # version never replaces a newer one.
@@ -162,11 +165,13 @@ class IndexCache:
         return index
 
     async def warm(self, doc_id: str) -> None:
-        """Build the index of a document that was just indexed (from `tree.built`)."""
+        """Build the index of a document that was just indexed (from `tree.built`), with what
+        its queries derive on first use derived now."""
         record = await self.repository.get_document(doc_id)
         if record is None or record.status != DocumentStatus.READY:
             return
-        await self.index(record)
+        prepare_ranking(await self.index(record))
+        freeze_warm_heap()
         logger.info("index warmed", extra=log_fields(doc_id=doc_id, version=record.version))
 
     def forget(self, doc_id: str) -> None:

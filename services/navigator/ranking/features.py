@@ -102,8 +102,10 @@ class CandidateSet:
 
 
 def prepare_ranking(index: DocumentIndex) -> DocumentIndex:
-    """Derive the ranking's per-page data now, not during the first query: page fields, the page
-    profile, section-summary terms and the page and section embeddings."""
+    """Derive the ranking's per-page data now, not during the first query that shortlists the
+    document: page fields, the page profile, section-summary terms, the page and section
+    embeddings, and the spelling groups."""
+    index.warm_names()
     page_fields(index).warm()
     page_profile(index)
     summary_path_terms(index)
