@@ -311,22 +311,18 @@ class DocumentIndex:
             depth_seen[lo:hi][take] = flat.depth
 
         vocabulary = analysis.vocabulary
-        # Each node's terms numbered once (titles first, then summaries, as the vocabulary
-        # grows), the node-text rows joined from the two.
-        titles = [vocabulary.ids_of(terms(f.node.title)) for f in nodes]
-        summaries = [vocabulary.ids_of(terms(f.node.summary)) for f in nodes]
+        titles, summaries = _node_terms(analysis, nodes)
         index = cls(
             record=record,
             nodes=nodes,
             roots=roots,
             pages=pages,
             page_index=BM25Index.of_ids(analysis.pages, vocabulary),
-            title_index=BM25Index.of_ids(Ragged.of(titles), vocabulary),
-            summary_index=BM25Index.of_ids(Ragged.of(summaries), vocabulary),
-            node_text_index=BM25Index.of_ids(
-                Ragged.of([t + s for t, s in zip(titles, summaries, strict=True)]), vocabulary),
+            title_index=BM25Index.of_ids(titles, vocabulary),
+            summary_index=BM25Index.of_ids(summaries, vocabulary),
+            node_text_index=BM25Index.of_ids(titles.joined(summaries), vocabulary),
             page_to_deepest=page_to_deepest,
-            has_summaries=any(summaries),
+            has_summaries=bool(summaries.ids.size),
             analysis=analysis,
             term_vocabulary=vocabulary,
             by_id={f.node.id: f.index for f in nodes},
@@ -352,3 +348,14 @@ class DocumentIndex:
             parent = self.nodes[parent].parent
         return out[::-1]
 
+
+def _node_terms(analysis: PageAnalysis, nodes: list[FlatNode]) -> tuple[Ragged, Ragged]:
+    """Each node's title and summary terms as ids: stored with the analysis when the indexer
+    analysed this tree, else numbered now (titles first, then summaries, as the vocabulary
+    grows), which is how the indexer numbers them."""
+    stored = analysis.node_terms([(f.node.title, f.node.summary) for f in nodes])
+    if stored is not None:
+        return stored.titles, stored.summaries
+    ids_of = analysis.vocabulary.ids_of
+    titles = Ragged.of([ids_of(terms(f.node.title)) for f in nodes])
+    return titles, Ragged.of([ids_of(terms(f.node.summary)) for f in nodes])
