@@ -18,7 +18,7 @@ from shared.model.documents import DocumentEmbeddings, DocumentRecord, DocumentT
 from shared.model.tree import TreeNode
 from shared.text.lexical import BM25Index, terms
 from shared.text.names import WordGroup
-from shared.text.normalize import normalize, title_key
+from shared.text.normalize import normalize
 from shared.text.page_analysis import PageAnalysis, analyse_pages
 from shared.text.term_ids import Postings, Ragged, Vocabulary
 
@@ -33,7 +33,6 @@ class FlatNode:
     parent: int  # -1 for a top-level node
     depth: int  # 1 for a top-level node
     children: tuple[int, ...]
-    title_key: str
 
 
 @dataclass(frozen=True)
@@ -284,31 +283,8 @@ class DocumentIndex:
             raise ValueError(f"the page analysis has {analysis.page_count} pages, the document {len(pages)}")
         if page_labels is None and record.card is not None and record.card.page_labels:
             page_labels = record.card.page_labels
-        nodes: list[FlatNode] = []
-        roots: list[int] = []
-
-        def add(node: TreeNode, parent: int, depth: int) -> int:
-            index = len(nodes)
-            nodes.append(FlatNode(index, node, parent, depth, (), title_key(node.title)))
-            child_ids = tuple(add(child, index, depth + 1) for child in node.children)
-            nodes[index] = FlatNode(index, node, parent, depth, child_ids, nodes[index].title_key)
-            return index
-
-        for root in tree.nodes:
-            roots.append(add(root, -1, 1))
-
-        page_to_deepest = np.full(len(pages), -1, dtype=np.int64)
-        depth_seen = np.zeros(len(pages), dtype=np.int64)
-        for flat in nodes:
-            lo, hi = flat.node.page_start - 1, min(flat.node.page_end, len(pages))
-            if lo >= hi:
-                continue
-            deeper = depth_seen[lo:hi] < flat.depth
-            # Pre-order: a later node at the same depth starts later, so it owns the shared page.
-            same = depth_seen[lo:hi] == flat.depth
-            take = deeper | same
-            page_to_deepest[lo:hi][take] = flat.index
-            depth_seen[lo:hi][take] = flat.depth
+        nodes, roots = _flattened(tree.nodes)
+        page_to_deepest = deepest_nodes(nodes, len(pages))
 
         vocabulary = analysis.vocabulary
         titles, summaries = _node_terms(analysis, nodes)
@@ -359,3 +335,41 @@ def _node_terms(analysis: PageAnalysis, nodes: list[FlatNode]) -> tuple[Ragged, 
     ids_of = analysis.vocabulary.ids_of
     titles = Ragged.of([ids_of(terms(f.node.title)) for f in nodes])
     return titles, Ragged.of([ids_of(terms(f.node.summary)) for f in nodes])
+
+
+def _flattened(tree: list[TreeNode]) -> tuple[list[FlatNode], list[int]]:
+    """The tree's nodes in pre-order, each with its parent, depth and children, and the
+    positions of the top-level ones."""
+    slots: list[FlatNode | None] = []
+
+    def add(node: TreeNode, parent: int, depth: int) -> int:
+        index = len(slots)
+        slots.append(None)
+        children = tuple(add(child, index, depth + 1) for child in node.children)
+        slots[index] = FlatNode(index, node, parent, depth, children)
+        return index
+
+    roots = [add(root, -1, 1) for root in tree]
+    return [flat for flat in slots if flat is not None], roots
+
+
+def deepest_nodes(nodes: list[FlatNode], n_pages: int) -> np.ndarray:
+    """0-based page -> the deepest node covering it, -1 for none. Of two nodes as deep, the
+    later in pre-order owns the page (a later node at the same depth starts later). All the
+    (node, page) pairs at once: the owner is the largest depth·n + position among a page's nodes."""
+    out = np.full(n_pages, -1, dtype=np.int64)
+    if not nodes or not n_pages:
+        return out
+    lo = np.array([f.node.page_start - 1 for f in nodes], dtype=np.int64)
+    hi = np.minimum(np.array([f.node.page_end for f in nodes], dtype=np.int64), n_pages)
+    covering = np.flatnonzero(lo < hi)
+    lengths = (hi - lo)[covering]
+    owner = np.repeat(covering, lengths)
+    first = np.cumsum(lengths) - lengths
+    page = lo[owner] + np.arange(int(lengths.sum())) - np.repeat(first, lengths)
+    depth = np.array([f.depth for f in nodes], dtype=np.int64)
+    best = np.full(n_pages, -1, dtype=np.int64)
+    np.maximum.at(best, page, depth[owner] * len(nodes) + owner)
+    held = best >= 0
+    out[held] = best[held] % len(nodes)
+    return out

@@ -69,6 +69,7 @@ class IndexCache:
         self._pages = 0
         # Seconds spent reading documents from the store and building their indexes, in all.
         self.load_seconds = 0.0
+        self._unfrozen = False  # indexes built since the heap was last frozen
 
     def question_vector(self, question: str) -> np.ndarray | None:
         """The question's unit vector for `DocumentIndex.dense_*_scores`; None without an embedder."""
@@ -137,6 +138,7 @@ class IndexCache:
         """The record's index at its version, built from the store when not cached."""
         index = await self._index(record)
         self._shrink({record.doc_id})
+        self._freeze()
         return index
 
     async def _index(self, record: DocumentRecord) -> DocumentIndex:
@@ -160,9 +162,18 @@ class IndexCache:
         # version never replaces a newer one.
         if current is None or current.record.version <= record.version:
             self._keep(record.doc_id, index)
-        freeze_warm_heap()  # the new index lives on: no collection walks it again
+        self._unfrozen = True
         self.load_seconds += time.perf_counter() - started
         return index
+
+    def _freeze(self) -> None:
+        """The indexes built since the last call live on: no collection walks them again (once
+        per call that built any, not once per index: each freeze collects first)."""
+        if self._unfrozen:
+            started = time.perf_counter()
+            freeze_warm_heap()
+            self._unfrozen = False
+            self.load_seconds += time.perf_counter() - started
 
     async def warm(self, doc_id: str) -> None:
         """Build the index of a document that was just indexed (from `tree.built`), with what
@@ -171,7 +182,7 @@ class IndexCache:
         if record is None or record.status != DocumentStatus.READY:
             return
         prepare_ranking(await self.index(record))
-        freeze_warm_heap()
+        freeze_warm_heap()  # and what the preparation derived
         logger.info("index warmed", extra=log_fields(doc_id=doc_id, version=record.version))
 
     def forget(self, doc_id: str) -> None:
@@ -204,4 +215,5 @@ class IndexCache:
         records = await self.records(doc_ids, tenant)
         found = [await self._index(record) for record in records]
         self._shrink({record.doc_id for record in records})
+        self._freeze()
         return found
