@@ -113,6 +113,9 @@ class DocumentIndex:
     # What the fused ranker derives once per index (page profile, embeddings, term pairs), by name.
     ranking_memo: dict[str, Any] = field(default_factory=dict, repr=False)
     _idf_by_entry: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    # Each node's title terms and summary terms as ids of `term_vocabulary` (nodes in order).
+    title_terms: Ragged = field(default_factory=lambda: Ragged.of([]), repr=False)
+    summary_terms: Ragged = field(default_factory=lambda: Ragged.of([]), repr=False)
 
     def derive(self, key: str, build: Callable[[], T]) -> T:
         """What the ranker derives from this index once (page profile, vectors, term sets),
@@ -304,6 +307,7 @@ class DocumentIndex:
             by_id={f.node.id: f.index for f in nodes},
             dense=DenseVectors.aligned(embeddings, [f.node.id for f in nodes], len(pages)) if embeddings else None,
             page_labels=list(page_labels) if page_labels and len(page_labels) == len(pages) else None,
+            title_terms=titles, summary_terms=summaries,
         )
         if precompute:
             index._field_postings  # noqa: B018 - build the merged postings now, not in a query
