@@ -241,12 +241,10 @@ def section_postings(nodes: list[FlatNode], page_to_deepest: np.ndarray, vocabul
     """term -> the 0-based pages whose enclosing section titles (the deepest node covering the
     page and its ancestors) hold it. `titles`: each node's title terms as ids, when known."""
     paths: list[np.ndarray] = []
-    known = titles is not None and len(titles) == len(nodes)
+    if titles is None or len(titles) != len(nodes):
+        titles = Ragged.of([vocabulary.ids_of(terms(flat.node.title)) for flat in nodes])
     for flat in nodes:  # pre-order: a parent's path exists before its children's
-        if known:
-            own = titles.row(flat.index)  # type: ignore[union-attr]
-        else:
-            own = np.asarray(vocabulary.ids_of(terms(flat.node.title)), dtype=np.int32)
+        own = titles.row(flat.index)
         paths.append(np.union1d(own, paths[flat.parent]) if flat.parent >= 0 else np.unique(own))
     covered = np.flatnonzero(page_to_deepest >= 0)
     ids, owner = Ragged.of(paths).gather(page_to_deepest[covered])

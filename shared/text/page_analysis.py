@@ -19,6 +19,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -95,7 +96,7 @@ class PageAnalysis:
         references = [[page, r.kind, r.label] for page, found in sorted(self.references.items()) for r in found]
         described = {"format": FORMAT, "fingerprint": fingerprint(), "pages": self.page_count, "digest": self.digest,
                      "references": references}
-        tree: dict[str, np.ndarray] = {}
+        tree: dict[str, Any] = {}  # Any: savez also takes keyword options
         if self.nodes is not None:
             described |= {"node_terms": NODE_TERMS_FORMAT, "nodes_digest": self.nodes.digest}
             tree = {"title_ids": self.nodes.titles.ids, "title_offsets": self.nodes.titles.offsets,
