@@ -44,7 +44,8 @@ class IndexSource(Protocol):
     def forget(self, doc_id: str) -> None: ...
 
 
-# What one navigator holds by default: 100,000 pages measured 4.5 GB resident (docs/deploy.md).
+# What one navigator holds by default: 100,000 pages measured 3.3 GB resident once loaded, about
+# 4.5 GB once every document has been shortlisted and its walk data derived (docs/deploy.md).
 DEFAULT_MAX_PAGES = 100_000
 
 
