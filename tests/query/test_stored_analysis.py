@@ -205,3 +205,19 @@ def test_joined_rows_are_each_row_of_the_first_then_of_the_second() -> None:
     first, second = [[1, 2], [], [3], []], [[4], [5, 6], [], []]
     joined = Ragged.of(first).joined(Ragged.of(second))
     assert [joined.row(i).tolist() for i in range(len(joined))] == [a + b for a, b in zip(first, second, strict=True)]
+
+
+def test_an_indexed_document_is_loaded_without_tokenising_its_tree(monkeypatch: pytest.MonkeyPatch) -> None:
+    from services.indexer.pipeline import index_document
+    from tests import pdfs
+
+    indexed = index_document(pdfs.manual_pdf()[0], "manual.pdf")
+    assert indexed.analysis is not None
+    from_pages = DocumentIndex.build(indexed.record, indexed.tree, indexed.pages)
+    stored = PageAnalysis.from_bytes(indexed.analysis)
+
+    def no_tokenising(text: str) -> list[str]:
+        raise AssertionError("the tree was tokenised again")
+
+    monkeypatch.setattr("services.navigator.index.terms", no_tokenising)
+    _same_ranking_data(from_pages, DocumentIndex.build(indexed.record, indexed.tree, indexed.pages, analysis=stored))
