@@ -12,11 +12,11 @@ import pytest
 
 from shared.adapters.mongo.document_keys import COLLECTION as DOCUMENT_KEYS
 from shared.adapters.mongo.store import MongoRepository
-from shared.adapters.sealing import EventSealer, TextErased
+from shared.adapters.sealing import TextErased
 from shared.model.events import AnswerVerified, ContextCompressed, NodesSelected, QueryEvent
 
 from .conftest import upload, upload_ready
-from .kafka_tools import read_topic
+from .kafka_tools import opened, read_topic
 from .pdfs import manual_pdf
 from .stack import Gateway, ServiceProcess, Stack, wait_until
 
@@ -133,19 +133,6 @@ def test_a_document_being_deleted_is_served_by_no_route_and_the_next_gateway_fin
     assert collections_holding(db, "623 bar") == {}
 
 
-class StoredKeys:
-    """The document keys as the store holds them now (read by this test, not by a stage)."""
-
-    def __init__(self, db: Any) -> None:
-        self.db = db
-
-    async def keys_for(self, doc_ids: Any, *, create: bool) -> dict[str, bytes]:
-        return {row["_id"]: bytes(row["key"]) for row in self.db[DOCUMENT_KEYS].find({"_id": {"$in": list(doc_ids)}})}
-
-    async def destroy(self, doc_id: str) -> None:
-        raise AssertionError("the test never destroys a key")
-
-
 def test_a_deleted_documents_text_is_readable_in_no_retained_kafka_message(
     stack: Stack, gateway: Gateway, indexer: ServiceProcess, query_stages: list[ServiceProcess], db: Any
 ) -> None:
@@ -164,9 +151,8 @@ def test_a_deleted_documents_text_is_readable_in_no_retained_kafka_message(
     for kind, values in held.items():
         assert not any(b"623 bar" in value or b"opens at a pressure" in value for value in values), kind.TOPIC
     # While the document exists, its key (in the store) opens what the stages read.
-    opener = EventSealer(StoredKeys(db))
-    opened = asyncio.run(opener.open(NodesSelected.model_validate_json(held[NodesSelected][0])))
-    assert any("623 bar" in p.text for p in opened.navigation.passages)
+    readable = asyncio.run(opened(db, NodesSelected, held[NodesSelected][0]))
+    assert any("623 bar" in p.text for p in readable.navigation.passages)
 
     assert gateway.delete(f"/v1/documents/{doc_id}", timeout=30).status_code == 200
     assert db[DOCUMENT_KEYS].find_one({"_id": doc_id}) is None  # destroyed as the deletion starts
@@ -174,4 +160,4 @@ def test_a_deleted_documents_text_is_readable_in_no_retained_kafka_message(
         assert values, f"Kafka still retains the {kind.TOPIC} message"
         for value in values:
             with pytest.raises(TextErased):
-                asyncio.run(opener.open(kind.model_validate_json(value)))
+                asyncio.run(opened(db, kind, value))
