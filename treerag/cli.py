@@ -8,6 +8,7 @@ import logging
 import sys
 
 from shared.adapters.logs import configure_logging
+from shared.extras import MissingExtraError, missing_extra
 
 # Subcommand modules; each exposes `register(subparsers) -> None` and sets `func` on its parser.
 COMMANDS = ("index", "upload", "tree", "ask", "verify", "delete", "eval", "export", "import_tree", "keys", "mcp", "chat")
@@ -36,9 +37,12 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
         try:
             module = importlib.import_module(f"treerag.commands.{name}")
         except ModuleNotFoundError as exc:
-            if exc.name != f"treerag.commands.{name}":
+            extra = missing_extra(exc)
+            if exc.name != f"treerag.commands.{name}" and extra is None:
                 raise
-            continue
+            if extra is not None and name == requested:
+                parser.exit(2, f"treerag {name}: {MissingExtraError('this command', extra)}\n")
+            continue  # listed only when what it needs is installed
         module.register(subparsers)
     return parser
 

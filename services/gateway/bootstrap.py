@@ -34,6 +34,7 @@ from shared.model.events import AnswerVerified, DocumentUploaded, QueryFailed, Q
 from shared.ports.api_keys import KeyLookup
 from shared.ports.bus import Publisher
 from shared.ports.chats import ChatStore
+from shared.ports.document_keys import DocumentKeys
 from shared.ports.heartbeats import HeartbeatReader
 from shared.ports.model_roles import FollowUpWriter
 from shared.ports.outbox import Outbox
@@ -49,7 +50,8 @@ Connector = Callable[[Settings], AbstractAsyncContextManager[Gateway]]
 
 def assemble(settings: Settings, documents: GatewayStore, queries: QueryStore, chats: ChatStore, outbox: Outbox,
              keys: KeyLookup, heartbeats: HeartbeatReader, bus: Publisher,
-             ping_kafka: Callable[[float], Awaitable[bool]], follow_ups: FollowUpWriter | None = None) -> Gateway:
+             ping_kafka: Callable[[float], Awaitable[bool]], follow_ups: FollowUpWriter | None = None,
+             document_keys: DocumentKeys | None = None) -> Gateway:
     """The gateway on these ports (and the model that rewrites follow-ups, when there is one)."""
     return Gateway(
         settings=settings, documents=documents, queries=queries, chats=chats,
@@ -58,9 +60,11 @@ def assemble(settings: Settings, documents: GatewayStore, queries: QueryStore, c
         waiter=AnswerWaiter(queries),
         # A query started before a deletion may store its result until its deadline has passed.
         deletions=BackgroundDeletions(documents, queries,
-                                      late_writes_s=max(settings.query_timeout_s, QUERY_TIMEOUT_MAX_S), chats=chats),
+                                      late_writes_s=max(settings.query_timeout_s, QUERY_TIMEOUT_MAX_S), chats=chats,
+                                      keys=document_keys),
         stages=LiveStages(heartbeats, settings.heartbeat_ttl_s),
         follow_ups=follow_ups,
+        document_keys=document_keys,
     )
 
 
@@ -113,7 +117,7 @@ async def connected(settings: Settings) -> AsyncIterator[Gateway]:
         built.append(assemble(
             settings, runtime.repo, runtime.queries, chats, outbox, MongoKeyStore(db.client, settings.mongo_db),
             MongoHeartbeats(db), runtime.bus, lambda timeout_s: runtime.broker.ping(timeout=timeout_s),
-            configured_follow_ups(settings),
+            configured_follow_ups(settings), runtime.document_keys,
         ))
 
     runtime.on_startup(build)

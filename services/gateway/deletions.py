@@ -21,6 +21,7 @@ from typing import Any
 from services.gateway.store import GatewayStore
 from shared.app.deletion import finish_deletion
 from shared.ports.chats import ChatStore
+from shared.ports.document_keys import DocumentKeys
 from shared.ports.queries import QueryStore
 
 logger = logging.getLogger(__name__)
@@ -34,10 +35,11 @@ class BackgroundDeletions:
     its result (the longest query deadline)."""
 
     def __init__(self, repo: GatewayStore, queries: QueryStore, late_writes_s: float,
-                 chats: ChatStore | None = None) -> None:
+                 chats: ChatStore | None = None, keys: DocumentKeys | None = None) -> None:
         self.repo = repo
         self.queries = queries
         self.chats = chats
+        self.keys = keys
         self.late_writes_s = late_writes_s
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -57,7 +59,7 @@ class BackgroundDeletions:
 
     async def _finish(self, doc_id: str) -> None:
         async def finish() -> None:
-            await finish_deletion(doc_id, self.repo, self.queries, self.chats)
+            await finish_deletion(doc_id, self.repo, self.queries, self.chats, self.keys)
 
         await self._retried(doc_id, finish)
         await asyncio.sleep(self.late_writes_s)

@@ -20,6 +20,7 @@ from shared.app.outbox import OutboxPublisher
 from shared.ports.api_keys import KeyLookup
 from shared.ports.bus import Publisher
 from shared.ports.chats import ChatStore
+from shared.ports.document_keys import DocumentKeys
 from shared.ports.heartbeats import HeartbeatReader
 from shared.ports.model_roles import FollowUpWriter
 from shared.ports.queries import QueryStore
@@ -41,6 +42,7 @@ class Gateway:
     deletions: BackgroundDeletions
     stages: LiveStages
     follow_ups: FollowUpWriter | None = None  # the configured model, when there is one
+    document_keys: DocumentKeys | None = None  # what seals document text on the bus (destroyed on delete)
 
 def live(app: FastAPI) -> Gateway:
     """The gateway `app` serves, once its backends are connected; 503 "starting" before."""

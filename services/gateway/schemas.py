@@ -178,6 +178,11 @@ class QueryResponse(BaseModel):
     sentences: list[SentenceCheck] = Field(
         default_factory=list, description="Each answer sentence's verdict and the evidence window on its cited page."
     )
+    stated: bool | None = Field(
+        default=None,
+        description="False when the question asks for a figure no passage states: the sentences are the closest "
+        "passages, not the answer.",
+    )
     warnings: list[str] = Field(default_factory=list)
     mode: str | None = None
     mode_reason: str | None = None
@@ -213,6 +218,7 @@ class QueryResponse(BaseModel):
                 confidence=outcome.answer.confidence,
                 assessment=outcome.answer.assessment,
                 sentences=outcome.answer.sentences,
+                stated=outcome.answer.stated,
                 warnings=outcome.warnings,
                 mode=outcome.mode,
                 mode_reason=outcome.mode_reason,

@@ -46,7 +46,7 @@ from shared.model.documents import (
 )
 from shared.model.formats import FORMAT_NAMES, DocumentFormat, sniff_format
 from shared.model.ids import BuilderChoice, content_id
-from shared.model.tree import TreeNode, count_nodes
+from shared.model.tree import TreeNode, count_nodes, walk_tree
 from shared.ports.model_roles import Embedder
 from shared.text.page_analysis import analyse_pages
 
@@ -348,5 +348,6 @@ def _index_content(
     )
     return IndexedDocument(
         record=record, pages=pages, tree=DocumentTree(doc_id=doc_id, nodes=nodes), embeddings=embeddings,
-        analysis=analyse_pages(pages).to_bytes(), text_layers=content.text_layers,
+        analysis=analyse_pages(pages, [(node.title, node.summary) for node in walk_tree(nodes)]).to_bytes(),
+        text_layers=content.text_layers,
     )

@@ -40,13 +40,18 @@ class DenseVectors:
             )
             return None
         stored = embeddings.node_matrix()
-        row_of = {node_id: row for row, node_id in enumerate(embeddings.node_ids)}
-        nodes = np.zeros((len(node_ids), embeddings.dimension), dtype=np.float32)
-        rows = [(i, row_of[n]) for i, n in enumerate(node_ids) if n in row_of]
-        if rows:
-            mine, theirs = map(list, zip(*rows, strict=True))
-            nodes[mine] = stored[theirs]
-        sections = embeddings.node_text == SECTION_TEXT and len(rows) == len(node_ids)
+        if embeddings.node_ids == node_ids:
+            # Vectors of this very tree (what indexing stores): already in the index's order.
+            nodes, matched = stored, len(node_ids)
+        else:
+            row_of = {node_id: row for row, node_id in enumerate(embeddings.node_ids)}
+            nodes = np.zeros((len(node_ids), embeddings.dimension), dtype=np.float32)
+            rows = [(i, row_of[n]) for i, n in enumerate(node_ids) if n in row_of]
+            if rows:
+                mine, theirs = map(list, zip(*rows, strict=True))
+                nodes[mine] = stored[theirs]
+            matched = len(rows)
+        sections = embeddings.node_text == SECTION_TEXT and matched == len(node_ids)
         return cls(model=embeddings.model, pages=embeddings.page_matrix(), nodes=nodes, sections=sections)
 
     def similarities(self, matrix: np.ndarray, question_vector: np.ndarray) -> np.ndarray | None:

@@ -57,6 +57,7 @@ class PageFields:
     page_index: BM25Index
     analysis: PageAnalysis
     vocabulary: Vocabulary
+    title_terms: Ragged | None = None  # each node's title terms as ids (`DocumentIndex.title_terms`)
     # Every window of every page, numbered page by page: page p (0-based) owns window ids
     # window_offsets[p] .. window_offsets[p + 1]; term -> the distinct ids of windows holding it.
     _window_offsets: np.ndarray | None = None
@@ -111,7 +112,8 @@ class PageFields:
 
     def _section_layout(self) -> Postings:
         if self._section_postings is None:
-            self._section_postings = section_postings(self.nodes, self.page_to_deepest, self.vocabulary)
+            self._section_postings = section_postings(self.nodes, self.page_to_deepest, self.vocabulary,
+                                                      self.title_terms)
         return self._section_postings
 
     def _question_vector(self, weights: dict[str, float], name: str) -> np.ndarray:
@@ -206,7 +208,7 @@ def page_fields(index: DocumentIndex) -> PageFields:
     return index.derive(
         "page_fields",
         lambda: PageFields(index.pages, index.nodes, index.page_to_deepest, index.page_index, index.analysis,
-                           index.term_vocabulary),
+                           index.term_vocabulary, index.title_terms),
     )
 
 
@@ -234,12 +236,15 @@ def window_postings(analysis: PageAnalysis) -> tuple[np.ndarray, Postings]:
     return offsets, Postings(analysis.vocabulary, term, (window,))
 
 
-def section_postings(nodes: list[FlatNode], page_to_deepest: np.ndarray, vocabulary: Vocabulary) -> Postings:
+def section_postings(nodes: list[FlatNode], page_to_deepest: np.ndarray, vocabulary: Vocabulary,
+                     titles: Ragged | None = None) -> Postings:
     """term -> the 0-based pages whose enclosing section titles (the deepest node covering the
-    page and its ancestors) hold it."""
+    page and its ancestors) hold it. `titles`: each node's title terms as ids, when known."""
     paths: list[np.ndarray] = []
+    if titles is None or len(titles) != len(nodes):
+        titles = Ragged.of([vocabulary.ids_of(terms(flat.node.title)) for flat in nodes])
     for flat in nodes:  # pre-order: a parent's path exists before its children's
-        own = np.asarray(vocabulary.ids_of(terms(flat.node.title)), dtype=np.int32)
+        own = titles.row(flat.index)
         paths.append(np.union1d(own, paths[flat.parent]) if flat.parent >= 0 else np.unique(own))
     covered = np.flatnonzero(page_to_deepest >= 0)
     ids, owner = Ragged.of(paths).gather(page_to_deepest[covered])

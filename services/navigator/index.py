@@ -18,7 +18,7 @@ from shared.model.documents import DocumentEmbeddings, DocumentRecord, DocumentT
 from shared.model.tree import TreeNode
 from shared.text.lexical import BM25Index, terms
 from shared.text.names import WordGroup
-from shared.text.normalize import normalize, title_key
+from shared.text.normalize import normalize
 from shared.text.page_analysis import PageAnalysis, analyse_pages
 from shared.text.term_ids import Postings, Ragged, Vocabulary
 
@@ -33,7 +33,6 @@ class FlatNode:
     parent: int  # -1 for a top-level node
     depth: int  # 1 for a top-level node
     children: tuple[int, ...]
-    title_key: str
 
 
 @dataclass(frozen=True)
@@ -114,6 +113,9 @@ class DocumentIndex:
     # What the fused ranker derives once per index (page profile, embeddings, term pairs), by name.
     ranking_memo: dict[str, Any] = field(default_factory=dict, repr=False)
     _idf_by_entry: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    # Each node's title terms and summary terms as ids of `term_vocabulary` (nodes in order).
+    title_terms: Ragged = field(default_factory=lambda: Ragged.of([]), repr=False)
+    summary_terms: Ragged = field(default_factory=lambda: Ragged.of([]), repr=False)
 
     def derive(self, key: str, build: Callable[[], T]) -> T:
         """What the ranker derives from this index once (page profile, vectors, term sets),
@@ -270,9 +272,10 @@ class DocumentIndex:
         page_labels: list[str] | None = None,
         analysis: PageAnalysis | None = None,
     ) -> DocumentIndex:
-        """Index one tree version. `precompute` also builds the merged postings and spelling
-        groups now (`evidence.prepare` adds the sentence windows), so that queries never pay
-        for them (a cached index answers in milliseconds).
+        """Index one tree version. `precompute` also builds the merged postings now, which every
+        query over the document reads; what only some queries read (the spelling groups, the
+        ranking's page data) is derived on first use, or now by `warm_names` and
+        `ranking.features.prepare_ranking` when the index is warmed ahead of its queries.
         `embeddings`: the document's stored vectors, exposed as `dense`. `page_labels`: the
         document's printed page labels, one per page (ignored when their count differs; by
         default its card's). `analysis`: the pages' stored analysis (computed from `pages` when
@@ -283,60 +286,38 @@ class DocumentIndex:
             raise ValueError(f"the page analysis has {analysis.page_count} pages, the document {len(pages)}")
         if page_labels is None and record.card is not None and record.card.page_labels:
             page_labels = record.card.page_labels
-        nodes: list[FlatNode] = []
-        roots: list[int] = []
-
-        def add(node: TreeNode, parent: int, depth: int) -> int:
-            index = len(nodes)
-            nodes.append(FlatNode(index, node, parent, depth, (), title_key(node.title)))
-            child_ids = tuple(add(child, index, depth + 1) for child in node.children)
-            nodes[index] = FlatNode(index, node, parent, depth, child_ids, nodes[index].title_key)
-            return index
-
-        for root in tree.nodes:
-            roots.append(add(root, -1, 1))
-
-        page_to_deepest = np.full(len(pages), -1, dtype=np.int64)
-        depth_seen = np.zeros(len(pages), dtype=np.int64)
-        for flat in nodes:
-            lo, hi = flat.node.page_start - 1, min(flat.node.page_end, len(pages))
-            if lo >= hi:
-                continue
-            deeper = depth_seen[lo:hi] < flat.depth
-            # Pre-order: a later node at the same depth starts later, so it owns the shared page.
-            same = depth_seen[lo:hi] == flat.depth
-            take = deeper | same
-            page_to_deepest[lo:hi][take] = flat.index
-            depth_seen[lo:hi][take] = flat.depth
+        nodes, roots = _flattened(tree.nodes)
+        page_to_deepest = deepest_nodes(nodes, len(pages))
 
         vocabulary = analysis.vocabulary
-        # Each node's terms numbered once (titles first, then summaries, as the vocabulary
-        # grows), the node-text rows joined from the two.
-        titles = [vocabulary.ids_of(terms(f.node.title)) for f in nodes]
-        summaries = [vocabulary.ids_of(terms(f.node.summary)) for f in nodes]
+        titles, summaries = _node_terms(analysis, nodes)
         index = cls(
             record=record,
             nodes=nodes,
             roots=roots,
             pages=pages,
             page_index=BM25Index.of_ids(analysis.pages, vocabulary),
-            title_index=BM25Index.of_ids(Ragged.of(titles), vocabulary),
-            summary_index=BM25Index.of_ids(Ragged.of(summaries), vocabulary),
-            node_text_index=BM25Index.of_ids(
-                Ragged.of([t + s for t, s in zip(titles, summaries, strict=True)]), vocabulary),
+            title_index=BM25Index.of_ids(titles, vocabulary),
+            summary_index=BM25Index.of_ids(summaries, vocabulary),
+            node_text_index=BM25Index.of_ids(titles.joined(summaries), vocabulary),
             page_to_deepest=page_to_deepest,
-            has_summaries=any(summaries),
+            has_summaries=bool(summaries.ids.size),
             analysis=analysis,
             term_vocabulary=vocabulary,
             by_id={f.node.id: f.index for f in nodes},
             dense=DenseVectors.aligned(embeddings, [f.node.id for f in nodes], len(pages)) if embeddings else None,
             page_labels=list(page_labels) if page_labels and len(page_labels) == len(pages) else None,
+            title_terms=titles, summary_terms=summaries,
         )
         if precompute:
             index._field_postings  # noqa: B018 - build the merged postings now, not in a query
-            for group in index.vocabulary_by_initial.values():
-                group.warm()  # type: ignore[attr-defined]
         return index
+
+    def warm_names(self) -> None:
+        """Group and count the vocabulary's words now, not in the first query that looks a
+        misspelt or unknown word up."""
+        for group in self.vocabulary_by_initial.values():
+            group.warm()  # type: ignore[attr-defined]
 
     def path(self, i: int) -> list[int]:
         """Ancestors of node i, top-level first (excluding i)."""
@@ -347,3 +328,52 @@ class DocumentIndex:
             parent = self.nodes[parent].parent
         return out[::-1]
 
+
+def _node_terms(analysis: PageAnalysis, nodes: list[FlatNode]) -> tuple[Ragged, Ragged]:
+    """Each node's title and summary terms as ids: stored with the analysis when the indexer
+    analysed this tree, else numbered now (titles first, then summaries, as the vocabulary
+    grows), which is how the indexer numbers them."""
+    stored = analysis.node_terms([(f.node.title, f.node.summary) for f in nodes])
+    if stored is not None:
+        return stored.titles, stored.summaries
+    ids_of = analysis.vocabulary.ids_of
+    titles = Ragged.of([ids_of(terms(f.node.title)) for f in nodes])
+    return titles, Ragged.of([ids_of(terms(f.node.summary)) for f in nodes])
+
+
+def _flattened(tree: list[TreeNode]) -> tuple[list[FlatNode], list[int]]:
+    """The tree's nodes in pre-order, each with its parent, depth and children, and the
+    positions of the top-level ones."""
+    slots: list[FlatNode | None] = []
+
+    def add(node: TreeNode, parent: int, depth: int) -> int:
+        index = len(slots)
+        slots.append(None)
+        children = tuple(add(child, index, depth + 1) for child in node.children)
+        slots[index] = FlatNode(index, node, parent, depth, children)
+        return index
+
+    roots = [add(root, -1, 1) for root in tree]
+    return [flat for flat in slots if flat is not None], roots
+
+
+def deepest_nodes(nodes: list[FlatNode], n_pages: int) -> np.ndarray:
+    """0-based page -> the deepest node covering it, -1 for none. Of two nodes as deep, the
+    later in pre-order owns the page (a later node at the same depth starts later). All the
+    (node, page) pairs at once: the owner is the largest depth·n + position among a page's nodes."""
+    out = np.full(n_pages, -1, dtype=np.int64)
+    if not nodes or not n_pages:
+        return out
+    lo = np.array([f.node.page_start - 1 for f in nodes], dtype=np.int64)
+    hi = np.minimum(np.array([f.node.page_end for f in nodes], dtype=np.int64), n_pages)
+    covering = np.flatnonzero(lo < hi)
+    lengths = (hi - lo)[covering]
+    owner = np.repeat(covering, lengths)
+    first = np.cumsum(lengths) - lengths
+    page = lo[owner] + np.arange(int(lengths.sum())) - np.repeat(first, lengths)
+    depth = np.array([f.depth for f in nodes], dtype=np.int64)
+    best = np.full(n_pages, -1, dtype=np.int64)
+    np.maximum.at(best, page, depth[owner] * len(nodes) + owner)
+    held = best >= 0
+    out[held] = best[held] % len(nodes)
+    return out

@@ -44,7 +44,8 @@ class IndexSource(Protocol):
     def forget(self, doc_id: str) -> None: ...
 
 
-# What one navigator holds by default: 100,000 pages measured 4.5 GB resident (docs/deploy.md).
+# What one navigator holds by default: 100,000 pages measured 3.3 GB resident once loaded, about
+# 4.5 GB once every document has been shortlisted and its walk data derived (docs/deploy.md).
 DEFAULT_MAX_PAGES = 100_000
 
 
@@ -69,6 +70,7 @@ class IndexCache:
         self._pages = 0
         # Seconds spent reading documents from the store and building their indexes, in all.
         self.load_seconds = 0.0
+        self._unfrozen = False  # indexes built since the heap was last frozen
 
     def question_vector(self, question: str) -> np.ndarray | None:
         """The question's unit vector for `DocumentIndex.dense_*_scores`; None without an embedder."""
@@ -137,6 +139,7 @@ class IndexCache:
         """The record's index at its version, built from the store when not cached."""
         index = await self._index(record)
         self._shrink({record.doc_id})
+        self._freeze()
         return index
 
     async def _index(self, record: DocumentRecord) -> DocumentIndex:
@@ -149,24 +152,38 @@ class IndexCache:
         if tree is None:
             raise NoDocumentsError(f"document {record.doc_id} ({record.file_name}) has no tree; re-index it")
         pages = await self.repository.get_pages(record.doc_id)
-        index = prepare_ranking(DocumentIndex.build(
+        # What only a shortlisted document's walk reads is derived on first use: a query over
+        # a whole store shortlists a few documents, and a cold start would otherwise prepare
+        # every one of them before answering (`warm` prepares ahead of the queries).
+        index = DocumentIndex.build(
             record, tree, pages, embeddings=await self._embeddings(record), analysis=await self._analysis(record, pages)
-        ))
+        )
         current = self._indexes.get(record.doc_id)
         # An older version is stale once a newer tree is indexed; a late build of an older
         # version never replaces a newer one.
         if current is None or current.record.version <= record.version:
             self._keep(record.doc_id, index)
-        freeze_warm_heap()  # the new index lives on: no collection walks it again
+        self._unfrozen = True
         self.load_seconds += time.perf_counter() - started
         return index
 
+    def _freeze(self) -> None:
+        """The indexes built since the last call live on: no collection walks them again (once
+        per call that built any, not once per index: each freeze collects first)."""
+        if self._unfrozen:
+            started = time.perf_counter()
+            freeze_warm_heap()
+            self._unfrozen = False
+            self.load_seconds += time.perf_counter() - started
+
     async def warm(self, doc_id: str) -> None:
-        """Build the index of a document that was just indexed (from `tree.built`)."""
+        """Build the index of a document that was just indexed (from `tree.built`), with what
+        its queries derive on first use derived now."""
         record = await self.repository.get_document(doc_id)
         if record is None or record.status != DocumentStatus.READY:
             return
-        await self.index(record)
+        prepare_ranking(await self.index(record))
+        freeze_warm_heap()  # and what the preparation derived
         logger.info("index warmed", extra=log_fields(doc_id=doc_id, version=record.version))
 
     def forget(self, doc_id: str) -> None:
@@ -199,4 +216,5 @@ class IndexCache:
         records = await self.records(doc_ids, tenant)
         found = [await self._index(record) for record in records]
         self._shrink({record.doc_id for record in records})
+        self._freeze()
         return found

@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import re
 import time
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -516,15 +517,30 @@ def _question_warnings(question: str, indexes: list[DocumentIndex], shortlist: l
     names = named_words(without_page_mentions(question))
     # Over every document asked, not only the shortlist: a name another document of the set
     # mentions is a routing miss, not evidence that the documents lack the question's subject.
-    unmentioned = unmentioned_names(
-        names, [(ix.vocabulary, ix.vocabulary_by_initial, ix.memo) for ix in indexes]
-    )
+    unmentioned = unmentioned_names(names, [(ix.vocabulary, _Groups(ix), ix.memo) for ix in indexes])
     if unmentioned:
         warnings.append(f"the documents never mention {', '.join(dict.fromkeys(map(bare_name, unmentioned)))}")
     uncovered = uncovered_years(indexes, question)
     if uncovered:
         warnings.append(f"no document reports {', '.join(map(str, uncovered))}: the answer may be of another period")
     return names, unmentioned, warnings
+
+
+class _Groups(Mapping[str, list[str]]):
+    """An index's vocabulary by initial, grouped when a look-up first needs it: a name found
+    word for word in one document is never looked up fuzzily in the others."""
+
+    def __init__(self, index: DocumentIndex) -> None:
+        self._index = index
+
+    def __getitem__(self, initial: str) -> list[str]:
+        return self._index.vocabulary_by_initial[initial]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._index.vocabulary_by_initial)
+
+    def __len__(self) -> int:
+        return len(self._index.vocabulary_by_initial)
 
 
 def _selected_sections(walker: _Walker, scores: DocumentScores, settings: QuerySettings, mode: str,

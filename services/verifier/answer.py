@@ -21,7 +21,7 @@ from services.verifier.detector import (
     check_sentence,
     overall,
 )
-from services.verifier.figures import figure_lead
+from services.verifier.figures import figure_lead, figure_stated
 from services.verifier.fragments import (
     Seam,
     is_heading_only,
@@ -47,7 +47,7 @@ from shared.text.citations import (
 )
 from shared.text.lexical import query_terms, sentences_of, terms
 from shared.text.normalize import normalize
-from shared.text.question import literal_share, literals
+from shared.text.question import asked_scale, asks_for_statement, literal_share, literals
 from shared.text.seams import line_breaks
 from shared.text.substitution import WordVectors
 
@@ -121,10 +121,11 @@ def _statements(text: str, passage: Passage, sources: _Sources) -> Iterator[tupl
                 yield row, terms(row)
 
 
-def _readable(c: _Candidate, sources: _Sources, weights: dict[str, float], keep_symbols: bool) -> str:
+def _readable(c: _Candidate, sources: _Sources, weights: dict[str, float], keep_symbols: bool,
+              whole: bool = False) -> str:
     """What the answer shows of a chosen sentence: the fragment (split off headings, running
     headers, bullets and table rows by the page's layout) holding most of the question, cut
-    to its best clauses when long."""
+    to its best clauses when long, unless the answer is to be the `whole` sentence."""
     fragments = split_at_seams(c.text, sources.seams(c.passage.doc_id, c.passage.pages))
     statements = [f for f in fragments if not is_heading_only(f) and (keep_symbols or not is_symbolic(f))]
     # The best sentence is kept even when it is all table or heading (the cited page depends
@@ -135,7 +136,7 @@ def _readable(c: _Candidate, sources: _Sources, weights: dict[str, float], keep_
         return math.fsum(weights.get(t, 0.0) for t in set(terms(fragment)))  # order-free: see shorten()
 
     best = max(statements, key=lambda f: (weight(f), -statements.index(f)))
-    return shorten(best, weights, terms)
+    return best if whole else shorten(best, weights, terms)
 
 
 def _rank(question: str, candidates: list[_Candidate], passages: list[Passage]) -> None:
@@ -278,6 +279,10 @@ def _extractive(context: CompressedContext, settings: QuerySettings, mode: str, 
         )
     weights = _term_weights(question, candidates)
     keep_symbols = _wants_symbols(question)
+    # A yes/no, "which" or definition question is answered by the sentence that states it,
+    # whole; a further sentence only when it holds a question term the first ones lack.
+    whole = asks_for_statement(question)
+    asked = set(query_terms(question))
     chosen: list[tuple[_Candidate, str]] = []
     words = 0
     for c in ranked:
@@ -287,7 +292,9 @@ def _extractive(context: CompressedContext, settings: QuerySettings, mode: str, 
             continue  # the same statement twice adds nothing
         if chosen and not keep_symbols and is_symbolic(c.text):
             continue  # a table row or code line does not answer a prose question
-        shown = _readable(c, sources, weights, keep_symbols)
+        if whole and chosen and not (c.terms & asked) - set().union(*(k.terms for k, _ in chosen)):
+            continue  # adds nothing the question asks that the answer does not already say
+        shown = _readable(c, sources, weights, keep_symbols, whole)
         size = len(shown.split())
         if chosen and words + size > MAX_ANSWER_WORDS:
             break
@@ -299,7 +306,7 @@ def _extractive(context: CompressedContext, settings: QuerySettings, mode: str, 
     if lead is not None:
         figure, passage, page = lead
         citation = Citation(doc_id=passage.doc_id, file_name=passage.file_name, node_id=passage.node_id, pages=[page])
-        said = figure.statement()
+        said = figure.statement(asked_scale(question))
         checks.append(check_sentence(said, citation, sources.pages(passage.doc_id, (page,)), sources.judge,
                                      sources.word_vectors))
         lines.append(f"{said} {format_citation(passage.file_name or passage.doc_id, [page])}")
@@ -323,6 +330,7 @@ def _extractive(context: CompressedContext, settings: QuerySettings, mode: str, 
         signals={"figure": 1.0 if lead is not None else 0.0},
         warnings=warnings,
         mode=mode,
+        stated=figure_stated(question, lead[0] if lead else None, [shown for _, shown in chosen]),
     )
 
 

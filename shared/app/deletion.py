@@ -21,6 +21,7 @@ from shared.model.documents import DocumentRecord
 from shared.model.events import DocumentDeleted
 from shared.ports.bus import Publisher
 from shared.ports.chats import ChatStore
+from shared.ports.document_keys import DocumentKeys
 from shared.ports.outbox import Outbox
 from shared.ports.queries import QueryStore
 from shared.ports.repository import Repository
@@ -37,14 +38,19 @@ class Deletion:
 
 
 async def delete_document(
-    doc_id: str, repository: Repository, queries: QueryStore, publisher: Publisher, pending: Outbox | None = None
+    doc_id: str, repository: Repository, queries: QueryStore, publisher: Publisher, pending: Outbox | None = None,
+    keys: DocumentKeys | None = None,
 ) -> Deletion | None:
     """Start deleting `doc_id`: from the return on nothing serves it; None when it is not stored
     (or its deletion has already started). `finish_deletion` removes the rest.
-    `pending`: where owed events wait; the document's (an upload not yet published) are dropped."""
+    `pending`: where owed events wait; the document's (an upload not yet published) are dropped.
+    `keys`: the document's key is destroyed first, so the text retained messages hold of it
+    can no longer be read (shared/adapters/sealing.py)."""
     record = await repository.begin_deletion(doc_id)
     if record is None:
         return None
+    if keys is not None:
+        await keys.destroy(doc_id)
     if pending is not None:
         await pending.discard(doc_id)
     owned = await queries.count_owned(doc_id)
@@ -54,10 +60,13 @@ async def delete_document(
 
 
 async def finish_deletion(doc_id: str, repository: Repository, queries: QueryStore,
-                          chats: ChatStore | None = None) -> int:
+                          chats: ChatStore | None = None, keys: DocumentKeys | None = None) -> int:
     """Remove everything made from `doc_id`, then its record; how many stored queries went.
-    `chats`: the conversations over it or citing it go too. Idempotent: calling it again after a
-    stop midway (or for a document already gone) finishes."""
+    `chats`: the conversations over it or citing it go too; `keys`: its key, when a stop right
+    after the deletion started left it. Idempotent: calling it again after a stop midway (or
+    for a document already gone) finishes."""
+    if keys is not None:
+        await keys.destroy(doc_id)
     if chats is not None:
         await chats.forget_document(doc_id)
     removed = await queries.forget_document(doc_id)

@@ -154,6 +154,11 @@ class QueryEvent(Event):
         description="When the client stops waiting (set by the gateway); stages drop the query after it.",
     )
 
+    sealed_for: list[DocKey] = Field(
+        default_factory=list,
+        description="The documents whose keys seal this message's document text on the bus "
+        "(shared/adapters/sealing.py); empty: its text is in the clear. Set when it is published.",
+    )
     answer_key: str | None = Field(
         default=None, pattern=r"^[0-9a-f]{64}$",
         description="The answer-cache key the navigator computed (set by the navigator); the verifier "

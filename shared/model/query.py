@@ -213,6 +213,11 @@ class VerifiedAnswer(BaseModel):
         description="The confidence in words: 'likely right', 'check the page' or 'probably not answered'; empty "
         "for a refusal or an uncalibrated confidence.",
     )
+    stated: bool = Field(
+        default=True,
+        description="False when the question asks for a figure no passage states (none of its sentences gives "
+        "one, or the figure is computed from others): the sentences are the closest passages, not the answer.",
+    )
     signals: dict[str, float] = Field(
         default_factory=dict, description="What the confidence was computed from (the calibration's inputs)."
     )

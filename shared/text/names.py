@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -151,7 +151,7 @@ def bare_name(word: str) -> str:
     return _POSSESSIVE.sub("", word)
 
 
-def mentioned(term: str, vocabulary: Collection[str], by_initial: dict[str, list[str]] | None = None) -> bool:
+def mentioned(term: str, vocabulary: Collection[str], by_initial: Mapping[str, list[str]] | None = None) -> bool:
     """True when the vocabulary holds the term, one of its parts, or a close spelling.
     `by_initial` (the vocabulary grouped by first character) makes the fuzzy look-up cheap."""
     if term in vocabulary:
@@ -178,13 +178,13 @@ def closest_spelling(term: str, vocabulary: Collection[str], by_initial: dict[st
 
 def unmentioned_names(
     names: list[tuple[str, str]],
-    vocabularies: list[tuple[Collection[str], dict[str, list[str]] | None, dict[str, Any] | None]],
+    vocabularies: Sequence[tuple[Collection[str], Mapping[str, list[str]] | None, dict[str, Any] | None]],
 ) -> list[str]:
     """The question's names (`named_words`; as written) that none of the (vocabulary,
     by_initial, cache) triples mentions; `cache` (a dict kept with the vocabulary) memoises the
     fuzzy look-ups."""
 
-    def known(term: str, vocabulary: Collection[str], groups: dict[str, list[str]] | None,
+    def known(term: str, vocabulary: Collection[str], groups: Mapping[str, list[str]] | None,
               cache: dict[str, Any] | None) -> bool:
         if cache is None:
             return mentioned(term, vocabulary, groups)

@@ -7,7 +7,8 @@ the navigator builds its per-document index from it (`services/navigator/index.p
 operations, instead of splitting and tokenising every page again on `tree.built` or on a cold
 start. A document stored without one, or with one made by other text rules (`fingerprint`),
 gets it computed from its pages by `analyse_pages`, the same function, so both ways give the
-same index.
+same index. The indexer analyses the tree's titles and summaries with the pages (`NodeTerms`);
+an analysis stored before, or of another tree, has them computed again by the navigator.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -27,6 +29,9 @@ from shared.text.term_ids import Ragged, Vocabulary
 
 # Bumped when the stored layout changes; `fingerprint` also changes with the text rules.
 FORMAT = 2
+# The layout of the tree's term ids stored beside the pages' (`NodeTerms`); an analysis without
+# them, or with another layout, still describes its pages and the node terms are computed again.
+NODE_TERMS_FORMAT = 1
 # Lines of a page read as its header, where running heads and statement titles sit.
 HEADER_LINES = 4
 # A line ending in a page number after dot leaders or a space ("2 Valves .... 7").
@@ -46,6 +51,17 @@ class AnalysisFormatError(ValueError):
 
 
 @dataclass(frozen=True, eq=False)
+class NodeTerms:
+    """The terms of every tree node's title and summary as ids into the analysis's vocabulary,
+    nodes in pre-order, numbered after the pages' terms (titles first, then summaries), as the
+    navigator's index numbers them when it tokenises the tree itself."""
+
+    titles: Ragged
+    summaries: Ragged
+    digest: str  # of the (title, summary) pairs analysed (`nodes_digest`)
+
+
+@dataclass(frozen=True, eq=False)
 class PageAnalysis:
     vocabulary: Vocabulary
     pages: Ragged  # each page's terms in text order (`terms(page)`)
@@ -57,10 +73,18 @@ class PageAnalysis:
     printed: np.ndarray  # the page number printed on the page, -1 when none
     references: dict[int, tuple[Reference, ...]]  # the cross-references of each 0-based page making any
     digest: str  # of the page texts analysed (`pages_digest`)
+    nodes: NodeTerms | None = None  # the tree's terms, when analysed with the tree
 
     @property
     def page_count(self) -> int:
         return len(self.pages)
+
+    def node_terms(self, nodes: Sequence[tuple[str, str]]) -> NodeTerms | None:
+        """The stored terms of these (title, summary) pairs, in pre-order; None when the
+        analysis holds none or those of another tree."""
+        if self.nodes is None or len(self.nodes.titles) != len(nodes) or self.nodes.digest != nodes_digest(nodes):
+            return None
+        return self.nodes
 
     def page_sentences(self, page: int) -> list[np.ndarray]:
         """The term ids of each sentence of a 0-based page."""
@@ -70,10 +94,14 @@ class PageAnalysis:
         """The stored form: arrays only (no pickled objects), read back by `from_bytes`."""
         words = "\n".join(self.vocabulary.words).encode()
         references = [[page, r.kind, r.label] for page, found in sorted(self.references.items()) for r in found]
-        head = json.dumps(
-            {"format": FORMAT, "fingerprint": fingerprint(), "pages": self.page_count, "digest": self.digest,
-             "references": references}
-        ).encode()
+        described = {"format": FORMAT, "fingerprint": fingerprint(), "pages": self.page_count, "digest": self.digest,
+                     "references": references}
+        tree: dict[str, Any] = {}  # Any: savez also takes keyword options
+        if self.nodes is not None:
+            described |= {"node_terms": NODE_TERMS_FORMAT, "nodes_digest": self.nodes.digest}
+            tree = {"title_ids": self.nodes.titles.ids, "title_offsets": self.nodes.titles.offsets,
+                    "summary_ids": self.nodes.summaries.ids, "summary_offsets": self.nodes.summaries.offsets}
+        head = json.dumps(described).encode()
         buffer = io.BytesIO()
         np.savez(
             buffer,
@@ -82,7 +110,7 @@ class PageAnalysis:
             sentence_ids=self.sentences.ids, sentence_row_offsets=self.sentences.offsets,
             sentence_offsets=self.sentence_offsets,
             header_ids=self.headers.ids, header_offsets=self.headers.offsets,
-            listing=self.listing, numeric=self.numeric, printed=self.printed,
+            listing=self.listing, numeric=self.numeric, printed=self.printed, **tree,
         )
         return buffer.getvalue()
 
@@ -109,11 +137,21 @@ class PageAnalysis:
             headers=Ragged(arrays["header_ids"], arrays["header_offsets"]),
             listing=arrays["listing"], numeric=arrays["numeric"], printed=arrays["printed"],
             references=_grouped(head.get("references", [])), digest=str(head.get("digest", "")),
+            nodes=_stored_node_terms(head, arrays),
         )
 
     def describes(self, pages: Sequence[str]) -> bool:
         """Whether this is the analysis of exactly these page texts."""
         return self.page_count == len(pages) and self.digest == pages_digest(pages)
+
+
+def _stored_node_terms(head: dict[str, object], arrays: dict[str, np.ndarray]) -> NodeTerms | None:
+    if head.get("node_terms") != NODE_TERMS_FORMAT or "title_ids" not in arrays:
+        return None
+    return NodeTerms(
+        titles=Ragged(arrays["title_ids"], arrays["title_offsets"]),
+        summaries=Ragged(arrays["summary_ids"], arrays["summary_offsets"]), digest=str(head.get("nodes_digest", "")),
+    )
 
 
 def _grouped(rows: list[list[object]]) -> dict[int, tuple[Reference, ...]]:
@@ -140,7 +178,9 @@ def _printed_number(lines: list[str]) -> int | None:
     return None
 
 
-def analyse_pages(pages: Sequence[str]) -> PageAnalysis:
+def analyse_pages(pages: Sequence[str], nodes: Sequence[tuple[str, str]] | None = None) -> PageAnalysis:
+    """The analysis of `pages`; with `nodes` (every tree node's title and summary, in
+    pre-order) their terms too (`NodeTerms`)."""
     vocabulary = Vocabulary()
     ids = vocabulary.ids_of
     page_rows: list[list[int]] = []
@@ -169,11 +209,26 @@ def analyse_pages(pages: Sequence[str]) -> PageAnalysis:
         found = _printed_number(lines)
         if found is not None:
             printed[number] = found
+    node_terms = None
+    if nodes is not None:
+        titles = Ragged.of([ids(terms(title)) for title, _ in nodes])
+        node_terms = NodeTerms(titles, Ragged.of([ids(terms(summary)) for _, summary in nodes]), nodes_digest(nodes))
     return PageAnalysis(
         vocabulary=vocabulary, pages=Ragged.of(page_rows), sentences=Ragged.of(sentence_rows),
         sentence_offsets=np.asarray(sentence_offsets, dtype=np.int64), headers=Ragged.of(header_rows),
         listing=listing, numeric=numeric, printed=printed, references=references, digest=pages_digest(pages),
+        nodes=node_terms,
     )
+
+
+def nodes_digest(nodes: Sequence[tuple[str, str]]) -> str:
+    digest = hashlib.blake2b(digest_size=16)
+    for title, summary in nodes:
+        digest.update(title.encode("utf-8", "surrogatepass"))
+        digest.update(b"\x00")
+        digest.update(summary.encode("utf-8", "surrogatepass"))
+        digest.update(b"\x01")
+    return digest.hexdigest()
 
 
 def pages_digest(pages: Sequence[str]) -> str:

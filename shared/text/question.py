@@ -10,6 +10,12 @@
 - *Page references*: "on page fourteen", "the last page", "the cover" say where to look, not
   what about (`page_references.py` resolves them); "fourteen" or "cover" on no page would count
   as missing evidence, so they are not part of the topic either.
+- *Asked scale and quantity*: "Answer in USD millions" says at which scale a figure is wanted
+  (`asked_scale`); "how much", "how many", an asked scale, a rounding instruction, a ratio or a percentage say
+  that the answer is a quantity (`asks_for_quantity`).
+- *Statement questions*: a yes/no question, a "which" question (a choice) and a definition
+  ("What is a tibble?", "What does --vanilla do?") are answered by the sentence that states it,
+  whole (`asks_for_statement`).
 - *Literals*: command-line options and dotted names ("-x", "--no-cache", ".config") lose their
   punctuation in tokenisation, which turns ".config" into the common word "config"; matched
   verbatim, they are the most specific evidence a technical question carries.
@@ -35,6 +41,21 @@ _ANSWER_INSTRUCTION = re.compile(
     r"(?=.*\b(?:answer|format|decimals?|decimal places?|round(?:ed)?|integer|float|millions?|billions?|"
     r"thousands?|percent(?:age)?)\b)",
     re.IGNORECASE,
+)
+# "Answer in USD millions", "(in USD billions)", "in millions of dollars".
+_ASKED_SCALE = re.compile(r"\bin\s+(?:(?:USD|US\$|\$)\s*)?(thousands|millions|billions)\b", re.IGNORECASE)
+_SCALE_OF = {"thousands": 1e3, "millions": 1e6, "billions": 1e9}
+_QUANTITY = re.compile(
+    r"\bhow\s+(?:much|many)\b|\bround(?:ed)?\b.*\bdecimal|\bin\s+units\s+of\b|\bwhat\s+(?:is|was|were|are)\s+"
+    r"(?:the\s+)?(?:total\s+)?(?:amount|value|number|sum)\b|\bratio\b|%|\bpercent(?:age)?\b|\bcagr\b",
+    re.IGNORECASE,
+)
+_YES_NO = re.compile(
+    r"^\s*(?:is|are|was|were|do|does|did|has|have|had|can|could|will|would|should)\b", re.IGNORECASE
+)
+_WHICH = re.compile(r"\bwhich\b", re.IGNORECASE)
+_DEFINITION = re.compile(
+    r"^\s*(?:what\s+(?:is|are|does|do)\b|define\b|describe\b|explain\b|who\s+(?:is|are|was|were)\b)", re.IGNORECASE
 )
 # An option ("-x", "--no-cache") or a name starting with a dot (".config", ".env").
 _LITERAL = re.compile(r"(?<![\w.\-])(--?[A-Za-z][\w\-]*|\.[A-Za-z][\w.]*)")
@@ -77,3 +98,33 @@ def literal_share(found_in: str, wanted: tuple[str, ...]) -> float:
         return 0.0
     # The substring test is a cheap necessary condition: most pages quote no literal at all.
     return sum(1 for lit in wanted if lit in found_in and literal_pattern(lit).search(found_in)) / len(wanted)
+
+
+def asked_scale(question: str) -> float | None:
+    """The scale the question wants a figure at (1e6 for "Answer in USD millions"), or None."""
+    found = _ASKED_SCALE.search(question)
+    return _SCALE_OF[found.group(1).lower()] if found else None
+
+
+def asks_for_quantity(question: str) -> bool:
+    """Whether the answer is a quantity: "how much", "how many", a scale, a rounding, a ratio
+    or a percentage asked."""
+    return asked_scale(question) is not None or bool(_QUANTITY.search(question))
+
+
+def is_yes_no(question: str) -> bool:
+    """Whether the question (its asked part) opens as a yes/no question does."""
+    return bool(_YES_NO.match(asked_text(question)))
+
+
+def is_which(question: str) -> bool:
+    """Whether the question asks to choose ("Which segment grew most?")."""
+    return bool(_WHICH.search(asked_text(question)))
+
+
+def asks_for_statement(question: str) -> bool:
+    """Whether the answer is a sentence stating it, whole: a yes/no, a "which" question, or a
+    definition ("What is ...?", "Describe ...") that asks for no quantity."""
+    if is_yes_no(question) or is_which(question):
+        return True
+    return bool(_DEFINITION.match(asked_text(question))) and not asks_for_quantity(question)

@@ -43,7 +43,8 @@ ANSWER_WAIT_S = 2.0  # the gateway's query timeout: a question nobody answers en
 
 def answer(event: QueryReceived) -> AnswerVerified | None:
     """The stages' answer: revenue is answered from Apple's page 2, a zebra is not in any
-    filing (an abstention), and "slow" is never answered (the gateway times out)."""
+    filing (an abstention), a ratio is stated by no page (the closest passage is shown), and
+    "slow" is never answered (the gateway times out)."""
     if "slow" in event.question:
         return None
     if "zebra" in event.question:
@@ -52,7 +53,8 @@ def answer(event: QueryReceived) -> AnswerVerified | None:
     else:
         cited = Citation(doc_id="apple-10k", file_name=APPLE, pages=[2])
         verified = VerifiedAnswer(question=event.question, answer=REVENUE, citations=[cited],
-                                  sentences=supported([REVENUE], cited), confidence=0.91, assessment="likely right")
+                                  sentences=supported([REVENUE], cited), confidence=0.91, assessment="likely right",
+                                  stated="ratio" not in event.question)
         outcome = QueryOutcome(answer=verified, mode=event.settings.mode if event.settings.mode != "auto" else "dfs",
                                tokens_before=900, tokens_after=300)
     return AnswerVerified(query_id=event.query_id, question=event.question, doc_ids=event.doc_ids,
@@ -269,6 +271,17 @@ def test_asking_chooses_filings_by_their_cards_and_says_the_answer_in_words(tab:
     for missing in ("null", "undefined", "?", "NaN"):
         assert missing not in found, found
     tab.check("ask, abstained")
+
+
+def test_an_answer_no_page_states_is_shown_as_the_closest_passages(tab: Tab, site: Site) -> None:
+    page = tab.page
+    page.goto(f"{site.url}/ask")
+    page.fill("#question", "What was Apple's current ratio in fiscal 2023?")
+    page.locator("#ask-button").click()
+    page.locator("#answer-verdict", has_text="No passage states").wait_for()
+    assert page.locator("#answer-verdict").inner_text() == "No passage states the figure asked for. The closest passages:"
+    assert REVENUE in page.locator("#answer-text").inner_text()  # shown, under that name, not as the answer
+    tab.check("ask, the figure stated by no page")
 
 
 def test_the_ask_page_fits_a_phone(browser: Any, site: Site) -> None:

@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any
+from typing import Any, TypeVar
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord, TopicPartition
 
 from shared.adapters.kafka.connection import kafka_connection
+from shared.adapters.mongo.document_keys import COLLECTION as DOCUMENT_KEYS
+from shared.adapters.sealing import EventSealer
 from shared.model.events import Event
 from shared.settings import Settings
+
+E = TypeVar("E", bound=Event)
 
 
 def _client_options(bootstrap: str) -> dict[str, Any]:
@@ -63,3 +67,23 @@ async def wait_for_key(bootstrap: str, topic: str, key: str, timeout_s: float = 
         if found or time.monotonic() > deadline:
             return found
         await asyncio.sleep(0.5)
+
+
+class StoredKeys:
+    """The document keys as the store holds them now (read by a test, not by a stage)."""
+
+    def __init__(self, db: Any) -> None:
+        self.db = db
+
+    async def keys_for(self, doc_ids: Any, *, create: bool) -> dict[str, bytes]:
+        rows = self.db[DOCUMENT_KEYS].find({"_id": {"$in": list(doc_ids)}})
+        return {row["_id"]: bytes(row["key"]) for row in rows}
+
+    async def destroy(self, doc_id: str) -> None:
+        raise AssertionError("a test never destroys a key")
+
+
+async def opened(db: Any, kind: type[E], value: bytes) -> E:
+    """A retained message as the next stage reads it: its document text opened with the
+    store's keys (`TextErased` once a document it comes from is deleted)."""
+    return await EventSealer(StoredKeys(db)).open(kind.model_validate_json(value))

@@ -10,9 +10,13 @@ import bson
 import httpx
 import pytest
 
+from shared.adapters.mongo.document_keys import COLLECTION as DOCUMENT_KEYS
 from shared.adapters.mongo.store import MongoRepository
+from shared.adapters.sealing import TextErased
+from shared.model.events import AnswerVerified, ContextCompressed, NodesSelected, QueryEvent
 
 from .conftest import upload, upload_ready
+from .kafka_tools import opened, read_topic
 from .pdfs import manual_pdf
 from .stack import Gateway, ServiceProcess, Stack, wait_until
 
@@ -127,3 +131,33 @@ def test_a_document_being_deleted_is_served_by_no_route_and_the_next_gateway_fin
     finally:
         stack.stop(fresh.process)
     assert collections_holding(db, "623 bar") == {}
+
+
+def test_a_deleted_documents_text_is_readable_in_no_retained_kafka_message(
+    stack: Stack, gateway: Gateway, indexer: ServiceProcess, query_stages: list[ServiceProcess], db: Any
+) -> None:
+    doc_id = upload_ready(gateway, manual_pdf(unit=613), "unit-613.pdf")["doc_id"]
+    answered = ask(gateway, "At what pressure does the safety valve of unit 613 open?", doc_ids=[doc_id])
+    assert answered.status_code == 200 and "623 bar" in answered.json()["answer"], answered.text
+    query_id = answered.json()["query_id"]
+    kinds: tuple[type[QueryEvent], ...] = (NodesSelected, ContextCompressed, AnswerVerified)
+
+    def retained() -> dict[type[QueryEvent], list[bytes]]:
+        return {kind: [r.value for r in asyncio.run(read_topic(stack.kafka_bootstrap, stack.topic(kind.TOPIC)))
+                       if r.key == query_id.encode()] for kind in kinds}
+
+    held = retained()
+    assert all(held.values()), "each stage's message of the query is retained"
+    for kind, values in held.items():
+        assert not any(b"623 bar" in value or b"opens at a pressure" in value for value in values), kind.TOPIC
+    # While the document exists, its key (in the store) opens what the stages read.
+    readable = asyncio.run(opened(db, NodesSelected, held[NodesSelected][0]))
+    assert any("623 bar" in p.text for p in readable.navigation.passages)
+
+    assert gateway.delete(f"/v1/documents/{doc_id}", timeout=30).status_code == 200
+    assert db[DOCUMENT_KEYS].find_one({"_id": doc_id}) is None  # destroyed as the deletion starts
+    for kind, values in retained().items():
+        assert values, f"Kafka still retains the {kind.TOPIC} message"
+        for value in values:
+            with pytest.raises(TextErased):
+                asyncio.run(opened(db, kind, value))

@@ -20,7 +20,7 @@ from shared.model.ids import content_id
 from shared.model.query import QuerySettings
 
 from .conftest import upload_ready, wait_document
-from .kafka_tools import publish, publish_event, read_topic, wait_for_key
+from .kafka_tools import opened, publish, publish_event, read_topic, wait_for_key
 from .pdfs import manual_pdf
 from .stack import Gateway, ServiceProcess, Stack, wait_until
 
@@ -56,7 +56,7 @@ async def test_redelivered_upload_builds_one_tree_and_publishes_tree_built_once(
 
 
 async def test_redelivered_query_gives_one_answer(
-    stack: Stack, gateway: Gateway, indexer: ServiceProcess, query_stages: list[ServiceProcess]
+    stack: Stack, gateway: Gateway, indexer: ServiceProcess, query_stages: list[ServiceProcess], db: Any,
 ) -> None:
     document = upload_ready(gateway, manual_pdf(unit=402), "unit-402.pdf")
     query_id = uuid.uuid4().hex
@@ -79,7 +79,7 @@ async def test_redelivered_query_gives_one_answer(
     )
     answers = await wait_for_key(stack.kafka_bootstrap, stack.topic(AnswerVerified.TOPIC), query_id)
     assert len(answers) == 1
-    assert AnswerVerified.model_validate_json(answers[0].value).outcome.answer.answer == body["answer"]
+    assert (await opened(db, AnswerVerified, answers[0].value)).outcome.answer.answer == body["answer"]
 
 
 async def test_unreadable_event_goes_to_the_dead_letter_topic(

@@ -31,6 +31,27 @@ def test_a_figure_is_printed_when_a_gold_page_states_it_at_the_tables_scale() ->
     assert not figure_printed("Capex rose to $1,577 million in 2018.", pages, [2])  # no figure question
 
 
+def test_an_amount_asked_at_another_scale_is_printed_when_the_page_rounds_to_it() -> None:
+    thousands = ["(in thousands, except per share data) Total current liabilities 5,466,312 4,586,657"]
+    asked = "What is the year end FY2017 total current liabilities (in USD millions)?"
+    assert figure_printed("$5466.00", thousands, [1], asked)
+    assert not figure_printed("$5467.00", thousands, [1], asked)  # not the page's figure at any rounding
+    millions = ["(in millions) Capital spending (4,625) (4,240) (4,232)"]
+    assert figure_printed("$4.60", millions, [1], "What is the capital expenditure (in USD billions)?")  # 4.6
+    # One significant digit ("$0.40" is 0.4) would agree with a tenth of all numbers.
+    assert not figure_printed("$0.40", ["(In millions) Dividends paid (389) (353)"], [1], "in USD billions?")
+    # A ratio is never rounded from another scale: "1.73" is not "1,731" in thousands.
+    assert not figure_printed("1.73", ["(in thousands) Total current assets 1,731"], [1], "Round to two places.")
+    assert figure_printed("$1.73", ["(in thousands) Total current assets 1,731"], [1], "in USD millions?")
+
+
+def test_an_answer_states_an_amount_at_the_tables_scale() -> None:
+    asked = "What is Netflix's year end FY2017 total current liabilities (in USD millions)?"
+    assert score_answer("$5,466,312 thousand for 2017 — Total current liabilities", "$5466.00", asked).right
+    assert score_answer("$5,466 million for 2017 — Total current liabilities", "$5466.00", asked).right
+    assert not score_answer("$4,586,657 thousand for 2016 — Total current liabilities", "$5466.00", asked).right
+
+
 def test_a_text_answer_is_scored_by_token_f1_without_its_citations() -> None:
     gold = "Boeing forecasts an increase in the production rates for the 737, 777X and 787 aircrafts in 2023."
     close = score_answer("Boeing forecasts higher production rates for the 737, 777X and 787 in 2023 [b.pdf, p. 4].",

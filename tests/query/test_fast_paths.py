@@ -146,3 +146,36 @@ def test_own_pages_beat_children_matches_its_definition() -> None:
             assert scores.own_pages_beat_children(flat.index) == expected
             outcomes.add(expected)
     assert outcomes == {True, False}  # both cases occur
+
+
+def _deepest_one_node_at_a_time(nodes: list, n_pages: int) -> list[int]:
+    owner, depth_seen = [-1] * n_pages, [0] * n_pages
+    for flat in nodes:
+        for page in range(flat.node.page_start - 1, min(flat.node.page_end, n_pages)):
+            if depth_seen[page] <= flat.depth:
+                owner[page], depth_seen[page] = flat.index, flat.depth
+    return owner
+
+
+def _random_tree(rng: random.Random, start: int, end: int, depth: int) -> list:
+    children, page = [], start
+    while page <= end and rng.random() < 0.8:
+        last = min(end + rng.randint(0, 2), page + rng.randint(0, 6))  # may reach past the pages
+        kids = _random_tree(rng, page, last, depth + 1) if depth < 4 and rng.random() < 0.5 else []
+        children.append(node(f"{depth}.{page}.{len(children)}", f"Part {page}", page, last, level=depth, children=kids))
+        page = last + rng.choice([0, 1, 1, 2])  # siblings may share a page, or leave one out
+    return children
+
+
+def test_each_page_belongs_to_its_deepest_section_as_a_walk_of_the_nodes_finds() -> None:
+    from services.navigator.index import DocumentIndex, deepest_nodes
+
+    rng = random.Random(11)
+    for trial in range(40):
+        n_pages = rng.randint(1, 30)
+        doc = indexed("d", "d.pdf", [f"page {k} {FILLER}" for k in range(n_pages)],
+                      _random_tree(rng, 1, n_pages, 1) or [node("only", "Only", 1, n_pages)])
+        index = DocumentIndex.build(doc.record, doc.tree, doc.pages)
+        expected = _deepest_one_node_at_a_time(index.nodes, n_pages)
+        assert deepest_nodes(index.nodes, n_pages).tolist() == expected, trial
+        assert index.page_to_deepest.tolist() == expected, trial

@@ -19,6 +19,7 @@ from shared.app.indexing import store_indexed
 from shared.model.documents import SECTION_TEXT, DocumentEmbeddings
 from shared.text.lexical import query_terms, terms
 from shared.text.page_analysis import AnalysisFormatError, PageAnalysis, analyse_pages
+from shared.text.term_ids import Ragged
 from tests.fakes import FakeRepository
 from tests.query.documents import plant_manual
 
@@ -167,3 +168,56 @@ def test_section_vectors_are_read_from_the_store_not_embedded_again(monkeypatch:
 
     index = DocumentIndex.build(doc.record, doc.tree, doc.pages, embeddings=embeddings)
     assert np.array_equal(section_vectors(index), nodes)
+
+
+def _tree_texts(index: DocumentIndex) -> list[tuple[str, str]]:
+    return [(f.node.title, f.node.summary) for f in index.nodes]
+
+
+def test_stored_node_terms_index_the_tree_as_tokenising_it_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    doc = plant_manual()
+    from_pages = DocumentIndex.build(doc.record, doc.tree, doc.pages)
+    stored = PageAnalysis.from_bytes(analyse_pages(doc.pages, _tree_texts(from_pages)).to_bytes())
+    assert stored.nodes is not None
+
+    def no_tokenising(text: str) -> list[str]:
+        raise AssertionError("the tree was tokenised again")
+
+    monkeypatch.setattr("services.navigator.index.terms", no_tokenising)
+    from_store = DocumentIndex.build(doc.record, doc.tree, doc.pages, analysis=stored)
+    assert from_store.term_vocabulary.words == from_pages.term_vocabulary.words
+    assert from_store.has_summaries == from_pages.has_summaries
+    _same_ranking_data(from_pages, from_store)
+
+
+def test_node_terms_of_another_tree_or_of_an_older_analysis_are_computed_again() -> None:
+    doc = plant_manual()
+    from_pages = DocumentIndex.build(doc.record, doc.tree, doc.pages)
+    texts = _tree_texts(from_pages)
+    other_tree = [(title + " revised", summary) for title, summary in texts]
+    for analysis in (analyse_pages(doc.pages, other_tree), analyse_pages(doc.pages)):
+        stored = PageAnalysis.from_bytes(analysis.to_bytes())
+        assert stored.node_terms(texts) is None
+        _same_ranking_data(from_pages, DocumentIndex.build(doc.record, doc.tree, doc.pages, analysis=stored))
+
+
+def test_joined_rows_are_each_row_of_the_first_then_of_the_second() -> None:
+    first, second = [[1, 2], [], [3], []], [[4], [5, 6], [], []]
+    joined = Ragged.of(first).joined(Ragged.of(second))
+    assert [joined.row(i).tolist() for i in range(len(joined))] == [a + b for a, b in zip(first, second, strict=True)]
+
+
+def test_an_indexed_document_is_loaded_without_tokenising_its_tree(monkeypatch: pytest.MonkeyPatch) -> None:
+    from services.indexer.pipeline import index_document
+    from tests import pdfs
+
+    indexed = index_document(pdfs.manual_pdf()[0], "manual.pdf")
+    assert indexed.analysis is not None
+    from_pages = DocumentIndex.build(indexed.record, indexed.tree, indexed.pages)
+    stored = PageAnalysis.from_bytes(indexed.analysis)
+
+    def no_tokenising(text: str) -> list[str]:
+        raise AssertionError("the tree was tokenised again")
+
+    monkeypatch.setattr("services.navigator.index.terms", no_tokenising)
+    _same_ranking_data(from_pages, DocumentIndex.build(indexed.record, indexed.tree, indexed.pages, analysis=stored))

@@ -42,6 +42,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
+# What stands above an answer whose sentences are the closest passages, not the figure asked for.
+NOT_STATED = "No passage states the figure asked for. The closest passages:"
+
+
 class AskUsageError(ValueError):
     """The options cannot work together; the message says what to change."""
 
@@ -49,6 +53,8 @@ class AskUsageError(ValueError):
 def render(result: AskResult) -> str:
     answer = result.answer
     lines = [answer.answer, ""]
+    if not answer.stated and not answer.abstained:
+        lines = [NOT_STATED, *lines]
     if answer.citations:
         lines.append("Citations:")
         for citation in answer.citations:

@@ -65,7 +65,7 @@ class CalibrationReport(BaseModel):
 
 
 def is_right(outcome: Outcome) -> bool:
-    score = score_answer(outcome.answer, outcome.gold_answer)
+    score = score_answer(outcome.answer, outcome.gold_answer, outcome.question)
     if score.figure:
         return score.right
     return bool(outcome.cited) and outcome.cited[0] in set(outcome.gold) and score.holds()

@@ -100,6 +100,7 @@ class Outcome(BaseModel):
     latency_ms: float
     answer: str = ""  # the answer as the answerer wrote it ("" when it refused)
     gold_answer: str = ""
+    question: str = ""  # as asked: it may name the scale of a gold amount ("in USD millions")
     figure_printed: bool = False  # the gold answer is a figure a gold page prints
     confidence: float = 0.0  # the answer's confidence as the answerer gave it
     signals: dict[str, float] = Field(default_factory=dict)  # what the confidence was computed from
@@ -288,7 +289,8 @@ def cross_validate(
             else:
                 documents = Documents([indexes[item.doc]], flat_pages[item.doc], flat_chunks[item.doc])
             gold = [(item.doc, p) for p in item.evidence_pages] if item.answerable else []
-            printed = item.answerable and figure_printed(item.answer, indexes[item.doc].pages, item.evidence_pages)
+            printed = item.answerable and figure_printed(
+                item.answer, indexes[item.doc].pages, item.evidence_pages, item.question)
             for system in systems:
                 started = time.perf_counter()
                 run = run_system(system, item.question, documents, settings, model, reranking, asker)
@@ -298,7 +300,7 @@ def cross_validate(
                     context=run.context, cited=run.cited, gold=gold, context_tokens=run.context_tokens,
                     latency_ms=round((time.perf_counter() - started) * 1000, 3),
                     answer="" if run.answer.abstained else run.answer.answer, gold_answer=item.answer,
-                    figure_printed=printed, confidence=run.answer.confidence, signals=run.answer.signals,
+                    question=item.question, figure_printed=printed, confidence=run.answer.confidence, signals=run.answer.signals,
                 ))
         if corpus:
             for item in items:
@@ -408,7 +410,7 @@ def summarise(outcomes: Sequence[Outcome]) -> Summary:
 
     on_questions = [o for o in outcomes if not o.negative_pair]
     # A refused question's answer is "": no value stated, no words in common.
-    scores = [(o, score_answer(o.answer, o.gold_answer)) for o in answerable]
+    scores = [(o, score_answer(o.answer, o.gold_answer, o.question)) for o in answerable]
     figures = [float(s.right) for _, s in scores if s.figure]
     printed = [float(s.right) for o, s in scores if s.figure and o.figure_printed]
     texts = [s.f1 for _, s in scores if not s.figure]

@@ -105,7 +105,7 @@ async def delete(doc_id: str, caller: CallerDep, gateway: GatewayDep) -> Deleted
     await tenant_document(gateway.documents, doc_id, caller.tenant)
     with correlated(doc_id=doc_id):
         deletion = await delete_document(doc_id, gateway.documents, gateway.queries, gateway.outbox,
-                                         gateway.outbox.outbox)
+                                         gateway.outbox.outbox, keys=gateway.document_keys)
         if deletion is None:  # another request's deletion started first
             raise DocumentNotFound(doc_id)
         gateway.deletions.finish(doc_id)

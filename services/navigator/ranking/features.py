@@ -102,8 +102,10 @@ class CandidateSet:
 
 
 def prepare_ranking(index: DocumentIndex) -> DocumentIndex:
-    """Derive the ranking's per-page data now, not during the first query: page fields, the page
-    profile, section-summary terms and the page and section embeddings."""
+    """Derive the ranking's per-page data now, not during the first query that shortlists the
+    document: page fields, the page profile, section-summary terms, the page and section
+    embeddings, and the spelling groups."""
+    index.warm_names()
     page_fields(index).warm()
     page_profile(index)
     summary_path_terms(index)
@@ -121,8 +123,9 @@ def summary_path_terms(index: DocumentIndex) -> list[frozenset[str]]:
 
     def build() -> list[frozenset[str]]:
         by_node: list[frozenset[str]] = []
+        words, summaries = index.term_vocabulary.words, index.summary_terms
         for flat in index.nodes:  # pre-order: a parent's set exists before its children's
-            own = frozenset(terms(flat.node.summary))
+            own = frozenset([words[i] for i in summaries.row(flat.index).tolist()])  # terms(flat.node.summary)
             by_node.append(own | by_node[flat.parent] if flat.parent >= 0 else own)
         return [by_node[int(n)] if n >= 0 else frozenset() for n in index.page_to_deepest]
 

@@ -21,7 +21,6 @@ from functools import cached_property
 from pathlib import Path
 
 import numpy as np
-from scipy import sparse
 
 from shared.adapters.embeddings.errors import EmbeddingsConfigError
 from shared.adapters.embeddings.normalise import unit_rows
@@ -108,10 +107,7 @@ class WordLlamaEmbedder:
         """Sum of token embeddings per word (tokenised as a word after a space)."""
         ids, lengths = self._word_token_ids(words)
         indptr = np.concatenate(([0], np.cumsum(lengths)))
-        tokens = sparse.csr_matrix(
-            (np.ones(len(ids), dtype=np.float32), ids, indptr), shape=(len(words), self._table.shape[0])
-        )
-        return np.asarray(tokens @ self._table, dtype=np.float32)
+        return bag_sums(self._table, ids, indptr)
 
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
@@ -127,9 +123,28 @@ class WordLlamaEmbedder:
             indptr.append(len(indices))
         if not column:
             return np.zeros((len(texts), self.dimension), dtype=np.float32)
-        by_text = sparse.csr_matrix(
-            (np.asarray(counts, dtype=np.float32), np.asarray(indices, dtype=np.int64), np.asarray(indptr)),
-            shape=(len(texts), len(column)),
-        )
+        by_text = bag_sums(self._word_vectors(list(column)), np.asarray(indices, dtype=np.int64),
+                           np.asarray(indptr, dtype=np.int64), np.asarray(counts, dtype=np.float32))
         # The mean and the sum of token vectors point the same way: normalising makes them equal.
-        return unit_rows(by_text @ self._word_vectors(list(column)))
+        return unit_rows(by_text)
+
+
+def bag_sums(vectors: np.ndarray, items: np.ndarray, indptr: np.ndarray,
+             weights: np.ndarray | None = None) -> np.ndarray:
+    """Row i: the sum of `vectors[items[p]]` (times `weights[p]`) over the positions p of
+    indptr[i]:indptr[i+1], in float32 and in position order, as a sparse product adds them. The
+    k-th position of every bag is added at once, the bags sorted longest first so that those
+    with a k-th position are a prefix."""
+    lengths = np.diff(indptr)
+    out = np.zeros((len(lengths), vectors.shape[1]), dtype=np.float32)
+    if not len(lengths):
+        return out
+    order = np.argsort(-lengths, kind="stable")
+    longest_first = lengths[order]
+    starts = indptr[:-1][order]
+    for k in range(int(longest_first[0])):
+        bags = int(np.searchsorted(-longest_first, -k, side="left"))  # the bags longer than k
+        positions = starts[:bags] + k
+        added = vectors[items[positions]]
+        out[order[:bags]] += added if weights is None else added * weights[positions, None]
+    return out

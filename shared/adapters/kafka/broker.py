@@ -11,6 +11,7 @@ from faststream.message import StreamMessage
 
 from shared.adapters.kafka.connection import kafka_connection
 from shared.adapters.metrics import MESSAGES_PUBLISHED, PUBLISH_SECONDS
+from shared.adapters.sealing import EventSealer
 from shared.model.clock import utc_now
 from shared.model.events import Event, QueryEvent
 from shared.settings import Settings
@@ -63,6 +64,8 @@ class Bus:
         self.broker = broker
         self.stage = stage
         self.prefix = prefix
+        # Set once the store is connected: document text goes on the bus sealed (sealing.py).
+        self.sealer: EventSealer | None = None
 
     def topic(self, name: str) -> str:
         return f"{self.prefix}{name}"
@@ -73,8 +76,9 @@ class Bus:
         self._stamp_send(event)
         topic = self.topic(event.TOPIC)
         sending = time.perf_counter()
+        sent = await self.sealer.seal(event) if self.sealer is not None else event
         await self.broker.publish(
-            event.model_dump_json().encode(),
+            sent.model_dump_json().encode(),
             topic=topic,
             key=event.key.encode(),
             headers={"event_type": event.TOPIC, "schema_version": str(event.schema_version)},

@@ -38,10 +38,12 @@ from shared.adapters.metrics import (
     run_lag_reporter,
     start_metrics_server,
 )
+from shared.adapters.mongo.document_keys import MongoDocumentKeys
 from shared.adapters.mongo.heartbeats import MongoHeartbeats, this_instance
 from shared.adapters.mongo.ledger import DeliveryLedger
 from shared.adapters.mongo.queries import MongoQueryRepository
 from shared.adapters.mongo.store import MongoRepository, connect
+from shared.adapters.sealing import EventSealer
 from shared.model.delivery import Delivery
 from shared.model.events import Event
 from shared.settings import Settings, get_settings
@@ -103,6 +105,7 @@ class StageRuntime:
             on_shutdown=[self._on_shutdown],
         )
         self._mongo: AsyncMongoClient[dict[str, Any]] | None = None
+        self.document_keys: MongoDocumentKeys | None = None
         self._repo: MongoRepository | None = None
         self._queries: MongoQueryRepository | None = None
         self._ledger: DeliveryLedger | None = None
@@ -163,6 +166,7 @@ class StageRuntime:
         only failures are written (see delivery.py) and offsets are committed together every
         `kafka_commit_interval_s` (see commits.py)."""
         group = group_id or f"{self.settings.topic_prefix}treerag-{self.stage}"
+        handler = self._opening(handler)
         consumer = ReliableConsumer(
             stage=self.stage,
             group_id=group,
@@ -219,6 +223,7 @@ class StageRuntime:
         """Every replica reads every `event_type` message from the newest offset, at most once:
         for in-memory caches, where a missed message only costs a later load from the store."""
         group = f"{self.settings.topic_prefix}treerag-{self.stage}-{uuid.uuid4().hex[:12]}"
+        handler = self._opening(handler)
         subscriber = self.broker.subscriber(
             Topic(self.bus.topic(event_type.TOPIC), declare=False),
             group_id=group,
@@ -241,6 +246,16 @@ class StageRuntime:
 
         subscriber(on_message)
         self._subscribers.append(subscriber)
+
+    def _opening(self, handler: Handler[E]) -> Handler[E]:
+        """`handler`, given each event with its sealed document text opened (sealing.py); an
+        event whose documents' keys are gone fails for good (`TextErased`)."""
+
+        async def opened(event: E, delivery: Delivery) -> None:
+            sealer = self.bus.sealer
+            await handler(await sealer.open(event) if sealer is not None else event, delivery)
+
+        return opened
 
     # ------------------------------------------------------------ lifecycle
 
@@ -265,6 +280,8 @@ class StageRuntime:
                                      blobs=make_blob_store(self.settings, self._mongo[self.settings.mongo_db]))
         self._queries = MongoQueryRepository(self._mongo, self.settings.mongo_db)
         self._ledger = DeliveryLedger(self._mongo[self.settings.mongo_db])
+        self.document_keys = MongoDocumentKeys(self._mongo[self.settings.mongo_db])
+        self.bus.sealer = EventSealer(self.document_keys)
         try:
             await self._repo.ping()
         except Exception as exc:

@@ -8,6 +8,7 @@ from typing import Any
 from shared.adapters.llm.call_cache import CallCache, CallStore
 from shared.adapters.llm.client import BaseLLMClient, ModelRetryPolicy
 from shared.adapters.llm.errors import LLMConfigError
+from shared.extras import MissingExtraError, missing_extra
 from shared.settings import Settings
 
 
@@ -32,7 +33,12 @@ def make_llm(
         "cache": CallCache(store=call_store),
     }
     if settings.llm == "gemini":
-        from shared.adapters.llm.gemini import DEFAULT_MODEL, GeminiClient
+        try:
+            from shared.adapters.llm.gemini import DEFAULT_MODEL, GeminiClient
+        except ModuleNotFoundError as exc:
+            if missing_extra(exc) != "gemini":
+                raise
+            raise LLMConfigError(str(MissingExtraError("TREERAG_LLM=gemini", "gemini"))) from exc
 
         api_key = os.environ.get("GOOGLE_API_KEY") or settings.llm_api_key
         if not api_key:

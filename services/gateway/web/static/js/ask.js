@@ -206,6 +206,9 @@ function render(result) {
       + "or open this conversation's link later to see it.";
   } else if (result.abstained) {
     verdict.textContent = "No answer: nothing in the documents supports one, so TreeRAG does not guess.";
+  } else if (result.stated === false) {
+    // The sentences below are what comes closest, not the figure asked for: said before them.
+    verdict.textContent = "No passage states the figure asked for. The closest passages:";
   } else {
     verdict.textContent = confidenceWords(result.confidence ?? 0, result.assessment);
   }
