@@ -1,10 +1,15 @@
 """Queries through the bus beside the one-process pipeline (the floor), in one run.
 
 Closed loop: `concurrency` clients each send the next question as soon as their previous answer
-arrives, over the dev question sets. Every request carries a distinct `max_documents` (at least
-the one document it is asked over, so it changes no work) because that setting enters the answer
-cache key: the loop measures the pipeline, never the cache. The cache-hit latency is measured on
-its own by repeating requests.
+arrives, over the dev question sets, a fixed batch of requests per level (1, 2, 4, 8 and 16
+clients by default), so the CPU each process spends over a level (from /proc) divides by the
+same number of answers at every level. Every request carries a token budget never asked before
+in the run (2,000 + n tokens, n counting the requests: about the default's context) because the
+budget enters the answer cache key: the loop measures the pipeline, never the cache. Any answer
+but 200 stops the run with its status and body: a level with errors measures something else.
+The cache-hit latency is measured on its own by repeating requests.
+
+    python -m bench.bus_query [--concurrency 1,2,4,8,16] [--requests 240]
 """
 
 from __future__ import annotations
@@ -33,7 +38,15 @@ from bench.stack import BusStack, cpu_delta
 logger = logging.getLogger("bench.query")
 
 QUESTION_SETS = ("r-manuals-dev.jsonl", "mmlongbench-dev.jsonl")
-CONCURRENCY = (1, 8, 32)
+CONCURRENCY = (1, 2, 4, 8, 16)
+# Requests per level: at 8 clients about 10-20 s of work, enough for /proc's 10 ms ticks.
+REQUESTS = 240
+# The default token budget, from which each request's own budget counts up.
+BASE_TOKEN_BUDGET = 2000
+
+
+class BenchmarkFailure(RuntimeError):
+    """The stack answered a request with something other than 200, or a level ran out of time."""
 
 
 def questions(indexed: set[str]) -> list[dict[str, Any]]:
@@ -49,13 +62,14 @@ def questions(indexed: set[str]) -> list[dict[str, Any]]:
 
 
 class Distinct:
-    """A `max_documents` never used before in this run (see the module docstring)."""
+    """A token budget never asked before in this run: its own answer cache key, about the
+    default's context (see the module docstring)."""
 
     def __init__(self) -> None:
-        self._counter = itertools.count(5)
+        self._counter = itertools.count(BASE_TOKEN_BUDGET)
 
     def settings(self) -> dict[str, Any]:
-        return {"max_documents": next(self._counter)}
+        return {"token_budget": next(self._counter)}
 
 
 # ------------------------------------------------------------------ one process
@@ -122,6 +136,17 @@ async def closed_loop(
     for r in results:
         if not r["ok"]:
             failures[str(r["status"])] = failures.get(str(r["status"]), 0) + 1
+    if failures:
+        first = next(r for r in results if not r["ok"])
+        raise BenchmarkFailure(
+            f"{sum(failures.values())} of {len(results)} requests at concurrency {concurrency} were not answered "
+            f"with 200 (by status: {failures}); the first: {json.dumps(first['body'])[:1000]}"
+        )
+    if len(results) < requests:
+        raise BenchmarkFailure(
+            f"concurrency {concurrency}: only {len(results)} of {requests} requests within {max_seconds:.0f}s"
+        )
+    total_cpu = sum(cpu.values())
     return {
         "concurrency": concurrency,
         "requests": len(results),
@@ -133,6 +158,7 @@ async def closed_loop(
         "stage_timings_p50_ms": stage_timings([r["body"] for r in ok]),
         "cpu_s": cpu,
         "cpu_s_per_query": {k: round(v / max(len(ok), 1), 5) for k, v in cpu.items()},
+        "cpu_ms_per_query_all_processes": round(1000 * total_cpu / max(len(ok), 1), 1),
         "machine": machine_use,
     }
 
@@ -165,15 +191,18 @@ async def cache_hits(stack: BusStack, items: list[dict[str, Any]], doc_ids: dict
     """Latency of answers the cache gives: each question asked once to fill it, then again."""
     sample = items[:n]
     async with httpx.AsyncClient(base_url=stack.gateway_url, timeout=120.0) as client:
-        settings = {"max_documents": 4}  # used by no closed-loop request
+        settings = {"token_budget": BASE_TOKEN_BUDGET - 1}  # used by no closed-loop request
         for item in sample:
             await ask(client, item, doc_ids[item["doc"]], settings)
         replies = [await ask(client, item, doc_ids[item["doc"]], settings) for item in sample]
-    return latency_summary([r["seconds"] for r in replies if r["ok"]])
+    if failed := [r for r in replies if not r["ok"]]:
+        raise BenchmarkFailure(f"{len(failed)} of {len(replies)} cached answers were not 200: {failed[0]['status']} "
+                               f"{json.dumps(failed[0]['body'])[:1000]}")
+    return latency_summary([r["seconds"] for r in replies])
 
 
 def run(stack: BusStack, store: Path, doc_ids: dict[str, str], concurrency: tuple[int, ...] = CONCURRENCY,
-        requests_per_client: int = 4, min_requests: int = 100) -> dict[str, Any]:
+        requests: int = REQUESTS) -> dict[str, Any]:
     """Needs the services running with `doc_ids` (file name -> doc id) ready, and the same files
     indexed in the embedded store at `store`."""
     items = questions(set(doc_ids))
@@ -186,7 +215,6 @@ def run(stack: BusStack, store: Path, doc_ids: dict[str, str], concurrency: tupl
     asyncio.run(closed_loop(stack, items, doc_ids, 4, len(items), distinct))
     levels = []
     for level in concurrency:
-        requests = max(min_requests, level * requests_per_client)
         logger.info("closed loop: concurrency %d, %d requests", level, requests)
         levels.append(asyncio.run(closed_loop(stack, items, doc_ids, level, requests, distinct)))
         # Written after every level: a run cut short still leaves what it measured.
@@ -211,7 +239,10 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--run-dir", type=Path, default=Path(tempfile.gettempdir()) / "treerag-bench")
+    parser.add_argument("--concurrency", default=",".join(map(str, CONCURRENCY)), help="client counts, in order")
+    parser.add_argument("--requests", type=int, default=REQUESTS, help="requests per level")
     args = parser.parse_args(argv)
+    levels = tuple(int(x) for x in args.concurrency.split(","))
     configure_bench_logging()
     files = bus_ingest.corpus(("r-manuals", "mmlongbench"))
     stack = BusStack(args.run_dir)
@@ -224,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 asyncio.run(bus_ingest.warm_up(stack, stack.run_dir))
                 _, doc_ids = asyncio.run(bus_ingest.through_bus(stack, files, "index for queries"))
-                result = run(stack, store, doc_ids)
+                result = run(stack, store, doc_ids, levels, args.requests)
             finally:
                 stack.stop_services()
     finally:

@@ -16,7 +16,8 @@ from pathlib import Path
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
-from bench.common import REPO, process_cpu_seconds
+from bench.common import REPO
+from bench.proc import read_process
 
 logger = logging.getLogger("bench.stack")
 
@@ -229,15 +230,14 @@ class BusStack:
     # ---------------------------------------------------------------- readings
 
     def cpu_by_stage(self) -> dict[str, float]:
-        """CPU seconds so far of each stage (from its /metrics, else /proc) and of Kafka and FerretDB."""
+        """CPU seconds so far of each stage and of Kafka and FerretDB, from /proc (each process
+        with its children): nothing is asked of the processes, so reading costs them nothing."""
         totals: dict[str, float] = {}
-        for service in self.services:
-            value = scrape(service.metrics_url).get("process_cpu_seconds_total", {}).get(())
-            if value is None:
-                value = process_cpu_seconds(service.process.pid) or 0.0
-            totals[service.stage] = totals.get(service.stage, 0.0) + value
-        for name, pid in self.infra_pids().items():
-            totals[name] = process_cpu_seconds(pid) or 0.0
+        pids = [(service.stage, service.process.pid) for service in self.services]
+        pids += list(self.infra_pids().items())
+        for name, pid in pids:
+            reading = read_process(pid)
+            totals[name] = totals.get(name, 0.0) + (reading.cpu_s if reading is not None else 0.0)
         return totals
 
     def metric_totals(self, name: str) -> dict[tuple[tuple[str, str], ...], float]:

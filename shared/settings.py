@@ -112,6 +112,11 @@ class Settings(BaseSettings):
         default=2.0, gt=0, description="How long an upload waits for Kafka before leaving the event to the outbox relay."
     )
     outbox_relay_interval_s: float = Field(default=1.0, gt=0, description="How often the gateway's relay runs.")
+    kafka_commit_interval_s: float = Field(
+        default=0.5, ge=0, le=60,
+        description="How often the query stages commit the offsets of the messages they handled; 0: after each "
+        "message. After a crash up to this long of handled messages are recomputed (never answered twice).",
+    )
     gateway_port: int = Field(default=8000, description="The gateway's HTTP port.")
     gateway_host: str = Field(default="127.0.0.1", description="Interface the gateway listens on.")
     metrics_port: int | None = Field(default=None, description="The port of a process's /metrics (0: any free port); unset: the stage's own (indexer 9101, navigator 9102, compressor 9103, verifier 9104; the gateway serves it on its API port, for an admin key).")

@@ -14,7 +14,7 @@
 #   scripts/infra/ferretdb.sh path     # print the binary path
 #
 # Env: TREERAG_MONGO_PORT (27017), TREERAG_CACHE, TREERAG_RUN, PYTHON (pymongo ping check),
-#      FERRETDB_LOG_LEVEL (error), TREERAG_FERRETDB_START_TIMEOUT (60 s).
+#      FERRETDB_LOG_LEVEL (error), TREERAG_FERRETDB_START_TIMEOUT (60 s), TREERAG_FERRETDB_GOMAXPROCS (1).
 # State: $TREERAG_RUN/ferretdb-<port>/{data/,ferretdb.log,ferretdb.pid}
 set -euo pipefail
 INFRA_NAME=ferretdb
@@ -105,7 +105,10 @@ cmd_start() {
   mkdir -p "$STATE/data"
   [[ -f "$LOGFILE" ]] && mv -f "$LOGFILE" "$LOGFILE.prev"
   log "starting FerretDB on 127.0.0.1:$PORT (data: $STATE/data, log: $LOGFILE)"
-  nohup "$BIN" -listen-addr "127.0.0.1:$PORT" -data-dir "$STATE/data" \
+  # One Go scheduler thread: SQLite serialises the writes anyway, and with more the idle threads
+  # spin for work on a small machine (FerretDB CPU per query 27-32 ms with the default, 16-18 ms
+  # with one; bench/bus_query.py). TREERAG_FERRETDB_GOMAXPROCS sets another number.
+  GOMAXPROCS="${TREERAG_FERRETDB_GOMAXPROCS:-1}" nohup "$BIN" -listen-addr "127.0.0.1:$PORT" -data-dir "$STATE/data" \
     -log-level "${FERRETDB_LOG_LEVEL:-error}" >>"$LOGFILE" 2>&1 </dev/null &
   pid=$!
   echo "$pid" >"$PIDFILE"

@@ -13,8 +13,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import FastAPI, Request, Response
+from fastapi import FastAPI
 from fastapi.routing import APIRoute, iter_route_contexts
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from services.gateway.auth import install_auth
 from services.gateway.authorization import AUTHORIZED, declare_forbidden
@@ -61,7 +62,7 @@ def create_app(settings: Settings | None = None, connect: Connector = connected)
     install_body_limits(app, settings)
     install_outage_handling(app, settings, lambda: backend_probes(app))
     mount_web(app, lambda: live(app).documents, settings.prometheus_url)
-    app.middleware("http")(measure)
+    app.add_middleware(Measure)
     install_security(app, settings)  # after `measure`: outermost, so its headers are on every response
     install_client_address(app, settings)  # outside even that: every layer sees the client's address
     for router in ROUTERS:
@@ -99,18 +100,37 @@ def backend_probes(app: FastAPI) -> dict[str, Callable[[], Awaitable[Any]]]:
     return {"Kafka": lambda: gateway.ping_kafka(PROBE_TIMEOUT_S), "MongoDB": gateway.documents.ping}
 
 
-async def measure(request: Request, call_next: Any) -> Response:
-    """Every request's latency, by method, route template and status."""
-    started = time.perf_counter()
-    status = 500
-    try:
-        response: Response = await call_next(request)
-        status = response.status_code
-        return response
-    finally:
-        route = request.scope.get("route")
-        path = getattr(route, "path", "unmatched")
-        HTTP_SECONDS.labels(request.method, path, str(status)).observe(time.perf_counter() - started)
+class Measure:
+    """Every request's latency, by method, route template and status, up to the start of its
+    response (a plain ASGI middleware: Starlette's `BaseHTTPMiddleware` ran every request through
+    an extra task and memory stream)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        observed = False
+
+        def observe(status: int) -> None:
+            nonlocal observed
+            observed = True
+            path = getattr(scope.get("route"), "path", "unmatched")
+            HTTP_SECONDS.labels(scope["method"], path, str(status)).observe(time.perf_counter() - started)
+
+        async def send_measured(message: Message) -> None:
+            if message["type"] == "http.response.start" and not observed:
+                observe(int(message["status"]))
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_measured)
+        finally:
+            if not observed:
+                observe(500)
 
 
 def declared_endpoints(app: FastAPI) -> list[tuple[str, str, int]]:

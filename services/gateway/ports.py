@@ -52,7 +52,8 @@ def live(app: FastAPI) -> Gateway:
     return gateway
 
 
-def running(request: Request) -> Gateway:
+async def running(request: Request) -> Gateway:
+    # async: a plain function would run on a worker thread for every request.
     return live(request.app)
 
 

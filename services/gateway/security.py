@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import ipaddress
 import logging
-from collections.abc import Awaitable, Callable
 
-from fastapi import FastAPI, Request, Response
+from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
+from starlette.datastructures import Headers, MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from services.gateway.errors import error_response
@@ -26,9 +27,6 @@ SECURITY_HEADERS = {
 }
 
 logger = logging.getLogger(__name__)
-
-Next = Callable[[Request], Awaitable[Response]]
-
 
 def split_list(value: str) -> list[str]:
     return [item.strip() for item in value.split(",") if item.strip()]
@@ -75,28 +73,56 @@ def install_client_address(app: FastAPI, settings: Settings) -> None:
 
 def install_security(app: FastAPI, settings: Settings) -> None:
     """Added last, so it wraps every other middleware and route (also their error responses)."""
-    allowed_hosts = split_list(settings.allowed_hosts)
     origins = split_list(settings.cors_origins)
     if origins:
         app.add_middleware(
             CORSMiddleware, allow_origins=origins, allow_methods=["GET", "POST", "DELETE"],
             allow_headers=["Authorization", "Content-Type"], max_age=600,
         )
+    app.add_middleware(Guard, allowed_hosts=split_list(settings.allowed_hosts))
 
-    @app.middleware("http")
-    async def guard(request: Request, call_next: Next) -> Response:
-        host = host_name(request.headers.get("host", ""))
-        if not host_allowed(host, allowed_hosts):
-            response: Response = error_response(
-                400, f"host {host!r} is not served here; add it to TREERAG_ALLOWED_HOSTS to allow it")
-        else:
-            try:
-                response = await call_next(request)
-            except Exception:
-                # Answered here rather than by the server's bare 500, so it carries the headers too.
-                logger.exception("unhandled error", extra={"fields": {"path": request.url.path}})
-                response = error_response(500, "internal error; the gateway log has the details")
-        response.headers.setdefault("Content-Security-Policy", API_POLICY)
-        for name, value in SECURITY_HEADERS.items():
-            response.headers.setdefault(name, value)
-        return response
+
+class Guard:
+    """The Host check and the security headers, as a plain ASGI middleware (Starlette's
+    `BaseHTTPMiddleware` ran every request through an extra task and memory stream)."""
+
+    def __init__(self, app: ASGIApp, allowed_hosts: list[str]) -> None:
+        self.app = app
+        self.allowed_hosts = allowed_hosts
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        host = host_name(Headers(scope=scope).get("host", ""))
+        if not host_allowed(host, self.allowed_hosts):
+            refused = error_response(400, f"host {host!r} is not served here; add it to TREERAG_ALLOWED_HOSTS to allow it")
+            await refused(scope, receive, self._secured(send))
+            return
+        started = False
+
+        async def send_secured(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await self._secured(send)(message)
+
+        try:
+            await self.app(scope, receive, send_secured)
+        except Exception:
+            if started:  # the response is on its way: nothing else can be sent
+                raise
+            # Answered here rather than by the server's bare 500, so it carries the headers too.
+            logger.exception("unhandled error", extra={"fields": {"path": scope.get("path", "")}})
+            await error_response(500, "internal error; the gateway log has the details")(scope, receive, self._secured(send))
+
+    @staticmethod
+    def _secured(send: Send) -> Send:
+        async def secured(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                headers.setdefault("Content-Security-Policy", API_POLICY)
+                for name, value in SECURITY_HEADERS.items():
+                    headers.setdefault(name, value)
+            await send(message)
+
+        return secured

@@ -128,11 +128,12 @@ class NavigatorHandlers:
             return False
         outcome = QueryOutcome.model_validate(cached)
         timings = [*event.timings, delivery.timing()]
-        await self.queries.mark_answered(event.query_id, outcome, timings, query_seed(event))
-        carried = {**event.carry(), "timings": timings, "documents": documents, "answer_key": key}
-        await self.bus.publish(AnswerVerified(**carried, outcome=outcome, producer=STAGE))
+        # Published by the delivery that stored it only, as the verifier does: never twice.
+        if await self.queries.mark_answered(event.query_id, outcome, timings, query_seed(event)):
+            carried = {**event.carry(), "timings": timings, "documents": documents, "answer_key": key}
+            await self.bus.publish(AnswerVerified(**carried, outcome=outcome, producer=STAGE))
+            logger.info("answered from the cache")
         self.done.add(event.query_id)
-        logger.info("answered from the cache")
         return True
 
     async def give_up(self, failure: Failure) -> None:

@@ -12,16 +12,15 @@ would stay in memory for good (the query handler tests check that a forgotten in
 with the collector off). What else is alive when an index is frozen and later becomes cyclic
 garbage (the objects of a query in flight) stays too: a bounded cost paid per index built.
 
-The young generation is collected after YOUNG_OBJECTS new containers instead of CPython's 700:
-a query allocates tens of thousands, nearly all freed by reference counting before the query
-ends, and a collection every 700 walks the ones still in use again and again.
+The young generation is collected after YOUNG_OBJECTS new containers instead of CPython's 700
+(shared/adapters/heap.py, which every stage applies once started).
 """
 
 from __future__ import annotations
 
 import gc
 
-YOUNG_OBJECTS = 10_000
+from shared.adapters.heap import YOUNG_OBJECTS
 
 
 def freeze_warm_heap() -> None:

@@ -47,7 +47,7 @@ class PageTexts:
     A version is written once (a rebuild gets a new version), so the verifier reads a document's
     pages from MongoDB once instead of on every query that cites it. Only the pages of the asking
     tenant's readable documents are given: another tenant's document, or one whose deletion has
-    started, has none (its record is read on every call, one `_id` lookup, for that)."""
+    started, has none (its record is read for every query, one `_id` lookup, for that)."""
 
     def __init__(self, repo: PageStore, max_chars: int = 64_000_000) -> None:
         self.repo = repo
@@ -55,12 +55,13 @@ class PageTexts:
         self._pages: OrderedDict[tuple[str, int], list[str]] = OrderedDict()
         self._chars = 0
 
-    async def _tenant_of(self, doc_id: str) -> str | None:
-        record = await self.repo.get_document(doc_id)
-        return record.tenant if record is not None else None
-
     async def texts(self, tenant: str, doc_id: str, version: int | None, numbers: set[int]) -> dict[int, str]:
-        if await self._tenant_of(doc_id) != tenant:
+        return await self.texts_of(await self.repo.get_document(doc_id), tenant, doc_id, version, numbers)
+
+    async def texts_of(self, record: DocumentRecord | None, tenant: str, doc_id: str, version: int | None,
+                       numbers: set[int]) -> dict[int, str]:
+        """`texts`, with the document's record as just read by the caller (None: not found)."""
+        if record is None or record.tenant != tenant:
             logger.warning("pages of another tenant's (or a deleted) document not read",
                            extra=log_fields(doc_id=doc_id, tenant=tenant))
             return {}
@@ -107,33 +108,46 @@ class VerifierHandlers:
         self.bus = bus
         self.queries = queries
         self.done = RecentKeys()
+        # Answers stored whose publication failed in this process (a handful while Kafka refuses).
+        self.unpublished = RecentKeys(1000)
         self.pages = PageTexts(repo)
         self.generator = generator
         self.cache = cache
         self.models = models or VerifierModels()
 
-    async def _page_texts(self, event: ContextCompressed) -> dict[tuple[str, int], str]:
-        """Full text of every page the context cites, so sentences are checked against the page:
-        of the documents the query was asked over (the navigator's, of the query's tenant) only."""
+    @staticmethod
+    def _cited_pages(event: ContextCompressed) -> dict[str, set[int]]:
+        """The pages the context cites, of the documents the query was asked over (the
+        navigator's, of the query's tenant) only."""
         versions = dict(event.documents)
         wanted: dict[str, set[int]] = {}
         for passage in event.context.passages:
             if passage.doc_id in versions or not event.documents:
                 wanted.setdefault(passage.doc_id, set()).update(passage.pages)
+        return wanted
+
+    async def _records(self, doc_ids: set[str]) -> dict[str, DocumentRecord | None]:
+        """Each document's record, read once per query: for its tenant and for whether its
+        deletion has started (then it is None)."""
+        ordered = sorted(doc_ids)
+        return dict(zip(ordered, await asyncio.gather(*(self.repo.get_document(d) for d in ordered)), strict=True))
+
+    async def _page_texts(self, event: ContextCompressed, wanted: dict[str, set[int]],
+                          records: dict[str, DocumentRecord | None]) -> dict[tuple[str, int], str]:
+        """Full text of every cited page, so sentences are checked against the page."""
+        versions = dict(event.documents)
         found = await asyncio.gather(
-            *(self.pages.texts(event.tenant, d, versions.get(d), p) for d, p in wanted.items())
+            *(self.pages.texts_of(records[d], event.tenant, d, versions.get(d), p) for d, p in wanted.items())
         )
         return {(doc_id, n): text for doc_id, pages in zip(wanted, found, strict=True) for n, text in pages.items()}
-
-    async def _all_readable(self, documents: list[tuple[str, int]]) -> bool:
-        records = await asyncio.gather(*(self.repo.get_document(doc_id) for doc_id, _ in documents))
-        return all(record is not None for record in records)
 
     async def on_context_compressed(self, event: ContextCompressed, delivery: Delivery) -> None:
         if event.query_id in self.done:
             logger.info("query already answered; redelivery skipped")
             return
-        texts = await self._page_texts(event)
+        wanted = self._cited_pages(event)
+        records = await self._records(set(wanted) | {doc_id for doc_id, _ in event.documents})
+        texts = await self._page_texts(event, wanted, records)
         navigation = event.navigation
         answer = await asyncio.to_thread(
             answer_question,
@@ -158,28 +172,24 @@ class VerifierHandlers:
         )
         # An answer navigated with lexical fallbacks (the model failed) is not kept: the next ask
         # should get the model's ranking. The key is the navigator's (an event without one is
-        # not cached). Nor one over a document whose deletion started meanwhile: it would
-        # outlive it. Judged before the timing is taken: the look-up is this stage's work.
+        # not cached). Nor one over a document whose deletion has started: it would outlive it.
         cacheable = (self.cache is not None and bool(event.documents) and bool(event.answer_key)
-                     and not navigation.stats.scorer_fallbacks and await self._all_readable(event.documents))
+                     and not navigation.stats.scorer_fallbacks
+                     and all(records[doc_id] is not None for doc_id, _ in event.documents))
         timings = [*event.timings, delivery.timing()]
         seed = query_seed(event)
         # Stored before it is published: a gateway that misses the event finds it here.
-        first = await self.queries.mark_answered(event.query_id, outcome, timings, seed)
+        if not await self.queries.mark_answered(event.query_id, outcome, timings, seed):
+            await self._publish_stored(event)
+            return
+        ANSWER_CONFIDENCE.observe(answer.confidence)
+        if answer.abstained:
+            ABSTENTIONS.inc()
         cache_put = None
-        if first:
-            ANSWER_CONFIDENCE.observe(answer.confidence)
-            if answer.abstained:
-                ABSTENTIONS.inc()
-            if cacheable and self.cache is not None and event.answer_key:
-                cache_put = self.cache.put(event.answer_key, outcome.model_dump(mode="json"),
-                                           refs=[doc_id for doc_id, _ in event.documents])
-        else:
-            # An earlier delivery stored an answer but died before publishing: publish that one.
-            stored = await self.queries.get(event.query_id)
-            if stored and stored.outcome:
-                outcome, timings = stored.outcome, stored.timings
-        published = self.bus.publish(AnswerVerified(**{**event.carry(), "timings": timings}, outcome=outcome))
+        if cacheable and self.cache is not None and event.answer_key:
+            cache_put = self.cache.put(event.answer_key, outcome.model_dump(mode="json"),
+                                       refs=[doc_id for doc_id, _ in event.documents])
+        published = self._publish(AnswerVerified(**{**event.carry(), "timings": timings}, outcome=outcome))
         # The cache entry is not on the client's path: written while the answer is on its way
         # (a crash in between only costs a later recomputation).
         await asyncio.gather(published, *([cache_put] if cache_put is not None else []))
@@ -189,6 +199,27 @@ class VerifierHandlers:
             extra=log_fields(confidence=answer.confidence, abstained=answer.abstained,
                              citations=len(answer.citations)),
         )
+
+    async def _publish(self, answer: AnswerVerified) -> None:
+        try:
+            await self.bus.publish(answer)
+        except Exception:
+            self.unpublished.add(answer.query_id)  # its redelivery publishes the stored answer
+            raise
+        self.unpublished.discard(answer.query_id)
+
+    async def _publish_stored(self, event: ContextCompressed) -> None:
+        """A redelivery of a query whose answer is stored already. Published again only when this
+        process knows the publication failed: otherwise the earlier delivery published it, or died
+        between storing and publishing — then a gateway still waiting finds the stored answer by
+        polling (services/gateway/answers.py), and publishing could answer twice."""
+        stored = await self.queries.get(event.query_id) if event.query_id in self.unpublished else None
+        if stored is not None and stored.outcome is not None:
+            await self._publish(AnswerVerified(**{**event.carry(), "timings": stored.timings}, outcome=stored.outcome))
+            logger.info("stored answer published after a failed publication")
+        else:
+            logger.info("query answered by an earlier delivery; not published again")
+        self.done.add(event.query_id)
 
     async def on_document_deleted(self, event: DocumentDeleted, delivery: Delivery) -> None:
         """Nothing of a deleted document stays in memory: its page texts and cached answers."""

@@ -73,3 +73,6 @@ class RecentKeys:
         self._keys.move_to_end(key)
         while len(self._keys) > self.size:
             self._keys.popitem(last=False)
+
+    def discard(self, key: str) -> None:
+        self._keys.pop(key, None)

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any, TypeVar
 
-from aiokafka import ConsumerRebalanceListener, TopicPartition
+from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, TopicPartition
 from faststream import FastStream
 from faststream.kafka import KafkaBroker, Topic
 from faststream.kafka.annotations import KafkaMessage
@@ -25,7 +25,9 @@ from pymongo.asynchronous.database import AsyncDatabase
 
 from shared.adapters.blobs import make_blob_store
 from shared.adapters.health import StageHealth, run_health_checks
-from shared.adapters.kafka.broker import Bus, make_broker
+from shared.adapters.heap import freeze_started_heap
+from shared.adapters.kafka.broker import Bus, make_broker, message_itself
+from shared.adapters.kafka.commits import BatchedCommits
 from shared.adapters.kafka.delivery import GiveUp, Handler, RawMessage, ReliableConsumer
 from shared.adapters.kafka.topics import ensure_topics
 from shared.adapters.logs import log_fields
@@ -59,14 +61,17 @@ class NotStartedError(RuntimeError):
 
 
 class AssignmentLogger(ConsumerRebalanceListener):
-    """One structured line per rebalance: which partitions this process now owns."""
+    """One structured line per rebalance: which partitions this process now owns. Offsets
+    pending in `commits` are committed before partitions are given up."""
 
-    def __init__(self, stage: str, group: str) -> None:
+    def __init__(self, stage: str, group: str, commits: BatchedCommits | None = None) -> None:
         self.stage = stage
         self.group = group
+        self.commits = commits
 
     async def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
-        return None
+        if self.commits is not None:
+            await self.commits.flush()
 
     async def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
         logger.info(
@@ -105,6 +110,7 @@ class StageRuntime:
         self._queries: MongoQueryRepository | None = None
         self._ledger: DeliveryLedger | None = None
         self._subscribers: list[Any] = []
+        self._commits: list[BatchedCommits] = []
         self._tasks: list[asyncio.Task[None]] = []
         self._startup_hooks: list[Callable[[], Awaitable[None]]] = []
         self.health = StageHealth(on_record=record_backend_checks)
@@ -156,7 +162,9 @@ class StageRuntime:
         """Consume `event_type` at least once, in the stage's consumer group (shared by replicas).
 
         `durable_attempts`: record every attempt in MongoDB before handling (for long messages,
-        so a process death counts); otherwise only failures are written (see delivery.py)."""
+        so a process death counts), and commit each message's offset before the next; otherwise
+        only failures are written (see delivery.py) and offsets are committed together every
+        `kafka_commit_interval_s` (see commits.py)."""
         group = group_id or f"{self.settings.topic_prefix}treerag-{self.stage}"
         handler = self._opening(handler)
         consumer = ReliableConsumer(
@@ -170,15 +178,20 @@ class StageRuntime:
             give_up=give_up,
             durable_attempts=durable_attempts,
         )
+        commits = BatchedCommits(self.stage, 0.0 if durable_attempts else self.settings.kafka_commit_interval_s)
+        self._commits.append(commits)
         subscriber = self.broker.subscriber(
             Topic(self.bus.topic(event_type.TOPIC), declare=False),
             group_id=group,
-            ack_policy=AckPolicy.NACK_ON_ERROR,
+            # Acknowledged here: the offset of a handled message goes to `commits`, a failed one
+            # rewinds its partition (the message comes again).
+            ack_policy=AckPolicy.MANUAL,
             # A new group starts from the oldest message, so nothing published before the
             # stage first started is skipped.
             auto_offset_reset="earliest",
             max_poll_interval_ms=max_poll_interval_ms,
-            listener=AssignmentLogger(self.stage, group),
+            listener=AssignmentLogger(self.stage, group, commits),
+            decoder=message_itself,
             title=f"{self.stage}:{event_type.TOPIC}",
         )
 
@@ -188,6 +201,16 @@ class StageRuntime:
             key = record.key.decode("utf-8", errors="replace") if record.key else None
             try:
                 await consumer(RawMessage(record.topic, record.partition, record.offset, key, msg.body, received))
+            except Exception as exc:
+                # The consumer raises only to have the message again: rewind its partition.
+                logger.warning("message not handled; it comes again", exc_info=exc,
+                               extra=log_fields(stage=self.stage, topic=record.topic, offset=record.offset))
+                await msg.nack()
+                return
+            else:
+                # FastStream's in-memory test broker has no offsets to commit.
+                if isinstance(msg.consumer, AIOKafkaConsumer):
+                    await commits.handled(msg.consumer, record.topic, record.partition, record.offset)
             finally:
                 # The whole handling: decoding, attempts bookkeeping, the work, its store writes
                 # and publications, a dead letter; the same span as the timing a query carries.
@@ -206,6 +229,7 @@ class StageRuntime:
             group_id=group,
             ack_policy=AckPolicy.ACK_FIRST,
             auto_offset_reset="latest",
+            decoder=message_itself,
             title=f"{self.stage}:{event_type.TOPIC}:broadcast",
         )
 
@@ -276,6 +300,7 @@ class StageRuntime:
         for subscriber in self._subscribers:
             if subscriber.consumer is not None:
                 self._tasks.append(asyncio.create_task(run_lag_reporter(self.stage, subscriber.consumer)))
+        self._tasks.extend(asyncio.create_task(commits.run()) for commits in self._commits)
         self._tasks.append(asyncio.create_task(run_health_checks(self.health, {
             "kafka": lambda: self.broker.ping(timeout=3.0),
             "mongodb": self._mongo_answers,
@@ -283,6 +308,7 @@ class StageRuntime:
         if self._mongo is not None:
             self._tasks.append(asyncio.create_task(self._heartbeat(self._mongo)))
         self.health.mark_started()
+        freeze_started_heap()
         logger.info("consuming", extra=log_fields(stage=self.stage, topics=[s.topic_names for s in self._subscribers]))
 
     async def _mongo_answers(self) -> bool:
@@ -310,6 +336,12 @@ class StageRuntime:
         for task in self._tasks:
             task.cancel()
         self._tasks.clear()
+        for commits in self._commits:  # consumers still run until the broker stops
+            commits.stopping()
+            try:
+                await commits.flush()
+            except Exception:  # what stays pending is redelivered and recomputed
+                logger.warning("offsets not committed at shutdown", exc_info=True)
         if self._mongo is not None:
             try:  # stopped on purpose: not alive any more, at once
                 await MongoHeartbeats(self._mongo[self.settings.mongo_db]).remove(this_instance())
