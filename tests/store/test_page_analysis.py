@@ -33,21 +33,6 @@ def document(doc_id: str, analysis: bytes | None) -> IndexedDocument:
                            analysis=analysis)
 
 
-@pytest.fixture(params=["embedded", pytest.param("mongo", marks=pytest.mark.integration)])
-async def repo(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Any]:
-    if request.param == "embedded":
-        yield EmbeddedRepository(tmp_path / "store")
-        return
-    infra = request.getfixturevalue("infra")
-    client = connect(infra.mongo_url)
-    name = f"analysis_{uuid.uuid4().hex[:8]}"
-    repository = MongoRepository(client, name, owns_client=False)
-    await repository.ensure_indexes()
-    yield repository
-    await client.drop_database(name)
-    await client.close()
-
-
 async def test_a_large_analysis_round_trips_and_a_smaller_rebuild_replaces_it(repo: Any) -> None:
     large = blob(LARGE, seed=1)
     await repo.put_analysis("doc1", large)

@@ -4,15 +4,8 @@ none), dropped when the document is indexed again without any, and removed with 
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
-import pytest
-
-from shared.adapters.embedded.store import EmbeddedRepository
-from shared.adapters.mongo.store import MongoRepository, connect
 from shared.model.documents import DocumentRecord, DocumentStatus, DocumentTree, IndexedDocument
 from shared.model.text_layer import Box, TextLayer, TextLine, TextWord
 from shared.model.tree import TreeNode
@@ -31,21 +24,6 @@ def document(doc_id: str, layers: list[TextLayer]) -> IndexedDocument:
     nodes = [TreeNode(id="0001", title="Intro", page_start=1, page_end=3, level=1)]
     return IndexedDocument(record=record, pages=["one", "two", "three"], tree=DocumentTree(doc_id=doc_id, nodes=nodes),
                            text_layers=layers)
-
-
-@pytest.fixture(params=["embedded", pytest.param("mongo", marks=pytest.mark.integration)])
-async def repo(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Any]:
-    if request.param == "embedded":
-        yield EmbeddedRepository(tmp_path / "store")
-        return
-    infra = request.getfixturevalue("infra")
-    client = connect(infra.mongo_url)
-    name = f"text_layers_{uuid.uuid4().hex[:8]}"
-    repository = MongoRepository(client, name, owns_client=False)
-    await repository.ensure_indexes()
-    yield repository
-    await client.drop_database(name)
-    await client.close()
 
 
 async def test_the_recognised_pages_read_back_one_at_a_time(repo: Any) -> None:

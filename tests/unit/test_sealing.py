@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import base64
-from collections.abc import Sequence
 
 import pytest
 
+from shared.adapters.memory.document_keys import InMemoryDocumentKeys
 from shared.adapters.sealing import EventSealer, TextErased
 from shared.model.delivery import PermanentError
 from shared.model.events import AnswerVerified, ContextCompressed, NodesSelected, QueryOutcome, QueryReceived
@@ -24,22 +24,6 @@ from shared.model.query import (
 )
 
 SECRET = "The relief valve of unit 7 opens at 42 bar."
-
-
-class Keys:
-    """Document keys in memory, as the store keeps them."""
-
-    def __init__(self) -> None:
-        self.rows: dict[str, bytes] = {}
-
-    async def keys_for(self, doc_ids: Sequence[str], *, create: bool) -> dict[str, bytes]:
-        if create:
-            for doc_id in doc_ids:
-                self.rows.setdefault(doc_id, bytes(range(32)) if doc_id == "a" else bytes(32 - i for i in range(32)))
-        return {d: self.rows[d] for d in doc_ids if d in self.rows}
-
-    async def destroy(self, doc_id: str) -> None:
-        self.rows.pop(doc_id, None)
 
 
 def passage(doc_id: str, text: str = SECRET) -> Passage:
@@ -66,7 +50,7 @@ def verified() -> AnswerVerified:
 
 
 def test_sealed_events_hold_no_document_text_and_open_to_the_same_event() -> None:
-    sealer = EventSealer(Keys())
+    sealer = EventSealer(InMemoryDocumentKeys())
     compressed = ContextCompressed(
         query_id="q1", question="When?", documents=[("a", 1)],
         navigation={"mode": "dfs", "stats": {}},
@@ -82,7 +66,7 @@ def test_sealed_events_hold_no_document_text_and_open_to_the_same_event() -> Non
 
 
 def test_a_deleted_documents_text_cannot_be_opened_from_a_retained_message() -> None:
-    keys = Keys()
+    keys = InMemoryDocumentKeys()
     sealer = EventSealer(keys)
     wire = asyncio.run(sealer.seal(selected("a", "b"))).model_dump_json()
     asyncio.run(keys.destroy("b"))  # the deletion of one of the query's documents starts
@@ -92,7 +76,7 @@ def test_a_deleted_documents_text_cannot_be_opened_from_a_retained_message() -> 
 
 
 def test_an_altered_message_does_not_open() -> None:
-    sealer = EventSealer(Keys())
+    sealer = EventSealer(InMemoryDocumentKeys())
     sealed = asyncio.run(sealer.seal(selected("a")))
     text = sealed.navigation.passages[0].text
     raw = bytearray(base64.b64decode(text))
@@ -107,7 +91,7 @@ def test_an_altered_message_does_not_open() -> None:
 
 
 def test_events_without_document_text_pass_as_they_are() -> None:
-    sealer = EventSealer(Keys())
+    sealer = EventSealer(InMemoryDocumentKeys())
     received = QueryReceived(query_id="q1", question="When?")
     assert asyncio.run(sealer.seal(received)) is received
     old = selected("a")  # a message from before sealing: nothing sealed, read as it is
