@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 import logging
 from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
 from shared.adapters.logs import log_fields
-from shared.adapters.metrics import CACHE_HITS, CACHE_MISSES
+from shared.adapters.metrics import CACHE_HITS, CACHE_MISSES, CACHE_WRITE_SECONDS
 from shared.ports.repository import Repository
 
 logger = logging.getLogger(__name__)
@@ -57,10 +58,13 @@ class AnswerCache:
         """`refs`: the doc ids the answer was made from (deleting one drops the entry)."""
         await self._remember(key, value, refs)
         if self.repository is not None:
+            writing = time.perf_counter()
             try:
                 await self.repository.put_cached(self.namespace, key, value, refs=refs)
             except Exception:
                 logger.warning("answer cache write failed", exc_info=True, extra=log_fields(key=key[:16]))
+            finally:
+                CACHE_WRITE_SECONDS.labels(cache=CACHE_NAME).observe(time.perf_counter() - writing)
 
     async def _remember(self, key: str, value: dict[str, Any], refs: Sequence[str] = ()) -> None:
         async with self._lock:

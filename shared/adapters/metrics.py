@@ -130,6 +130,12 @@ ANSWER_CONFIDENCE = Histogram(
 ABSTENTIONS = Counter("treerag_abstentions_total", "Answers that abstained.")
 CACHE_HITS = Counter("treerag_cache_hits_total", "Cache hits, by cache.", ["cache"])
 CACHE_MISSES = Counter("treerag_cache_misses_total", "Cache misses, by cache.", ["cache"])
+CACHE_WRITE_SECONDS = Histogram(
+    "treerag_cache_write_seconds",
+    "Time to write an entry to a cache's store copy, by cache (the verifier's runs beside its send).",
+    ["cache"],
+    buckets=LATENCY_BUCKETS,
+)
 LLM_CALLS = Counter("treerag_llm_calls_total", "LLM calls, by purpose and outcome.", ["purpose", "outcome"])
 LLM_TOKENS = Counter("treerag_llm_tokens_total", "LLM tokens, by direction.", ["direction"])
 SCORER_FALLBACKS = Counter("treerag_scorer_fallbacks_total", "LLM node scoring failures that fell back to lexical.")
@@ -209,6 +215,7 @@ def export_known_series(stage: str, consumed: Iterable[str] = (), produced: Iter
     for cache in CACHES:
         CACHE_HITS.labels(cache=cache)
         CACHE_MISSES.labels(cache=cache)
+        CACHE_WRITE_SECONDS.labels(cache=cache)
     for purpose in LLM_PURPOSES:
         for outcome in LLM_OUTCOMES:
             LLM_CALLS.labels(purpose=purpose, outcome=outcome)
