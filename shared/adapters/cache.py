@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 import logging
+import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
