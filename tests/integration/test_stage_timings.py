@@ -25,10 +25,11 @@ CACHE_WRITES = "treerag_cache_write_seconds_sum"
 def seconds_spent(process: ServiceProcess) -> dict[str, float]:
     text = httpx.get(f"http://127.0.0.1:{process.metrics_port}/metrics", timeout=10).text
     stage = process.name.rsplit("-", 1)[0]
-    spent = {sample.name: sample.value for family in text_string_to_metric_families(text)
-             for sample in family.samples if sample.name in SUMS and sample.labels.get("stage") == stage}
-    spent[CACHE_WRITES] = sum(sample.value for family in text_string_to_metric_families(text)
-                              for sample in family.samples if sample.name == CACHE_WRITES)
+    spent = dict.fromkeys((*SUMS, CACHE_WRITES), 0.0)
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == CACHE_WRITES or (sample.name in SUMS and sample.labels.get("stage") == stage):
+                spent[sample.name] += sample.value
     return spent
 
 
