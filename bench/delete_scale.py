@@ -41,8 +41,8 @@ from shared.app.outbox import OutboxPublisher
 from shared.model.clock import utc_now
 from shared.model.documents import DocumentRecord, DocumentStatus, DocumentTree
 from shared.model.events import QueryOutcome
-from shared.model.queries import QueryRecord, QueryStatus
 from shared.model.query import Citation, QuerySettings, VerifiedAnswer
+from shared.model.query_records import QueryRecord, QueryStatus
 from shared.model.tree import TreeNode
 
 logger = logging.getLogger("bench.delete_scale")

@@ -68,8 +68,8 @@ from shared.app.outbox import OutboxPublisher
 from shared.model.documents import DocumentStatus, IndexedDocument
 from shared.model.events import DocumentUploaded, QueryOutcome
 from shared.model.ids import DEFAULT_TENANT
-from shared.model.queries import QueryRecord
 from shared.model.query import QuerySettings, VerifiedAnswer
+from shared.model.query_records import QueryRecord
 from treerag.engine import QueryEngine
 
 logger = logging.getLogger("bench.store_scale")

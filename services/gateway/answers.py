@@ -14,7 +14,7 @@ import logging
 import time
 
 from shared.model.events import AnswerVerified, QueryFailed
-from shared.model.queries import QueryRecord, QueryStatus
+from shared.model.query_records import QueryRecord, QueryStatus
 from shared.ports.queries import QueryStore
 
 logger = logging.getLogger(__name__)

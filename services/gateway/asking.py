@@ -22,8 +22,8 @@ from services.gateway.stage_watch import QUERY_STAGES
 from shared.adapters.logs import log_fields
 from shared.adapters.metrics import INFLIGHT_QUERIES, record_finished_query
 from shared.model.events import QueryReceived
-from shared.model.queries import QueryRecord, QueryStatus
 from shared.model.query import QuerySettings
+from shared.model.query_records import QueryRecord, QueryStatus
 
 logger = logging.getLogger(__name__)
 

@@ -32,8 +32,8 @@ from shared.app.documents import DocumentNotFound, DocumentNotReady, NothingToAs
 from shared.app.verification import SourcePage, verify_text
 from shared.model.documents import DocumentRecord, DocumentTree
 from shared.model.events import QueryOutcome
-from shared.model.queries import QueryStatus
 from shared.model.query import QuerySettings, SentenceCheck
+from shared.model.query_records import QueryStatus
 from shared.ports.desk import ToolFailure
 
 MCP_PATH = "/mcp"

@@ -12,7 +12,6 @@ from shared.model.chats import CHAT_TITLE_MAX_CHARS
 from shared.model.documents import BuilderName, DocumentRecord, DocumentStatus
 from shared.model.events import QueryOutcome, StageTiming
 from shared.model.formats import DocumentFormat
-from shared.model.queries import QueryRecord, QueryStatus
 from shared.model.query import (
     DOC_IDS_MAX,
     QUESTION_MAX_CHARS,
@@ -24,6 +23,7 @@ from shared.model.query import (
     TraversalStats,
     VisitedSection,
 )
+from shared.model.query_records import QueryRecord, QueryStatus
 from shared.model.tree import TreeNode
 
 QUERY_TIMEOUT_MAX_S = 600.0

@@ -277,7 +277,7 @@ def proximity(fields: PageFields, page: int, weights: dict[str, float]) -> float
     return max((coverage(weights, w) for w in fields.windows(page)), default=0.0)
 
 
-def rerank_pages(
+def page_evidence_scores(
     index: DocumentIndex,
     pages: Sequence[int],
     page_scaled: np.ndarray,

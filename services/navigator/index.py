@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from services.navigator.dense import DenseVectors
+from services.navigator.stored_vectors import DenseVectors
 from shared.model.documents import DocumentEmbeddings, DocumentRecord, DocumentTree
 from shared.model.tree import TreeNode
 from shared.text.lexical import BM25Index, terms

@@ -10,7 +10,7 @@ import logging
 
 from shared.model.delivery import Failure
 from shared.model.events import QueryEvent, QueryFailed
-from shared.model.queries import QueryRecord
+from shared.model.query_records import QueryRecord
 from shared.ports.bus import Publisher
 from shared.ports.queries import QueryStore
 

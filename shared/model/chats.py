@@ -8,8 +8,8 @@ from datetime import datetime
 from pydantic import BaseModel, Field
 
 from shared.model.clock import utc_now
-from shared.model.queries import QueryRecord, QueryStatus
 from shared.model.query import Citation, SentenceCheck
+from shared.model.query_records import QueryRecord, QueryStatus
 
 CHAT_TITLE_MAX_CHARS = 200
 # A thread holds at most this many turns: a longer conversation starts a new thread (each turn

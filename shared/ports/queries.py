@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from shared.model.events import QueryOutcome, StageTiming
-from shared.model.queries import QueryRecord
+from shared.model.query_records import QueryRecord
 
 
 class QueryStore(Protocol):

@@ -25,7 +25,7 @@ from shared.adapters.memory.queries import InMemoryQueryStore
 from shared.app.query_failures import report_query_failure
 from shared.model.delivery import Delivery, Failure
 from shared.model.events import DeadLetter, QueryFailed, QueryReceived
-from shared.model.queries import QueryRecord, QueryStatus
+from shared.model.query_records import QueryRecord, QueryStatus
 from tests.fakes import FakeLedger, RecordingPublisher
 
 MAX_ATTEMPTS = 3

@@ -19,8 +19,8 @@ from shared.model.events import (
     QueryOutcome,
     QueryReceived,
 )
-from shared.model.queries import QueryRecord, QueryStatus
 from shared.model.query import Citation, VerifiedAnswer
+from shared.model.query_records import QueryRecord, QueryStatus
 from shared.settings import Settings
 from tests.gateway.fake_gateway import FakeGateway
 from tests.polling import until

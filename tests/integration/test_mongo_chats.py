@@ -13,8 +13,8 @@ import pytest
 from shared.adapters.mongo.chats import MongoChatStore
 from shared.adapters.mongo.store import connect
 from shared.model.chats import ChatThread, ChatTurn
-from shared.model.queries import QueryStatus
 from shared.model.query import Citation
+from shared.model.query_records import QueryStatus
 
 pytestmark = pytest.mark.integration
 

@@ -22,8 +22,8 @@ from shared.adapters.mongo.store import MongoRepository, connect
 from shared.app.deletion import delete_document, finish_deletion
 from shared.model.documents import DocumentEmbeddings, DocumentRecord, DocumentStatus, IndexedDocument
 from shared.model.events import QueryOutcome
-from shared.model.queries import QueryRecord
 from shared.model.query import Citation, QuerySettings, VerifiedAnswer
+from shared.model.query_records import QueryRecord
 from shared.ports.repository import DocumentBeingDeleted
 from tests.integration.pdfs import manual_pdf
 from tests.query.documents import indexed, node

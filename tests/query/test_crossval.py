@@ -8,9 +8,9 @@ import json
 import numpy as np
 import pytest
 
-from services.navigator.dense import DenseVectors
 from services.navigator.ranking.dense import embedder_name
 from services.navigator.ranking.model import load_model
+from services.navigator.stored_vectors import DenseVectors
 from tests.query.conftest import build
 from tests.query.documents import indexed, node
 from tests.query.synthetic import filings_collection, kitchen_collection, plant_collection

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from services.navigator.evidence import coverage, page_fields, proximity, term_weights
-from services.navigator.navigate import _candidate_pages, navigate
+from services.navigator.navigate import navigate
+from services.navigator.passages import candidate_pages
 from services.navigator.scoring import DocumentScores, Normaliser, structural_prior
 from shared.model.query import QuerySettings
 from shared.text.lexical import query_terms
@@ -101,7 +102,7 @@ def test_candidate_pages_are_each_nodes_strongest_pages_in_page_order_on_ties() 
     index, _ = _manual()
     scores = DocumentScores.compute(index, query_terms("valve pressure"), None)
     scores.normalise(Normaliser(page=float(scores.page_raw.max()), title=1.0, summary=1.0, node_text=1.0))
-    found = _candidate_pages(scores, list(range(len(index.nodes))))
+    found = candidate_pages(scores, list(range(len(index.nodes))))
     for i, flat in enumerate(index.nodes):
         window = scores.page[flat.node.page_start - 1 : flat.node.page_end]
         order = np.argsort(-window, kind="stable")[:6]

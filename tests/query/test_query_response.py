@@ -7,7 +7,6 @@ import pytest
 
 from services.gateway.schemas import QueryResponse, VerifyRequest
 from shared.model.events import QueryOutcome
-from shared.model.queries import QueryRecord, QueryStatus
 from shared.model.query import (
     PATH_MAX_ENTRIES,
     EvidenceWindow,
@@ -17,6 +16,7 @@ from shared.model.query import (
     VerifiedAnswer,
     VisitedSection,
 )
+from shared.model.query_records import QueryRecord, QueryStatus
 
 
 def test_query_response_returns_sentence_verdicts_with_windows() -> None:

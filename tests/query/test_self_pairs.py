@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from services.navigator.index import DocumentIndex
-from services.navigator.navigate import document_features
-from services.navigator.routing import ROUTING_FEATURES
+from services.navigator.route import document_features
+from services.navigator.route_features import ROUTING_FEATURES
 from shared.model.card import DocType, DocumentCard, DocumentPeriod
 from shared.text.organisations import common_name
 from shared.text.periods import question_period

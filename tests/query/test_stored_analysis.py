@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 
 import shared.text.page_analysis as page_analysis
-from services.navigator.dense import DenseVectors
 from services.navigator.evidence import page_fields, term_weights, window_postings
 from services.navigator.index import DocumentIndex
 from services.navigator.index_cache import IndexCache
 from services.navigator.ranking.features import question_pairs
 from services.navigator.ranking.profile import bigrams, page_profile, pair_shares
+from services.navigator.stored_vectors import DenseVectors
 from shared.app.indexing import store_indexed
 from shared.model.documents import SECTION_TEXT, DocumentEmbeddings
 from shared.text.lexical import query_terms, terms

@@ -20,8 +20,8 @@ from shared.model.events import (
     QueryReceived,
     TreeBuilt,
 )
-from shared.model.queries import QueryRecord, QueryStatus
 from shared.model.query import NavigationSummary, QuerySettings
+from shared.model.query_records import QueryRecord, QueryStatus
 from tests.query.documents import indexed, kitchen_guide, plant_manual
 from tests.unit.stages import GATEWAY_TIMING, TENANT, QueryStages, delivery, failure, question
 

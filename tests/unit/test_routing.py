@@ -29,7 +29,7 @@ from shared.model.events import (
     QueryFailed,
     QueryReceived,
 )
-from shared.model.queries import QueryStatus
+from shared.model.query_records import QueryStatus
 from shared.settings import Settings
 from shared.stage import Stage, StagePorts
 from tests.fakes import FakeLedger, FakeQueryStore, FakeRepository

@@ -1,5 +1,5 @@
 """Fit the router: how several documents are told apart, and how much that counts in a page's
-score (`services/navigator/routing.py`).
+score (`services/navigator/route_features.py`).
 
 1. *routing weights*: pairwise logistic regression over the routing features, the question's
    own document against every other document it was asked of (no intercept; a weight fitted
@@ -26,10 +26,11 @@ from sklearn.linear_model import LogisticRegression
 from threadpoolctl import threadpool_limits
 
 from services.navigator.index import DocumentIndex
-from services.navigator.navigate import Exploration, document_features, explore
+from services.navigator.navigate import Exploration, explore
 from services.navigator.ranking.fused import rank
 from services.navigator.ranking.model import RankingModel, RouterModel
-from services.navigator.routing import ROUTING_FEATURES
+from services.navigator.route import document_features
+from services.navigator.route_features import ROUTING_FEATURES
 from shared.model.query import QuerySettings
 
 # Weights of log P(document | question) in a page's score, tried in order (0: routing only

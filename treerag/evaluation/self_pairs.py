@@ -24,7 +24,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from services.navigator.index import DocumentIndex
-from services.navigator.routing import OPENING_PAGES
+from services.navigator.route_features import OPENING_PAGES
 from shared.model.card import DocType, DocumentCard
 from shared.text.lexical import terms
 from shared.text.organisations import common_name

@@ -28,8 +28,8 @@ from shared.adapters.logs import correlated, log_fields
 from shared.app.chats import ChatNotFound, next_turn, tenant_chat
 from shared.app.documents import query_documents, tenant_document
 from shared.model.chats import ChatThread, ChatTurn
-from shared.model.queries import QueryStatus
 from shared.model.query import QuerySettings
+from shared.model.query_records import QueryStatus
 
 logger = logging.getLogger(__name__)
 

@@ -31,8 +31,8 @@ from services.gateway.routes.queries import ASKING_ERRORS, stages_missing
 from services.gateway.schemas import QUERY_TIMEOUT_MAX_S
 from shared.app.documents import query_documents, tenant_document
 from shared.model.documents import DocumentStatus
-from shared.model.queries import QueryRecord, QueryStatus
 from shared.model.query import QUESTION_MAX_CHARS, Citation, QuerySettings, SentenceCheck
+from shared.model.query_records import QueryRecord, QueryStatus
 from shared.ports.model_roles import FollowUpWriter
 from shared.text.followups import Rewrite, standalone
 

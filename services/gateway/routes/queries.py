@@ -18,7 +18,7 @@ from services.gateway.schemas import QueryAccepted, QueryRequest, QueryResponse
 from services.gateway.streaming import EVENT_STREAM, stream, wants_events
 from shared.adapters.logs import correlated, log_fields
 from shared.app.documents import query_documents
-from shared.model.queries import QueryRecord, QueryStatus
+from shared.model.query_records import QueryRecord, QueryStatus
 
 logger = logging.getLogger(__name__)
 

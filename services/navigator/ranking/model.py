@@ -157,7 +157,7 @@ Ranker = Annotated[
 
 
 class RouterModel(BaseModel):
-    """How several documents are told apart (`services/navigator/routing.py`): a linear routing
+    """How several documents are told apart (`services/navigator/route_features.py`): a linear routing
     score over the routing features (no intercept: only differences between documents count),
     and the weight of log P(document | question) in every page's score."""
 

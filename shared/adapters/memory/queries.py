@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from shared.model.clock import utc_now
 from shared.model.events import QueryOutcome, StageTiming
-from shared.model.queries import REASON_MAX_CHARS, QueryRecord, QueryStatus
+from shared.model.query_records import REASON_MAX_CHARS, QueryRecord, QueryStatus
 
 
 class InMemoryQueryStore:

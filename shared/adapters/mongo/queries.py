@@ -25,7 +25,7 @@ from pymongo.errors import DuplicateKeyError
 from shared.adapters.mongo.ownership import Owned, OwnershipLedger, remove_each
 from shared.model.clock import utc_now
 from shared.model.events import QueryOutcome, StageTiming
-from shared.model.queries import REASON_MAX_CHARS, QueryRecord, QueryStatus
+from shared.model.query_records import REASON_MAX_CHARS, QueryRecord, QueryStatus
 
 
 def _documents_of(record: QueryRecord) -> set[str]:
