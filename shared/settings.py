@@ -210,6 +210,10 @@ class Settings(BaseSettings):
     )
     llm_timeout_s: float = Field(default=60.0, description="Seconds one model call may take.")
     llm_max_concurrency: int = Field(default=4, description="Model calls one process makes at once.")
+    llm_context_tokens: int | None = Field(
+        default=None, ge=1024, description="The model's context window in tokens: tree and summary calls are sized "
+        "to fit it (4096 for the local SmolLM2 server). Unset: sized for long-context models, about 60k tokens a call."
+    )
 
     nli: str = Field(
         default="off",

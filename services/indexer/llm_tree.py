@@ -30,6 +30,8 @@ logger = logging.getLogger(__name__)
 
 PROMPT_VERSION = "tree-v1"
 MAX_PAGES_PER_CHUNK = 100
+# How many characters of page text a token holds, about (English prose, common tokenizers).
+CHARS_PER_TOKEN = 4
 MAX_LEVEL = 4
 
 DOMAIN_GUIDANCE: dict[str, str] = {
@@ -93,6 +95,18 @@ class TreeOptions:
     max_nodes_per_summary_call: int = 40
     max_chars_per_summary_call: int = 48_000
     summary_threads: int = 4
+
+    @classmethod
+    def for_context(cls, context_tokens: int | None, **changes: object) -> TreeOptions:
+        """Options whose calls fit a model's context window of `context_tokens` (the defaults
+        when None): half the window carries pages, at about four characters a token; the rest
+        is the instructions, the headings found so far and the reply."""
+        if context_tokens is None:
+            return cls(**changes)  # type: ignore[arg-type]
+        chars = context_tokens * CHARS_PER_TOKEN // 2
+        return cls(**{"max_chars_per_chunk": chars, "max_chars_per_page": min(4_000, chars // 2),
+                      "max_chars_per_summary_call": chars, "summary_excerpt_chars": min(1_200, chars // 8),
+                      **changes})  # type: ignore[arg-type]
 
 
 def page_chunks(pages: Sequence[str], options: TreeOptions) -> list[tuple[int, int]]:

@@ -105,7 +105,8 @@ def _llm_tree(pages: list[str], llm: LLMClient, domain: str, warnings: list[str]
     )
 
     # Summaries come later, once the tree is verified and split, so split leaves get them too.
-    nodes = build_llm_tree(pages, llm, domain, options=TreeOptions(summaries=False), warnings=warnings)
+    options = TreeOptions.for_context(llm.context_tokens, summaries=False)
+    nodes = build_llm_tree(pages, llm, domain, options=options, warnings=warnings)
     if not nodes:
         raise ValueError("the model returned no sections")
     return [n if isinstance(n, TreeNode) else TreeNode.model_validate(n) for n in nodes]
@@ -115,11 +116,11 @@ def _llm_summaries(
     nodes: list[TreeNode], pages: list[str], llm: LLMClient, domain: str, warnings: list[str]
 ) -> None:
     """Replace extractive summaries with the model's, in batches; keep them when it fails."""
-    from services.indexer.llm_tree import summarize_nodes
+    from services.indexer.llm_tree import TreeOptions, summarize_nodes
     from shared.adapters.llm.errors import LLMError
 
     try:
-        summarize_nodes(nodes, pages, llm, domain)
+        summarize_nodes(nodes, pages, llm, domain, TreeOptions.for_context(llm.context_tokens))
     except LLMError as exc:
         warnings.append(f"model summaries failed ({exc}); kept extractive summaries")
 

@@ -73,8 +73,15 @@ class WalkPassages:
         for hit in self.pages:
             node = index.nodes[hit.node].node
             built.append(Passage(doc_id=index.doc_id, file_name=index.label, node_id=node.id, title=node.title,
-                                 pages=[hit.page], text=index.pages[hit.page - 1], score=hit.score))
+                                 pages=[hit.page], text=index.pages[hit.page - 1], score=hit.score,
+                                 section_path=section_path(index, hit.node)))
         return built + self.node_only
+
+
+def section_path(index: DocumentIndex, node: int) -> list[str]:
+    """The titles of the sections enclosing `node`, outermost first, each cut to the length a
+    section title may have."""
+    return [index.nodes[i].node.title[:SECTION_TITLE_MAX_CHARS] for i in index.path(node)]
 
 
 def candidate_pages(scores: DocumentScores, nodes: list[int]) -> dict[int, list[int]]:
@@ -154,7 +161,7 @@ def ranked_passages(ranking: FusedRanking, evidence: Sequence[DocumentEvidence],
         passages.append(Passage(
             doc_id=index.doc_id, file_name=index.label, node_id=node.id if node else f"page-{ranked.page}",
             title=node.title if node else "", pages=[ranked.page], text=index.pages[ranked.page - 1],
-            score=round(ranked.score, 6),
+            score=round(ranked.score, 6), section_path=section_path(index, deepest) if node else [],
         ))
     return passages
 

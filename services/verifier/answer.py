@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import math
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 from services.verifier.detector import (
@@ -31,12 +31,14 @@ from services.verifier.fragments import (
     split_at_seams,
 )
 from shared.adapters.logs import log_fields
+from shared.model.card import DocumentCard
 from shared.model.query import (
     Citation,
     CompressedContext,
     Passage,
     QuerySettings,
     SentenceCheck,
+    SourceNote,
     VerifiedAnswer,
 )
 from shared.ports.model_roles import AnswerGenerator, EntailmentJudge
@@ -366,12 +368,30 @@ def _split_generated(text: str) -> list[str]:
     return out
 
 
+def source_notes(
+    question: str, passages: list[Passage], page_text: PageText | None, cards: Mapping[str, DocumentCard]
+) -> list[SourceNote]:
+    """What a model is told beside each passage: its document's card, and, on the passage the
+    offline answer would read a figure from, the table row the question names."""
+    lead = figure_lead(question, passages, page_text)
+    notes = []
+    for passage in passages:
+        card = cards.get(passage.doc_id)
+        table = ""
+        if lead is not None and lead[1] is passage:
+            table = f"p. {lead[2]}: {lead[0].described()}"
+        notes.append(SourceNote(document=card.describe() if card else "", table=table))
+    return notes
+
+
 def _generated(
-    context: CompressedContext, settings: QuerySettings, mode: str, sources: _Sources, generator: AnswerGenerator
+    context: CompressedContext, settings: QuerySettings, mode: str, sources: _Sources, generator: AnswerGenerator,
+    cards: Mapping[str, DocumentCard],
 ) -> VerifiedAnswer:
     question = context.question
+    notes = source_notes(question, context.passages, sources.page_text, cards)
     try:
-        text = generator.generate(question, context.passages).strip()
+        text = generator.generate(question, context.passages, notes).strip()
     except Exception as exc:  # the caller decides whether to retry; the answer says what failed
         logger.warning("answer generator failed", exc_info=True)
         raise RuntimeError(f"answer generation failed ({generator.name}): {exc}") from exc
@@ -432,12 +452,14 @@ def answer_question(
     page_text: PageText | None = None,
     judge: EntailmentJudge | None = None,
     word_vectors: WordVectors | None = None,
+    cards: Mapping[str, DocumentCard] | None = None,
 ) -> VerifiedAnswer:
     """The answer to `context.question`, every sentence scored against the page it cites.
 
     `page_text(doc_id, page)` gives full page text to verify against; without it the compressed
     context is the source. `judge`, an entailment model, settles what the lexical check cannot;
-    `word_vectors` tell how close a replaced word is to the page's.
+    `word_vectors` tell how close a replaced word is to the page's; `cards` (by document id)
+    tell a generator whose documents the passages are.
     """
     sources = _Sources(context.passages, page_text, judge, word_vectors)
     name = generator.name if generator else "extractive"
@@ -446,7 +468,7 @@ def answer_question(
     elif generator is None:
         answer = _extractive(context, settings, mode, sources)
     else:
-        answer = _generated(context, settings, mode, sources, generator)
+        answer = _generated(context, settings, mode, sources, generator, cards or {})
     logger.debug(
         "answered",
         extra=log_fields(abstained=answer.abstained, confidence=answer.confidence, citations=len(answer.citations)),

@@ -158,6 +158,7 @@ class VerifierHandlers:
             lambda doc_id, page: texts.get((doc_id, page)),
             self.models.judge,
             self.models.word_vectors,
+            {doc_id: record.card for doc_id, record in records.items() if record is not None and record.card},
         )
         answer = calibrated(answer, navigation.stats.answer_probability, self.models.calibration)
         outcome = QueryOutcome(

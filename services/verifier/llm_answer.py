@@ -12,7 +12,7 @@ import re
 from services.verifier.detector import ABSTENTION
 from shared.adapters.llm.client import LLMClient
 from shared.app.answer_key import ANSWER_PROMPT_VERSION
-from shared.model.query import Passage
+from shared.model.query import Passage, SourceNote
 from shared.text.citations import format_citation, parse_citations
 from shared.text.language import LANGUAGE_NAMES, detect_language
 
@@ -27,27 +27,41 @@ def _document_label(passage: Passage) -> str:
     return passage.file_name or passage.doc_id
 
 
-def _sources(passages: list[Passage], max_chars: int) -> str:
+def _sources(passages: list[Passage], notes: list[SourceNote], max_chars: int) -> str:
     blocks = []
-    for number, passage in enumerate(passages, start=1):
+    for number, (passage, note) in enumerate(zip(passages, notes, strict=True), start=1):
         label = _document_label(passage)
         cite_as = ", ".join(format_citation(label, [page]) for page in passage.pages)
-        title = f' — section "{passage.title}"' if passage.title else ""
-        blocks.append(f"Source {number}{title}. Cite as: {cite_as}\n{passage.text.strip()[:max_chars]}")
+        lines = [f"Source {number}. Cite as: {cite_as}"]
+        if note.document:
+            lines.append(f"Document: {note.document}")
+        path = [*passage.section_path, passage.title] if passage.title else passage.section_path
+        if path:
+            lines.append(f"Section: {' > '.join(path)}")
+        if note.table:
+            lines.append(f"Table row the question names, {note.table}")
+        blocks.append("\n".join(lines) + "\n" + passage.text.strip()[:max_chars])
     return "\n\n".join(blocks)
 
 
-def answer_prompt(question: str, passages: list[Passage], *, max_sentences: int, max_chars_per_source: int) -> str:
+def answer_prompt(question: str, passages: list[Passage], *, max_sentences: int, max_chars_per_source: int,
+                  notes: list[SourceNote] | None = None) -> str:
+    """The prompt a model answers from: the rules, the question, then each source with what the
+    reader is told about it (`notes`, one per passage: its document's card, the table row the
+    question names) and its text."""
     language = LANGUAGE_NAMES[detect_language(question)]
     example = format_citation(_document_label(passages[0]), passages[0].pages[:1] or [1]) if passages else "[doc, p. 1]"
+    told = notes if notes is not None and len(notes) == len(passages) else [SourceNote() for _ in passages]
     return (
         "Answer the question using only the sources below; do not add facts from elsewhere.\n"
         f"- Write in {language}, the language of the question, in at most {max_sentences} sentences.\n"
         "- End every sentence with the citation of the page it comes from, written exactly as in that "
         f"source's \"Cite as\" list, e.g. {example}. Cite only pages from those lists.\n"
+        "- For an amount, state the value with its unit and scale and the period it is for, as the table "
+        "prints them.\n"
         "- Prefer the sources' own wording for names, numbers and definitions.\n"
         f"- If the sources do not answer the question, reply exactly: {ABSTENTION}\n\n"
-        f"Question: {question.strip()}\n\n{_sources(passages, max_chars_per_source)}\n\nAnswer:"
+        f"Question: {question.strip()}\n\n{_sources(passages, told, max_chars_per_source)}\n\nAnswer:"
     )
 
 
@@ -62,14 +76,13 @@ class LLMAnswerGenerator:
         self.max_sentences = max_sentences
         self.max_chars_per_source = max_chars_per_source
 
-    def generate(self, question: str, passages: list[Passage]) -> str:
+    def generate(self, question: str, passages: list[Passage], notes: list[SourceNote] | None = None) -> str:
         """The model's answer text; `ABSTENTION` when it finds no answer in the passages.
         Raises `shared.adapters.llm.LLMError` when the model cannot be reached."""
         if not passages:
             return ABSTENTION
-        prompt = answer_prompt(
-            question, passages, max_sentences=self.max_sentences, max_chars_per_source=self.max_chars_per_source
-        )
+        prompt = answer_prompt(question, passages, max_sentences=self.max_sentences,
+                               max_chars_per_source=self.max_chars_per_source, notes=notes)
         text = _FENCE.sub("", self.llm.generate_text(prompt, purpose="answer").strip()).strip()
         if not parse_citations(text) and any(marker in text.lower() for marker in _LOCAL_ABSTENTIONS):
             return ABSTENTION

@@ -17,7 +17,7 @@ from shared.text.language import detect_language
 
 EXTRACTIVE = "extractive"
 # The answer prompt's version: bump it when the prompt changes, so cached model answers miss.
-ANSWER_PROMPT_VERSION = "answer-v1"
+ANSWER_PROMPT_VERSION = "answer-v2"  # 2: each source names its document, section path and the table row asked about
 # Bump when the key's material or the cached value's shape changes: old entries then miss.
 KEY_SCHEMA_VERSION = 4  # 2: sentences carry verdicts and evidence windows; 3: the ranking model; 4: the tenant
 

@@ -93,3 +93,12 @@ class DocumentCard(BaseModel):
     sources: dict[str, CardSource] = Field(
         default_factory=dict, description="Field name -> where its value was read."
     )
+
+    def describe(self) -> str:
+        """The card in one line, as a reader names the document: "3M Company — 10-K — FY2018,
+        ended 2018-12-31"; the title stands for an issuer the card lacks; '' when empty."""
+        parts = [self.issuer or self.title]
+        if self.doc_type is not DocType.UNKNOWN:
+            parts.append(self.doc_type.value)
+        parts.append(self.period.describe())
+        return " — ".join(part for part in parts if part)

@@ -76,6 +76,16 @@ class Passage(BaseModel):
     pages: list[int] = Field(description="1-based physical pages the text comes from.")
     text: str
     score: float = 0.0
+    section_path: list[str] = Field(
+        default_factory=list, description="Titles of the sections enclosing the passage's section, outermost first."
+    )
+
+
+class SourceNote(BaseModel):
+    """What a model writing an answer is told about one source beside its text."""
+
+    document: str = Field(default="", description="The document's card in one line: issuer, form, period.")
+    table: str = Field(default="", description="The table row the question names, with the table's columns and scale.")
 
 
 class TraversalStats(BaseModel):

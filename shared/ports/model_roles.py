@@ -12,7 +12,7 @@ from typing import Protocol
 
 import numpy as np
 
-from shared.model.query import Passage
+from shared.model.query import Passage, SourceNote
 
 
 class NodeScorer(Protocol):
@@ -29,7 +29,9 @@ class AnswerGenerator(Protocol):
 
     name: str  # e.g. "llm:gemini-2.5-flash"
 
-    def generate(self, question: str, passages: list[Passage]) -> str: ...
+    def generate(self, question: str, passages: list[Passage], notes: list[SourceNote] | None = None) -> str:
+        """The answer text; `notes`, one per passage, say what the reader is told beside it."""
+        ...
 
 
 class EntailmentJudge(Protocol):

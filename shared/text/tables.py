@@ -54,6 +54,17 @@ class TableFigure:
     currency: bool
     line: str  # the row as printed
     title: str = ""  # the statement the row belongs to, as titled on the page
+    columns: tuple[int, ...] = ()  # the years of the table's columns, in order, when its heading prints them
+
+    def described(self) -> str:
+        """The row as a reader of the table sees it: the statement, the scale, the columns and
+        the row as printed ("Consolidated Statement of Cash Flows (in millions); columns 2018 |
+        2017 | 2016; row: Purchases of property, plant and equipment (1,577) (1,373) (1,420)")."""
+        heading = self.title or "table"
+        if self.scale:
+            heading += f" (in {self.scale}s)"
+        columns = f"; columns {' | '.join(map(str, self.columns))}" if self.columns else ""
+        return f"{heading}{columns}; row: {' '.join(self.line.split())}"
 
     def statement(self, asked_scale: float | None = None) -> str:
         """The cell as an answer leads with it: "$16,525 million for 2019 — Total current
@@ -260,4 +271,4 @@ def _figure_at(lines: list[str], row: int, label: str, cells: list[NumberMention
     if cell.kind == "percent":
         scale, currency = "", False
     return TableFigure(label=label, printed=_printed(lines[row], cell), year=column_year, scale=scale,
-                       currency=currency, line=lines[row], title=_title(lines, row))
+                       currency=currency, line=lines[row], title=_title(lines, row), columns=tuple(years or ()))

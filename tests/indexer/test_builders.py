@@ -125,6 +125,7 @@ class UnreachableModel:
 
     model = "unreachable"
     provider = "openai"
+    context_tokens = None
 
     def generate_json(self, prompt, schema, *, purpose):  # type: ignore[no-untyped-def]
         return self.generate_text(prompt, purpose=purpose)

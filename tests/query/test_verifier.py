@@ -5,7 +5,7 @@ from __future__ import annotations
 from services.verifier.answer import MAX_ANSWER_WORDS, answer_question
 from services.verifier.detector import ABSTENTION, SourcePage, check_sentence
 from services.verifier.fragments import MAX_ANSWER_SENTENCE_WORDS
-from shared.model.query import Citation, CompressedContext, Passage, QuerySettings
+from shared.model.query import Citation, CompressedContext, Passage, QuerySettings, SourceNote
 from shared.text.citations import (
     format_citation,
     parse_citations,
@@ -79,7 +79,7 @@ class _Generator:
     def __init__(self, text: str) -> None:
         self.text = text
 
-    def generate(self, question: str, passages: list[Passage]) -> str:
+    def generate(self, question: str, passages: list[Passage], notes: list[SourceNote] | None = None) -> str:
         return self.text
 
 

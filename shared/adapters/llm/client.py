@@ -38,6 +38,7 @@ class LLMClient(Protocol):
     provider: str
     model: str
     usage: LLMUsage
+    context_tokens: int | None  # the model's context window; None: a long one
 
     def generate_json(self, prompt: str, schema: type[T], *, purpose: str) -> T:
         """A reply validated against `schema`; raises an `LLMError` subclass on failure."""
@@ -79,8 +80,10 @@ class BaseLLMClient:
         retry: ModelRetryPolicy | None = None,
         cache: CallCache | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        context_tokens: int | None = None,
     ) -> None:
         self.model = model
+        self.context_tokens = context_tokens
         self.timeout_s = timeout_s
         self.retry = retry or ModelRetryPolicy()
         self.cache = cache if cache is not None else CallCache()

@@ -31,6 +31,7 @@ def make_llm(
         "max_concurrency": settings.llm_max_concurrency,
         "retry": retry,
         "cache": CallCache(store=call_store),
+        "context_tokens": settings.llm_context_tokens,
     }
     if settings.llm == "gemini":
         try:
