@@ -181,7 +181,7 @@ def build_trees(indexes: dict[str, DocumentIndex], pdfs: Path, count: int, llm: 
             "document": index.label, "pages": built.record.page_count, "seconds": round(seconds, 2),
             "model_tree": built.record.builder is BuilderName.LLM, "nodes": len(nodes),
             "titles_verified": round(sum(n.verified for n in nodes) / max(1, len(nodes)), 4),
-            "offline_nodes": len(list(walk_tree(index.tree.nodes))),
+            "offline_nodes": len(index.nodes),
             "warnings": [w for w in built.record.warnings if "llm" in w.lower() or "model" in w.lower()][:3],
         })
         logger.info("tree", extra={"document": index.label, "model_tree": out[-1]["model_tree"]})

@@ -184,6 +184,22 @@ def test_openai_request_shape_and_prose_wrapped_json(provider: FakeProvider) -> 
     assert call.body["response_format"]["type"] == "json_schema"
 
 
+def test_openai_replies_are_capped_by_purpose_and_by_a_small_models_window(provider: FakeProvider) -> None:
+    # A model that keeps writing (a small one repeating itself) stops at the cap instead of
+    # filling its window: an answer gets less room than a tree's headings.
+    long_window = make_client("openai", provider)
+    provider.script(Reply.json(VALID), Reply(text="An answer."))
+    long_window.generate_json("headings", Facts, purpose="tree")
+    long_window.generate_text("question", purpose="answer")
+    assert [c.body["max_tokens"] for c in provider.calls] == [6000, 800]
+    provider.reset()
+    small = make_client("openai", provider, context_tokens=4096)
+    provider.script(Reply.json(VALID), Reply(text="An answer."))
+    small.generate_json("headings", Facts, purpose="tree")
+    small.generate_text("question", purpose="answer")
+    assert [c.body["max_tokens"] for c in provider.calls] == [1024, 800]
+
+
 def test_openai_steps_down_when_structured_output_is_unsupported(provider: FakeProvider) -> None:
     client = make_client("openai", provider)
     provider.script(

@@ -62,6 +62,14 @@ class RawReply:
     output_tokens: int = 0
 
 
+# The most a reply may run to, in tokens, by purpose: a model that keeps writing (a small one
+# repeating itself) stops there instead of filling its window and the caller's time.
+REPLY_TOKENS = {"answer": 800, "follow_up": 200, "judge": 300, "scoring": 600, "summaries": 4000, "tree": 6000}
+DEFAULT_REPLY_TOKENS = 2000
+# Of a model's own window (`context_tokens`), a reply may take at most this share.
+REPLY_WINDOW_SHARE = 0.25
+
+
 class BaseLLMClient:
     """Caching, retries, bounded concurrency, usage and metrics around one provider request.
 
@@ -95,8 +103,14 @@ class BaseLLMClient:
         return f"{type(self).__name__}(model={self.model!r})"
 
     # -- provider hook ---------------------------------------------------------------------
-    def _send(self, prompt: str, schema: type[BaseModel] | None, timeout_s: float) -> RawReply:
+    def _send(self, prompt: str, schema: type[BaseModel] | None, timeout_s: float, reply_tokens: int) -> RawReply:
         raise NotImplementedError
+
+    def reply_tokens(self, purpose: str) -> int:
+        """The longest reply a call for `purpose` may get (`REPLY_TOKENS`), within a quarter of
+        the model's window when it has a small one."""
+        cap = REPLY_TOKENS.get(purpose, DEFAULT_REPLY_TOKENS)
+        return min(cap, int(self.context_tokens * REPLY_WINDOW_SHARE)) if self.context_tokens else cap
 
     # -- public interface ------------------------------------------------------------------
     def generate_json(self, prompt: str, schema: type[T], *, purpose: str) -> T:
@@ -165,7 +179,7 @@ class BaseLLMClient:
             started = time.perf_counter()
             with self._slots:
                 try:
-                    reply = self._send(prompt, schema, self.timeout_s)
+                    reply = self._send(prompt, schema, self.timeout_s, self.reply_tokens(purpose))
                 except TransientLLMError as exc:
                     last_error = str(exc)
                     retry_after = exc.retry_after_s

@@ -43,7 +43,9 @@ class GeminiClient(BaseLLMClient):
         )
         self._client = genai.Client(api_key=api_key, http_options=http_options)
 
-    def _send(self, prompt: str, schema: type[BaseModel] | None, timeout_s: float) -> RawReply:
+    def _send(self, prompt: str, schema: type[BaseModel] | None, timeout_s: float, reply_tokens: int) -> RawReply:
+        # No output cap: Gemini counts its thinking against `max_output_tokens`, and a cap sized
+        # for the reply would starve the thinking and return nothing.
         config = types.GenerateContentConfig(temperature=self.temperature)
         if schema is not None:
             config.response_mime_type = "application/json"

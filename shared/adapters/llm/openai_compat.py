@@ -66,12 +66,13 @@ class OpenAICompatibleClient(BaseLLMClient):
             return {"type": "json_object"}
         return None
 
-    def _send(self, prompt: str, schema: type[BaseModel] | None, timeout_s: float) -> RawReply:
+    def _send(self, prompt: str, schema: type[BaseModel] | None, timeout_s: float, reply_tokens: int) -> RawReply:
         while True:
             body: dict[str, Any] = {
                 "model": self.model,
                 "messages": [{"role": "user", "content": _with_schema_hint(prompt, schema)}],
                 "temperature": self.temperature,
+                "max_tokens": reply_tokens,
             }
             response_format = self._response_format(schema) if schema is not None else None
             if response_format is not None:
