@@ -14,7 +14,10 @@ from .fake_provider import Call, Reply
 _PAGE_TAG = re.compile(r"<page (\d+)>")
 _SECTION = re.compile(r'<section id="([^"]+)" title="([^"]*)"')
 _CANDIDATE = re.compile(r"^(\d+)\. (.+)$", re.M)
-_SOURCE = re.compile(r"^Source \d+.*?Cite as: (?P<cites>.+?)\n(?P<text>.*?)(?=\n\nSource \d+|\n\nAnswer:)", re.S | re.M)
+# A source: its citation line, the lines the reader is told about it (document, section, table
+# row), then its text.
+_SOURCE = re.compile(r"^Source \d+.*?Cite as: (?P<cites>.+?)\n(?:(?:Document|Section|Table row)[^\n]*\n)*"
+                     r"(?P<text>.*?)(?=\n\nSource \d+|\n\nAnswer:)", re.S | re.M)
 _QUESTION = re.compile(r"^Question: (.+)$", re.M)
 
 
