@@ -55,6 +55,34 @@ def _title_line(lines: list[str], title: str) -> int | None:
     return None
 
 
+# A heading set over more lines than this is not looked for across lines.
+_TITLE_SPAN = 3
+
+
+def _title_span(lines: list[str], title: str) -> tuple[int, int] | None:
+    """First and last index of the lines that carry `title` (compact form): one line
+    (`_title_line`), else a heading set over up to `_TITLE_SPAN` consecutive lines, the first
+    opening the title and the last closing it ("Item 7. Management's Discussion and Analysis
+    of" / "Financial Condition and Results of Operations")."""
+    single = _title_line(lines, title)
+    if single is not None:
+        return single, single
+    if not title:
+        return None
+    for i, line in enumerate(lines):
+        opening = compact(line)
+        if not opening or not title.startswith(opening):
+            continue
+        joined = opening
+        for j in range(i + 1, min(len(lines), i + _TITLE_SPAN)):
+            joined += compact(lines[j])
+            if joined.startswith(title):
+                return i, j
+            if not title.startswith(joined):
+                break
+    return None
+
+
 class _PageLines:
     """Content lines of each page, computed once: neighbouring nodes share pages."""
 
@@ -69,10 +97,34 @@ class _PageLines:
         return self._lines[number]
 
 
-def _own_text(node: TreeNode, stop: TreeNode | None, page_lines: _PageLines) -> str:
-    """Text from the node's title to the next node's title (or the node's end), without page
-    furniture. Short lines without final punctuation (headings, labels) become their own
-    paragraphs so they do not glue onto the sentence that follows."""
+def title_spans(nodes: list[TreeNode], page_lines: _PageLines) -> list[tuple[int, int] | None]:
+    """Where each node's title stands on its start page (first and last line), for nodes in
+    reading order. A title is looked for below the previous node's on the same page first, so
+    a title a page repeats ("Regulation" above each of its tables) is found at each node's own
+    place, not every time at the first."""
+    spans: list[tuple[int, int] | None] = []
+    page, free = 0, 0  # the page of the last title found, and its first line below that title
+    for node in nodes:
+        lines = page_lines(node.page_start)
+        title = compact(node.title)
+        begin = free if node.page_start == page else 0
+        span = _title_span(lines[begin:], title)
+        if span is not None:
+            span = (span[0] + begin, span[1] + begin)
+        elif begin:
+            span = _title_span(lines, title)
+        if span is not None:
+            page, free = node.page_start, span[1] + 1
+        spans.append(span)
+    return spans
+
+
+def _own_text(node: TreeNode, span: tuple[int, int] | None, stop: TreeNode | None,
+              stop_span: tuple[int, int] | None, page_lines: _PageLines) -> str:
+    """Text from the node's title (`span`, on its start page) to the next node's title
+    (`stop_span`) or the node's end, without page furniture. Short lines without final
+    punctuation (headings, labels) become their own paragraphs so they do not glue onto the
+    sentence that follows."""
     last = node.page_end
     if stop is not None and node.page_start <= stop.page_start <= node.page_end:
         last = stop.page_start
@@ -80,14 +132,13 @@ def _own_text(node: TreeNode, stop: TreeNode | None, page_lines: _PageLines) -> 
     size = 0
     for number in range(node.page_start, last + 1):
         lines = page_lines(number)
-        if stop is not None and number == stop.page_start and number > node.page_start - 1:
-            at = _title_line(lines, compact(stop.title))
-            if at is not None and (number > node.page_start or at > 0):
-                lines = lines[:at]
-        if number == node.page_start:
-            at = _title_line(lines, compact(node.title))
-            if at is not None:
-                lines = lines[at + 1 :]
+        first, end = 0, len(lines)
+        if number == node.page_start and span is not None:
+            first = span[1] + 1
+        if (stop is not None and stop_span is not None and number == stop.page_start
+                and (number > node.page_start or stop_span[0] > 0) and stop_span[0] >= first):
+            end = stop_span[0]
+        lines = lines[first:end]
         for line in lines:
             previous = parts[-1].rstrip() if parts else ""
             if (
@@ -154,7 +205,9 @@ def summarise_tree(
     # A node's own text stops where the next node in reading order begins.
     following = [*all_nodes[1:], None]
     page_lines = _PageLines(pages, furniture)
-    texts = [_own_text(node, nxt, page_lines) for node, nxt in zip(all_nodes, following, strict=True)]
+    spans = title_spans(all_nodes, page_lines)
+    texts = [_own_text(node, span, nxt, next_span, page_lines)
+             for node, span, nxt, next_span in zip(all_nodes, spans, following, [*spans[1:], None], strict=True)]
     candidates = [_candidates(text) for text in texts]
     flat = [s for group in candidates for s in group]
     weights = _tfidf_weights(flat, pages) if flat else []

@@ -57,3 +57,36 @@ def test_own_text_starts_at_the_heading_not_at_a_running_header_with_the_same_wo
     summarise_tree(nodes, pages, frozenset())
     assert "flanges" not in nodes[0].summary
     assert "Valves isolate sections of the feedwater line during repairs." in nodes[0].summary
+
+
+def test_sections_on_one_page_each_summarise_their_own_text() -> None:
+    # A heading set over two lines, then a title the page prints twice: each section starts
+    # below its own heading, and no two sections read the same text.
+    page = "\n".join([
+        "Item 7. Management's Discussion and Analysis of",
+        "Financial Condition and Results of Operations",
+        "Revenue grew by eleven percent as the new plants came into service during the year.",
+        "Regulation",
+        "The first plant is licensed by the state water board under permit four.",
+        "Item 7A. Quantitative and Qualitative Disclosures",
+        "About Market Risk",
+        "Interest rate swaps hedge the floating rate debt of the company against rising rates.",
+        "Regulation",
+        "The second plant reports to the federal energy regulator every quarter.",
+    ])
+    nodes = [
+        TreeNode(id="0001", title="Item 7. Management's Discussion and Analysis of Financial Condition and Results "
+                 "of Operations", page_start=1, page_end=1, level=1, children=[
+                     TreeNode(id="0002", title="Regulation", page_start=1, page_end=1, level=2)]),
+        TreeNode(id="0003", title="Item 7A. Quantitative and Qualitative Disclosures About Market Risk",
+                 page_start=1, page_end=1, level=1, children=[
+                     TreeNode(id="0004", title="Regulation", page_start=1, page_end=1, level=2)]),
+    ]
+    summarise_tree(nodes, [page], frozenset())
+    item7, first, item7a, second = walk_tree(nodes)
+    assert item7.summary.startswith("Revenue grew by eleven percent")
+    assert first.summary.startswith("The first plant is licensed")
+    assert item7a.summary.startswith("Interest rate swaps hedge")
+    assert second.summary.startswith("The second plant reports")
+    summaries = [n.summary for n in walk_tree(nodes)]
+    assert len(set(summaries)) == len(summaries)
