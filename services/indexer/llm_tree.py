@@ -99,11 +99,12 @@ class TreeOptions:
     @classmethod
     def for_context(cls, context_tokens: int | None, **changes: object) -> TreeOptions:
         """Options whose calls fit a model's context window of `context_tokens` (the defaults
-        when None): half the window carries pages, at about four characters a token; the rest
-        is the instructions, the headings found so far and the reply."""
+        when None): a quarter of the window carries pages, at about four characters a token
+        (figures and tables take more tokens a character than prose); the rest is the
+        instructions and the schema, the headings found so far and the reply."""
         if context_tokens is None:
             return cls(**changes)  # type: ignore[arg-type]
-        chars = context_tokens * CHARS_PER_TOKEN // 2
+        chars = context_tokens * CHARS_PER_TOKEN // 4
         return cls(**{"max_chars_per_chunk": chars, "max_chars_per_page": min(4_000, chars // 2),
                       "max_chars_per_summary_call": chars, "summary_excerpt_chars": min(1_200, chars // 8),
                       **changes})  # type: ignore[arg-type]

@@ -45,7 +45,7 @@ def test_the_tree_builders_prompts_fit_a_small_context_window(window: int) -> No
 def test_without_a_window_the_calls_are_sized_for_long_context_models() -> None:
     pages = ["x" * 3_000] * 120
     assert page_chunks(pages, TreeOptions.for_context(None)) == [(1, 79), (80, 120)]
-    small = page_chunks(pages, TreeOptions.for_context(4096))
+    small = page_chunks(pages, TreeOptions.for_context(8192))
     assert len(small) == 120 // 2 and all(last - first == 1 for first, last in small)
 
 
