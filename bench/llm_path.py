@@ -3,7 +3,7 @@ llama.cpp behind its OpenAI-compatible API (`make llm-local`), through the produ
 
     make llm-local
     python -m bench.llm_path --base-url http://127.0.0.1:8765/v1  ->  bench/results/llm_path.json
-    python -m bench.llm_path --show-prompt fb-04209               (the exact answer prompt of one question)
+    python -m bench.llm_path --show-prompt QUESTION --document FILE  (the exact answer prompt of a question)
 
 Questions: `--per-collection` answerable dev questions of each question set (in a fixed order
 by a hash of their ids), each asked of its own document through the product's query path
@@ -201,15 +201,14 @@ def calls(llm: TimedClient) -> dict[str, Any]:
     return by_purpose
 
 
-def show_prompt(item_id: str, collections: dict[str, list[QAItem]], indexes: dict[str, DocumentIndex]) -> str:
-    item = next((i for items in collections.values() for i in items if i.id == item_id), None)
-    if item is None:
-        raise SystemExit(f"no dev question has the id {item_id!r}")
+def show_prompt(question: str, document: str, indexes: dict[str, DocumentIndex]) -> str:
+    if document not in indexes:
+        raise SystemExit(f"{document!r} is not among the dev documents; pass one of their file names")
     model = PromptOnly()
-    held = HeldIndexes([indexes[item.doc]])
+    held = HeldIndexes([indexes[document]])
     path = QueryPath(held, held, QueryModels.configured(get_settings()),
                      generator=LLMAnswerGenerator(model), answered_by="llm:prompt")  # type: ignore[arg-type]
-    asyncio.run(path.ask(item.question, None, QuerySettings()))
+    asyncio.run(path.ask(question, None, QuerySettings()))
     return model.prompts[-1] if model.prompts else "(the navigator refused: no prompt was sent)"
 
 
@@ -219,7 +218,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--base-url", default="http://127.0.0.1:8765/v1")
     parser.add_argument("--per-collection", type=int, default=8)
     parser.add_argument("--trees", type=int, default=3)
-    parser.add_argument("--show-prompt", metavar="ID", help="print the answer prompt of one dev question and stop")
+    parser.add_argument("--show-prompt", metavar="QUESTION", help="print the answer prompt of QUESTION and stop")
+    parser.add_argument("--document", metavar="FILE", help="with --show-prompt: the dev document it is asked of")
     args = parser.parse_args(argv)
     configure_bench_logging()
     data = shared_data()
@@ -227,7 +227,9 @@ def main(argv: list[str] | None = None) -> int:
     collections, bundles = asyncio.run(load_collections(datasets, data / "pdfs", args.store))
     indexes = {name: bundle.index for name, bundle in bundles.items()}
     if args.show_prompt:
-        sys.stdout.write(show_prompt(args.show_prompt, collections, indexes) + "\n")
+        if not args.document:
+            parser.error("--show-prompt needs --document FILE")
+        sys.stdout.write(show_prompt(args.show_prompt, args.document, indexes) + "\n")
         return 0
     client = OpenAICompatibleClient("smollm2", base_url=args.base_url, api_key="local", timeout_s=180.0,
                                     retry=PATIENT, cache=CallCache(), max_concurrency=1,

@@ -102,6 +102,17 @@ class Walker:
         return self.scores.own_pages_beat_children(i)
 
 
+def _expand(walker: Walker, i: int, threshold: float, limit: int) -> tuple[bool, list[tuple[float, int]]]:
+    """Enter node `i`: whether it is selected itself (a leaf, at the depth limit, no child
+    passing the bar, or its own pages beat its children's), and its children that pass."""
+    walker.enter(i)
+    flat = walker.scores.index.nodes[i]
+    if flat.depth >= walker.settings.max_depth or not flat.children:
+        return True, []
+    children = walker.passing(walker.rank(list(flat.children)), threshold, limit)
+    return not children or walker.own_pages_beat_children(i), children
+
+
 def dfs(walker: Walker, settings: QuerySettings, threshold: float) -> dict[int, float]:
     index = walker.scores.index
     selected: dict[int, float] = {}
@@ -109,13 +120,8 @@ def dfs(walker: Walker, settings: QuerySettings, threshold: float) -> dict[int, 
     stack = list(reversed(roots))  # best on top
     while stack:
         p, i = stack.pop()
-        walker.enter(i)
-        flat = index.nodes[i]
-        if flat.depth >= settings.max_depth or not flat.children:
-            selected[i] = p
-            continue
-        children = walker.passing(walker.rank(list(flat.children)), threshold, settings.max_branches)
-        if not children or walker.own_pages_beat_children(i):
+        keep, children = _expand(walker, i, threshold, settings.max_branches)
+        if keep:
             selected[i] = p
         stack.extend(reversed(children))
     return selected
@@ -134,13 +140,8 @@ def beam(walker: Walker, settings: QuerySettings, threshold: float) -> dict[int,
         ])
         candidates: list[int] = []
         for p, i in frontier:
-            walker.enter(i)
-            flat = index.nodes[i]
-            if flat.depth >= settings.max_depth or not flat.children:
-                pool[i] = p
-                continue
-            kids = walker.passing(walker.rank(list(flat.children)), threshold, settings.beam_width)
-            if not kids or walker.own_pages_beat_children(i):
+            keep, kids = _expand(walker, i, threshold, settings.beam_width)
+            if keep:
                 pool[i] = p
             candidates.extend(k for _, k in kids)
         # Re-rank the whole level together: the beam keeps the best nodes across parents.
