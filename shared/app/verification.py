@@ -74,8 +74,10 @@ def check_sentence(sentence: str, citation: Citation | None, sources: Sequence[S
                              grounded=False, verdict="unsupported", reason="no source text to check against")
     result, source = best
     verdict, reason = _with_judge(sentence, result, judge, words) if judge and result.window else (result.verdict, result.reason)
+    # The window as the page prints it (the check reads it with quotes and dashes folded).
+    shown = " ".join(source.text[result.start:result.end].split()) or result.window
     window = EvidenceWindow(doc_id=source.doc_id, page=source.page, start=result.start, end=result.end,
-                            text=result.window) if result.window else None
+                            text=shown) if result.window else None
     return SentenceCheck(
         text=sentence,
         citation=citation,
