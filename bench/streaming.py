@@ -5,10 +5,11 @@
 Starts the stack (Kafka, FerretDB, every stage, the gateway) on its own ports, indexes three R
 manuals through it, then asks each of their answerable dev questions with `Accept:
 text/event-stream`, one at a time. Per question, from the moment the request is sent: when the
-`accepted` event arrives, when the first `sentence` event arrives, and when the stream ends.
-The last stage's own end is not seen by the client; the stream's `answer` carries the stages'
-timings, so the first sentence is compared with the time the verifier finished (queue and
-processing of every stage, summed). Results go to bench/results/streaming.json.
+`accepted`, `routed` and first `sentence` events arrive, and when the stream ends. The last
+stage finishes when it sends the answer: the stream's `answer` carries the stages' timings, each
+with the moment the stage received its message and how long it worked until its send, so the
+first sentence's arrival (on the same clock) is compared with the verifier's send. Results go to
+bench/results/streaming.json.
 """
 
 from __future__ import annotations
@@ -19,21 +20,29 @@ import json
 import logging
 import tempfile
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import httpx
+from aiokafka import AIOKafkaConsumer, TopicPartition
 
-from bench.common import configure_bench_logging, latency_summary, shared_data, write_result
+from bench.common import configure_bench_logging, latency_summary, percentile, shared_data, write_result
 from bench.stack import BusStack
+from shared.model.events import AnswerVerified, QueryProgress
 
 logger = logging.getLogger("bench.streaming")
 
 MANUALS = ("R-intro.pdf", "R-data.pdf", "R-FAQ.pdf")
 
 
+def _at(stamp: str) -> float:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+
+
 async def one(client: httpx.AsyncClient, question: str, doc_id: str) -> dict[str, Any]:
     started = time.perf_counter()
+    sent_at = time.time()
     seen: dict[str, float] = {}
     final: dict[str, Any] = {}
     async with client.stream("POST", "/v1/query", json={"question": question, "doc_ids": [doc_id]},
@@ -48,25 +57,74 @@ async def one(client: httpx.AsyncClient, question: str, doc_id: str) -> dict[str
                 if name in ("answer", "error"):
                     final = json.loads(block.split("data: ", 1)[1])
     stages = final.get("timings", {}).get("stages", [])
-    return {"accepted_s": seen.get("accepted"), "first_sentence_s": seen.get("sentence"),
-            "end_s": time.perf_counter() - started,
-            "stages_done_s": sum(s["queued_ms"] + s["processing_ms"] for s in stages) / 1000 if stages else None}
+    verifier = [s for s in stages if s["stage"] == "verifier" and s.get("started_at")]
+    # The verifier's send, on the client's clock (same machine), from the request's start.
+    verifier_sent_s = (_at(verifier[-1]["started_at"]) + verifier[-1]["processing_ms"] / 1000 - sent_at
+                       if verifier else None)
+    return {"query_id": final.get("query_id"), "accepted_s": seen.get("accepted"), "routed_s": seen.get("routed"),
+            "first_sentence_s": seen.get("sentence"), "end_s": time.perf_counter() - started,
+            "verifier_sent_s": verifier_sent_s, "sentences": len(final.get("sentences", []))}
+
+
+async def sent_times(bootstrap: str, topic: str) -> dict[bytes, list[tuple[int, bytes]]]:
+    """Each query's messages on `topic` as (the producer's timestamp in ms, value), by key."""
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False)
+    await consumer.start()
+    try:
+        await consumer._client.force_metadata_update()  # the topic's partitions, without joining a group
+        partitions = [TopicPartition(topic, p) for p in (consumer.partitions_for_topic(topic) or set())]
+        consumer.assign(partitions)
+        await consumer.seek_to_beginning(*partitions)
+        ends = await consumer.end_offsets(partitions)
+        found: dict[bytes, list[tuple[int, bytes]]] = {}
+        while [tp for tp in partitions if await consumer.position(tp) < ends[tp]]:
+            for records in (await consumer.getmany(timeout_ms=500)).values():
+                for record in records:
+                    found.setdefault(record.key or b"", []).append((record.timestamp, record.value or b""))
+        return found
+    finally:
+        await consumer.stop()
+
+
+async def verifier_lead(stack: BusStack, query_ids: list[str]) -> list[float]:
+    """Per query, how long before its answer's send the verifier sent its first sentence (ms, on
+    the broker's record timestamps): the part of the lead the transport does not eat."""
+    progress = await sent_times(stack.kafka_bootstrap, QueryProgress.TOPIC)
+    answers = await sent_times(stack.kafka_bootstrap, AnswerVerified.TOPIC)
+    leads = []
+    for query_id in query_ids:
+        key = query_id.encode()
+        firsts = [ts for ts, value in progress.get(key, []) if b'"step":"sentence"' in value]
+        if firsts and answers.get(key):
+            leads.append(float(answers[key][0][0] - min(firsts)))
+    return leads
 
 
 async def measure(stack: BusStack, items: list[dict[str, Any]], doc_ids: dict[str, str]) -> dict[str, Any]:
     async with httpx.AsyncClient(base_url=stack.gateway_url, timeout=120.0) as client:
         rows = [await one(client, item["question"], doc_ids[item["doc"]]) for item in items]
+    leads = await verifier_lead(stack, [r["query_id"] for r in rows if r["query_id"]])
     first = [r["accepted_s"] for r in rows if r["accepted_s"] is not None]
     sentences = [r for r in rows if r["first_sentence_s"] is not None]
-    before_last_stage = [r for r in sentences if r["stages_done_s"] is not None
-                         and r["first_sentence_s"] < r["stages_done_s"]]
+    compared = [r for r in sentences if r["verifier_sent_s"] is not None]
+    ahead = [r["verifier_sent_s"] - r["first_sentence_s"] for r in compared]
     return {
         "questions": len(rows),
         "first_event": latency_summary(first),
+        "routed": latency_summary([r["routed_s"] for r in rows if r["routed_s"] is not None]),
         "first_sentence": latency_summary([r["first_sentence_s"] for r in sentences]),
         "stream_end": latency_summary([r["end_s"] for r in rows]),
-        "first_sentence_before_the_last_stage_finished": len(before_last_stage),
+        "first_sentence_before_the_last_stage_finished": sum(a > 0 for a in ahead),
+        "compared_with_the_verifiers_send": len(compared),
+        "first_sentence_ahead_of_the_verifiers_send": latency_summary(ahead),
+        "verifier_sent_first_sentence_before_its_answer_ms": {
+            "n": len(leads), "p50": percentile(leads, 50) if leads else None,
+            "min": min(leads) if leads else None, "max": max(leads) if leads else None},
         "answered_with_sentences": len(sentences),
+        # The questions whose first sentence came after the verifier's send: how many sentences
+        # their answer has, and by how much it was late.
+        "after_the_send": [{"sentences": r["sentences"], "late_ms": round((r["first_sentence_s"] - r["verifier_sent_s"]) * 1000, 2)}
+                           for r in compared if r["first_sentence_s"] >= r["verifier_sent_s"]],
     }
 
 

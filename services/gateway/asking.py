@@ -52,6 +52,7 @@ class Question:
     timeout_s: float
     # Without a deadline a query stays owed however long it takes (an async one its client polls).
     deadline: bool = True
+    progress: bool = False  # its client streams: the stages publish their progress
     query_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     started: float = field(default_factory=time.perf_counter)
 
@@ -77,7 +78,8 @@ async def publish(gateway: Gateway, question: Question, record: QueryRecord) -> 
     """Store the pending row and put the query on the bus, within the question's time."""
     deadline = record.created_at + timedelta(seconds=question.timeout_s) if question.deadline else None
     event = QueryReceived(query_id=question.query_id, question=question.text, doc_ids=question.doc_ids,
-                          settings=question.settings, tenant=question.tenant, deadline=deadline)
+                          settings=question.settings, tenant=question.tenant, deadline=deadline,
+                          progress=question.progress)
     timeout_s = max(0.1, min(gateway.settings.publish_timeout_s, question.remaining_s()))
     await asyncio.gather(gateway.queries.create(record), bounded(gateway.bus.publish(event), "Kafka", timeout_s))
 

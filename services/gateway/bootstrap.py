@@ -30,7 +30,7 @@ from shared.adapters.mongo.heartbeats import MongoHeartbeats
 from shared.adapters.mongo.outbox import MongoOutbox
 from shared.app.outbox import OutboxPublisher
 from shared.model.delivery import Delivery
-from shared.model.events import AnswerVerified, DocumentUploaded, QueryFailed, QueryReceived
+from shared.model.events import AnswerVerified, DocumentUploaded, QueryFailed, QueryProgress, QueryReceived
 from shared.ports.api_keys import KeyLookup
 from shared.ports.bus import Publisher
 from shared.ports.chats import ChatStore
@@ -108,6 +108,15 @@ async def connected(settings: Settings) -> AsyncIterator[Gateway]:
     runtime.subscribe_broadcast(AnswerVerified, on_answer)
     runtime.subscribe_broadcast(QueryFailed, on_answer)
 
+    async def on_progress(event: QueryProgress, delivery: Delivery) -> None:
+        MESSAGES_CONSUMED.labels(STAGE, delivery.topic).inc()
+        if built:
+            built[0].progress.deliver(event)
+
+    # Every replica reads all progress too; another replica's is dropped before its text is opened.
+    runtime.subscribe_broadcast(QueryProgress, on_progress,
+                                wanted=lambda event: bool(built) and built[0].progress.holds(event))
+
     async def build() -> None:
         db = runtime.database
         outbox = MongoOutbox(db)
@@ -123,7 +132,7 @@ async def connected(settings: Settings) -> AsyncIterator[Gateway]:
     runtime.on_startup(build)
     export_known_series(STAGE, produced=[runtime.bus.topic(DocumentUploaded.TOPIC),
                                          runtime.bus.topic(QueryReceived.TOPIC)])
-    for topic in (AnswerVerified.TOPIC, QueryFailed.TOPIC):
+    for topic in (AnswerVerified.TOPIC, QueryFailed.TOPIC, QueryProgress.TOPIC):
         MESSAGES_CONSUMED.labels(STAGE, runtime.bus.topic(topic))
     await runtime.start()
     try:

@@ -6,7 +6,7 @@ tests make one from the fakes of the same ports. Routes receive it through `Depe
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated
 
 from fastapi import Depends, FastAPI, Request
@@ -14,6 +14,7 @@ from fastapi import Depends, FastAPI, Request
 from services.gateway.answers import AnswerWaiter
 from services.gateway.deletions import BackgroundDeletions
 from services.gateway.outages import BackendUnavailable
+from services.gateway.progress import ProgressHub
 from services.gateway.stage_watch import LiveStages
 from services.gateway.store import GatewayStore
 from shared.app.outbox import OutboxPublisher
@@ -43,6 +44,7 @@ class Gateway:
     stages: LiveStages
     follow_ups: FollowUpWriter | None = None  # the configured model, when there is one
     document_keys: DocumentKeys | None = None  # what seals document text on the bus (destroyed on delete)
+    progress: ProgressHub = field(default_factory=ProgressHub)  # the streamed queries' progress
 
 def live(app: FastAPI) -> Gateway:
     """The gateway `app` serves, once its backends are connected; 503 "starting" before."""

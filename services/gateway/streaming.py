@@ -2,17 +2,22 @@
 `Accept: text/event-stream`.
 
 The stream opens at once with `accepted` (the query id, the question asked, its documents), so
-a client shows progress before any stage has worked. When the verified answer arrives, each
-sentence follows as its own `sentence` event (text, citation, verdict, evidence window), then
-`answer` with the whole response; a failure or a timeout ends the stream with `error` (its
-`status_code` and the body a plain request would get: the response of a failed or timed-out
-query, an `ErrorBody` when a backend or stage is down) instead.
+a client shows progress before any stage has worked. While the stages work, what they publish as
+`query.progress` follows: `routed` (the documents asked over and the pages the navigator will
+read) and each answer sentence as its own `sentence` event (index, text, citation, verdict,
+evidence window) as soon as the verifier has checked it. When the verified answer arrives, any
+sentence not streamed yet follows, then `answer` with the whole response; a failure or a timeout
+ends the stream with `error` (its `status_code` and the body a plain request would get: the
+response of a failed or timed-out query, an `ErrorBody` when a backend or stage is down) instead.
+Each sentence is sent once, in the answer's order.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
 from fastapi import Request
@@ -21,6 +26,8 @@ from fastapi.responses import StreamingResponse
 from services.gateway.asking import StagesMissing
 from services.gateway.errors import error_body
 from services.gateway.outages import BackendUnavailable
+from services.gateway.progress import ProgressHub
+from shared.model.events import QueryProgress
 
 EVENT_STREAM = "text/event-stream"
 
@@ -33,34 +40,85 @@ def event(name: str, data: Any) -> bytes:
     return f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
 
 
-def sentence_events(response: dict[str, Any]) -> list[bytes]:
-    return [event("sentence", {"index": n, **sentence}) for n, sentence in enumerate(response.get("sentences", []))]
+class SentencesSent:
+    """The sentence events of one stream, each sent once and in the answer's order: a sentence
+    streamed ahead of the one before it waits for it (progress events are not ordered)."""
+
+    def __init__(self) -> None:
+        self.next_index = 0
+        self._waiting: dict[int, dict[str, Any]] = {}
+
+    def add(self, index: int, sentence: dict[str, Any]) -> Iterator[bytes]:
+        if index >= self.next_index:
+            self._waiting.setdefault(index, sentence)
+        while self.next_index in self._waiting:
+            yield event("sentence", {"index": self.next_index, **self._waiting.pop(self.next_index)})
+            self.next_index += 1
+
+    def rest(self, response: dict[str, Any]) -> Iterator[bytes]:
+        """The answer's sentences not sent yet (the answer's own, not the streamed ones)."""
+        self._waiting.clear()
+        for index, sentence in enumerate(response.get("sentences", [])):
+            yield from self.add(index, sentence)
+
+
+def progress_event(progress: QueryProgress, sentences: SentencesSent) -> Iterator[bytes]:
+    if progress.step == "routed":
+        yield event("routed", {"documents": [doc_id for doc_id, _ in progress.documents],
+                               "pages": [{"doc_id": doc_id, "page": page} for doc_id, page in progress.pages]})
+    elif progress.sentence is not None:
+        yield from sentences.add(progress.index, progress.sentence.model_dump(mode="json"))
 
 
 Outcome = tuple[int, dict[str, Any]]  # the status a plain request would get, and its body
 
 
-def stream(accepted: dict[str, Any], answer: Callable[[], Awaitable[Outcome]], final: str = "answer") -> StreamingResponse:
-    """`accepted` at once, then the sentences and the `final` event of what `answer()` gives."""
+def stream(accepted: dict[str, Any], answer: Callable[[], Awaitable[Outcome]], final: str = "answer",
+           progress: ProgressHub | None = None) -> StreamingResponse:
+    """`accepted` at once, then the progress `progress` receives for the query (`accepted`'s
+    `query_id`) while `answer()` runs, then the sentences and the `final` event of what it gives."""
 
     async def events() -> AsyncIterator[bytes]:
-        yield event("accepted", accepted)
+        query_id = accepted["query_id"]
+        queue = progress.listen(query_id) if progress is not None else None
+        sentences = SentencesSent()
+        answering = asyncio.ensure_future(answer())
         try:
-            status, body = await answer()
-        except StagesMissing as exc:
-            yield event("error", {"status_code": 503, **error_body(503, f"{exc} has no live process; retry shortly",
-                                                                   unavailable=str(exc), query_id=exc.query_id)})
-            return
-        except BackendUnavailable as exc:
-            yield event("error", {"status_code": 503, **error_body(503, f"{exc}; retry shortly",
-                                                                   unavailable=exc.backend)})
-            return
-        if status != 200:
-            yield event("error", {**body, "status_code": status})
-            return
-        for chunk in sentence_events(body):
-            yield chunk
-        yield event(final, body)
+            yield event("accepted", accepted)
+            while queue is not None and not answering.done():
+                waiting = asyncio.ensure_future(queue.get())
+                await asyncio.wait({answering, waiting}, return_when=asyncio.FIRST_COMPLETED)
+                if not waiting.done():
+                    waiting.cancel()
+                    break
+                for chunk in progress_event(waiting.result(), sentences):
+                    yield chunk
+            while queue is not None and not queue.empty():
+                for chunk in progress_event(queue.get_nowait(), sentences):
+                    yield chunk
+            try:
+                status, body = await answering
+            except StagesMissing as exc:
+                yield event("error", {"status_code": 503, **error_body(503, f"{exc} has no live process; retry shortly",
+                                                                       unavailable=str(exc), query_id=exc.query_id)})
+                return
+            except BackendUnavailable as exc:
+                yield event("error", {"status_code": 503, **error_body(503, f"{exc}; retry shortly",
+                                                                       unavailable=exc.backend)})
+                return
+            if status != 200:
+                yield event("error", {**body, "status_code": status})
+                return
+            for chunk in sentences.rest(body):
+                yield chunk
+            yield event(final, body)
+        finally:
+            if progress is not None:
+                progress.forget(query_id)
+            if not answering.done():  # the client went away: the question is not waited for
+                answering.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await answering
 
     return StreamingResponse(events(), media_type=EVENT_STREAM,
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})

@@ -14,16 +14,20 @@ from shared.adapters.cache import AnswerCache
 from shared.adapters.logs import log_fields
 from shared.adapters.metrics import NODES_VISITED
 from shared.app.answer_key import EXTRACTIVE, query_answer_key
+from shared.app.progress import report_progress
 from shared.app.query_failures import query_failure, query_seed, report_query_failure
 from shared.model.delivery import Delivery, Failure, RecentKeys
 from shared.model.events import (
+    PROGRESS_PAGES_MAX,
     AnswerVerified,
     DocumentDeleted,
     NodesSelected,
     QueryOutcome,
+    QueryProgress,
     QueryReceived,
     TreeBuilt,
 )
+from shared.model.query import NavigationResult
 from shared.ports.bus import Publisher
 from shared.ports.model_roles import NodeScorer
 from shared.ports.queries import QueryStore
@@ -100,7 +104,11 @@ class NavigatorHandlers:
         NODES_VISITED.labels(mode=result.mode).observe(result.stats.nodes_visited)
         timings = [*event.timings, delivery.timing()]
         carried = {**event.carry(), "timings": timings, "documents": documents, "answer_key": key}
-        await self.bus.publish(NodesSelected(**carried, navigation=result))
+        selected = self.bus.publish(NodesSelected(**carried, navigation=result))
+        if event.progress:
+            await asyncio.gather(selected, report_progress(self.bus, routed(event, documents, result)))
+        else:
+            await selected
         self.done.add(event.query_id)
         # Where a slow query's time went, without a profiler.
         logger.info(
@@ -138,3 +146,11 @@ class NavigatorHandlers:
 
     async def give_up(self, failure: Failure) -> None:
         await report_query_failure(self.bus, self.queries, failure)
+
+
+def routed(event: QueryReceived, documents: list[tuple[str, int]], result: NavigationResult) -> QueryProgress:
+    """What a streaming client is told once the navigator has chosen: the documents asked over and
+    the pages it will read, best first."""
+    pages = list(dict.fromkeys((p.doc_id, n) for p in result.passages for n in p.pages))
+    progress = event.model_copy(update={"documents": documents})
+    return QueryProgress.of(progress, "routed", pages=pages[:PROGRESS_PAGES_MAX])

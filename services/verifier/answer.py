@@ -77,6 +77,7 @@ _ASKS_FOR_SYMBOLS = frozenset({"command", "commands", "code", "syntax", "table",
 _DOT_LEADER = re.compile(r"(?:\.\s?){5,}")
 
 PageText = Callable[[str, int], "str | None"]
+SentenceListener = Callable[[int, SentenceCheck], None]
 
 
 @dataclass
@@ -266,7 +267,15 @@ def _abstain(question: str, mode: str, generator: str, reason: str) -> VerifiedA
     )
 
 
-def _extractive(context: CompressedContext, settings: QuerySettings, mode: str, sources: _Sources) -> VerifiedAnswer:
+def _add(checks: list[SentenceCheck], check: SentenceCheck, listener: SentenceListener | None) -> None:
+    """`check` joins the answer's sentences, and is told at once to whoever streams the answer."""
+    checks.append(check)
+    if listener is not None:
+        listener(len(checks) - 1, check)
+
+
+def _extractive(context: CompressedContext, settings: QuerySettings, mode: str, sources: _Sources,
+                listener: SentenceListener | None = None) -> VerifiedAnswer:
     question = context.question
     candidates = _candidates(context.passages, sources)
     _rank(question, candidates, context.passages)
@@ -285,10 +294,22 @@ def _extractive(context: CompressedContext, settings: QuerySettings, mode: str, 
     # whole; a further sentence only when it holds a question term the first ones lack.
     whole = asks_for_statement(question)
     asked = set(query_terms(question))
+    checks: list[SentenceCheck] = []
+    lines: list[str] = []
+    lead = figure_lead(question, context.passages, sources.page_text)
+    limit = settings.max_answer_sentences
+    if lead is not None:
+        figure, passage, page = lead
+        citation = Citation(doc_id=passage.doc_id, file_name=passage.file_name, node_id=passage.node_id, pages=[page])
+        said = figure.statement(asked_scale(question))
+        _add(checks, check_sentence(said, citation, sources.pages(passage.doc_id, (page,)), sources.judge,
+                                    sources.word_vectors), listener)
+        lines.append(f"{said} {format_citation(passage.file_name or passage.doc_id, [page])}")
+        limit = max(1, limit - 1)
     chosen: list[tuple[_Candidate, str]] = []
     words = 0
     for c in ranked:
-        if len(chosen) >= settings.max_answer_sentences or c.relevance < RELATIVE_KEEP * best.relevance:
+        if len(chosen) >= limit or c.relevance < RELATIVE_KEEP * best.relevance:
             break
         if any(len(c.terms & k.terms) / max(len(c.terms | k.terms), 1) >= 0.6 for k, _ in chosen):
             continue  # the same statement twice adds nothing
@@ -302,24 +323,13 @@ def _extractive(context: CompressedContext, settings: QuerySettings, mode: str, 
             break
         chosen.append((c, shown))
         words += size
-    checks: list[SentenceCheck] = []
-    lines: list[str] = []
-    lead = figure_lead(question, context.passages, sources.page_text)
-    if lead is not None:
-        figure, passage, page = lead
-        citation = Citation(doc_id=passage.doc_id, file_name=passage.file_name, node_id=passage.node_id, pages=[page])
-        said = figure.statement(asked_scale(question))
-        checks.append(check_sentence(said, citation, sources.pages(passage.doc_id, (page,)), sources.judge,
-                                     sources.word_vectors))
-        lines.append(f"{said} {format_citation(passage.file_name or passage.doc_id, [page])}")
-        chosen = chosen[: max(1, settings.max_answer_sentences - 1)]
-    for c, shown in chosen:
+        # Checked as soon as it is chosen: a streamed answer shows it while the next is chosen.
         page = sources.locate(c.passage.doc_id, c.passage.pages, c.text)
         citation = Citation(doc_id=c.passage.doc_id, file_name=c.passage.file_name, node_id=c.passage.node_id,
                             pages=[page])
         said = shown.strip("… ")
-        checks.append(check_sentence(said, citation, sources.pages(c.passage.doc_id, (page,)), sources.judge,
-                                     sources.word_vectors))
+        _add(checks, check_sentence(said, citation, sources.pages(c.passage.doc_id, (page,)), sources.judge,
+                                    sources.word_vectors), listener)
         lines.append(f"{shown} {format_citation(c.passage.file_name or c.passage.doc_id, [page])}")
     confidence, warnings = overall(checks)
     answer_coverage = _answer_coverage(question, [c for c, _ in chosen])
@@ -386,7 +396,7 @@ def source_notes(
 
 def _generated(
     context: CompressedContext, settings: QuerySettings, mode: str, sources: _Sources, generator: AnswerGenerator,
-    cards: Mapping[str, DocumentCard],
+    cards: Mapping[str, DocumentCard], listener: SentenceListener | None = None,
 ) -> VerifiedAnswer:
     question = context.question
     notes = source_notes(question, context.passages, sources.page_text, cards)
@@ -420,7 +430,7 @@ def _generated(
             continue
         against = sources.pages(citation.doc_id, tuple(citation.pages)) if citation else sources.whole_context()
         check = check_sentence(plain, citation, against, sources.judge, sources.word_vectors)
-        checks.append(check)
+        _add(checks, check, listener)
         if check.verdict == "contradicted" and settings.contradicted == "drop":
             warnings.append(f"dropped a sentence its cited page contradicts: {check.reason}")
             continue
@@ -453,22 +463,24 @@ def answer_question(
     judge: EntailmentJudge | None = None,
     word_vectors: WordVectors | None = None,
     cards: Mapping[str, DocumentCard] | None = None,
+    on_sentence: SentenceListener | None = None,
 ) -> VerifiedAnswer:
     """The answer to `context.question`, every sentence scored against the page it cites.
 
     `page_text(doc_id, page)` gives full page text to verify against; without it the compressed
     context is the source. `judge`, an entailment model, settles what the lexical check cannot;
     `word_vectors` tell how close a replaced word is to the page's; `cards` (by document id)
-    tell a generator whose documents the passages are.
+    tell a generator whose documents the passages are. `on_sentence(index, check)` is called with
+    each sentence as soon as it is checked, in the answer's order (a streamed answer).
     """
     sources = _Sources(context.passages, page_text, judge, word_vectors)
     name = generator.name if generator else "extractive"
     if not context.passages:
         answer = _abstain(context.question, mode, name, "no passage of the documents answers the question")
     elif generator is None:
-        answer = _extractive(context, settings, mode, sources)
+        answer = _extractive(context, settings, mode, sources, on_sentence)
     else:
-        answer = _generated(context, settings, mode, sources, generator, cards or {})
+        answer = _generated(context, settings, mode, sources, generator, cards or {}, on_sentence)
     logger.debug(
         "answered",
         extra=log_fields(abstained=answer.abstained, confidence=answer.confidence, citations=len(answer.citations)),

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
+import time
 from collections import OrderedDict
 from typing import Protocol
 
@@ -13,6 +15,7 @@ from services.verifier.models import VerifierModels
 from shared.adapters.cache import AnswerCache
 from shared.adapters.logs import log_fields
 from shared.adapters.metrics import ABSTENTIONS, ANSWER_CONFIDENCE
+from shared.app.progress import report_progress
 from shared.app.query_failures import query_seed, report_query_failure
 from shared.model.delivery import Delivery, Failure, RecentKeys
 from shared.model.documents import DocumentRecord
@@ -21,7 +24,9 @@ from shared.model.events import (
     ContextCompressed,
     DocumentDeleted,
     QueryOutcome,
+    QueryProgress,
 )
+from shared.model.query import SentenceCheck
 from shared.ports.bus import Publisher
 from shared.ports.model_roles import AnswerGenerator
 from shared.ports.queries import QueryStore
@@ -29,6 +34,8 @@ from shared.ports.queries import QueryStore
 logger = logging.getLogger(__name__)
 
 STAGE = "verifier"
+# How long the answering thread stands aside once it has handed a streamed sentence to the loop.
+SEND_YIELD_S = 0.001
 
 
 class PageStore(Protocol):
@@ -94,6 +101,28 @@ class PageTexts:
             self._chars -= sum(map(len, dropped))
 
 
+class SentenceStream:
+    """Each answer sentence of a streamed query put on the bus as soon as it is checked: `tell`
+    is called on the worker thread that answers, and sends on the handler's event loop."""
+
+    def __init__(self, bus: Publisher, event: ContextCompressed) -> None:
+        self.bus = bus
+        self.event = event
+        self.loop = asyncio.get_running_loop()
+        self._sends: list[concurrent.futures.Future[None]] = []
+
+    def tell(self, index: int, check: SentenceCheck) -> None:
+        progress = QueryProgress.of(self.event, "sentence", index=index, sentence=check)
+        self._sends.append(asyncio.run_coroutine_threadsafe(report_progress(self.bus, progress), self.loop))
+        # The answering thread holds the interpreter while it checks the next sentence; without a
+        # pause the loop thread would wait a switch interval (5 ms) at each step of this send.
+        time.sleep(SEND_YIELD_S)
+
+    def sends(self) -> list[asyncio.Future[None]]:
+        """The sends under way, to wait for on the loop."""
+        return [asyncio.wrap_future(send) for send in self._sends]
+
+
 class VerifierHandlers:
     def __init__(
         self,
@@ -149,6 +178,7 @@ class VerifierHandlers:
         records = await self._records(set(wanted) | {doc_id for doc_id, _ in event.documents})
         texts = await self._page_texts(event, wanted, records)
         navigation = event.navigation
+        streamed = SentenceStream(self.bus, event) if event.progress else None
         answer = await asyncio.to_thread(
             answer_question,
             event.context,
@@ -159,6 +189,7 @@ class VerifierHandlers:
             self.models.judge,
             self.models.word_vectors,
             {doc_id: record.card for doc_id, record in records.items() if record is not None and record.card},
+            streamed.tell if streamed is not None else None,
         )
         answer = calibrated(answer, navigation.stats.answer_probability, self.models.calibration)
         outcome = QueryOutcome(
@@ -192,8 +223,10 @@ class VerifierHandlers:
                                        refs=[doc_id for doc_id, _ in event.documents])
         published = self._publish(AnswerVerified(**{**event.carry(), "timings": timings}, outcome=outcome))
         # The cache entry is not on the client's path: written while the answer is on its way
-        # (a crash in between only costs a later recomputation).
-        await asyncio.gather(published, *([cache_put] if cache_put is not None else []))
+        # (a crash in between only costs a later recomputation). Sentences still being streamed
+        # are not waited for before the answer goes.
+        await asyncio.gather(published, *([cache_put] if cache_put is not None else []),
+                             *(streamed.sends() if streamed is not None else []))
         self.done.add(event.query_id)
         logger.info(
             "answer verified",

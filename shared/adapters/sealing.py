@@ -2,8 +2,9 @@
 
 Kafka keeps a message until its topic's retention and cannot delete one, so a deleted
 document's text would outlive it in every retained `nodes.selected`, `context.compressed` and
-`answer.verified`. Instead, each text field of those events (the passages' text and titles, the
-answer, its sentences, their reasons and evidence windows) travels encrypted (AES-256-GCM,
+`answer.verified` (and `query.progress`, a streamed answer's sentences). Instead, each text field
+of those events (the passages' text and titles, the answer, its sentences, their reasons and
+evidence windows) travels encrypted (AES-256-GCM,
 bound to the query id) with a key derived from the keys of the query's documents. A document's
 key is destroyed when its deletion starts (`shared/app/deletion.py`); from then on, no retained
 message that holds its text can be read by anyone, however long Kafka keeps it. The question
@@ -23,14 +24,14 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from shared.model.delivery import PermanentError
-from shared.model.events import AnswerVerified, ContextCompressed, Event, NodesSelected, QueryEvent
+from shared.model.events import AnswerVerified, ContextCompressed, Event, NodesSelected, QueryEvent, QueryProgress
 from shared.model.query import Passage, SentenceCheck
 from shared.ports.document_keys import DocumentKeys
 
 NONCE_BYTES = 12
 # What the derived key is for: a key made for another use from the same document keys differs.
 PURPOSE = b"treerag: document text on the bus, v1"
-SEALED_TYPES: tuple[type[QueryEvent], ...] = (NodesSelected, ContextCompressed, AnswerVerified)
+SEALED_TYPES: tuple[type[QueryEvent], ...] = (NodesSelected, ContextCompressed, AnswerVerified, QueryProgress)
 
 E = TypeVar("E", bound=Event)
 
@@ -95,6 +96,8 @@ def _texts_changed(event: E, apply: Callable[[str], str]) -> E:
         answer = answer.model_copy(update={"answer": apply(answer.answer),
                                            "sentences": _sentences(answer.sentences, apply)})
         return event.model_copy(update={"outcome": event.outcome.model_copy(update={"answer": answer})})
+    if isinstance(event, QueryProgress) and event.sentence is not None:
+        return event.model_copy(update={"sentence": _sentences([event.sentence], apply)[0]})
     return event
 
 
@@ -110,6 +113,10 @@ def sealing_documents(event: QueryEvent) -> list[str]:
         found = {p.doc_id for p in event.context.passages}
     elif isinstance(event, AnswerVerified):
         found = {c.doc_id for c in event.outcome.answer.citations}
+    elif isinstance(event, QueryProgress):
+        found = {doc_id for doc_id, _ in event.pages}
+        if event.sentence is not None and event.sentence.citation is not None:
+            found.add(event.sentence.citation.doc_id)
     return sorted(found)
 
 
@@ -121,6 +128,8 @@ class EventSealer:
         """`event` as it goes on the bus: its document text sealed (other events as they are)."""
         if not isinstance(event, SEALED_TYPES) or event.sealed_for:
             return event
+        if isinstance(event, QueryProgress) and event.sentence is None:
+            return event  # a route holds ids and page numbers only
         doc_ids = sealing_documents(event)
         if not doc_ids:
             return event

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field
 
@@ -31,6 +31,7 @@ from shared.model.query import (
     QueryId,
     QuerySettings,
     QuestionText,
+    SentenceCheck,
     TraversalStats,
     VerifiedAnswer,
     VisitedSection,
@@ -164,6 +165,11 @@ class QueryEvent(Event):
         description="The answer-cache key the navigator computed (set by the navigator); the verifier "
         "stores the answer under it, so the key is computed in one place.",
     )
+    progress: bool = Field(
+        default=False,
+        description="Its client streams the answer: the stages publish `query.progress` as they work "
+        "(set by the gateway; nothing extra is published for a query nobody streams).",
+    )
 
     @property
     def key(self) -> str:
@@ -184,6 +190,7 @@ class QueryEvent(Event):
             "deadline": self.deadline,
             "tenant": self.tenant,
             "answer_key": self.answer_key,
+            "progress": self.progress,
         }
 
 
@@ -229,6 +236,36 @@ class AnswerVerified(QueryEvent):
     outcome: QueryOutcome
 
 
+ProgressStep = Literal["routed", "sentence"]
+
+PROGRESS_PAGES_MAX = 64
+
+
+class QueryProgress(QueryEvent):
+    """What a stage has done so far for a query its client streams: the documents and pages the
+    navigator routed to (`routed`), or one answer sentence as soon as the verifier has checked it
+    (`sentence`, its place in the answer in `index`). Best effort: the answer event is the truth,
+    and a progress event lost or repeated changes nothing but when the client sees a sentence.
+    Like a failure, it carries ids, never the question."""
+
+    TOPIC: ClassVar[str] = "query.progress"
+
+    question: QuestionText = ""
+    step: ProgressStep
+    pages: list[tuple[str, int]] = Field(
+        default_factory=list, max_length=PROGRESS_PAGES_MAX,
+        description="(doc_id, page) the navigator selected, best first (`routed`).",
+    )
+    index: int = Field(default=0, ge=0, description="The sentence's place in the answer (`sentence`).")
+    sentence: SentenceCheck | None = Field(default=None, description="The checked sentence (`sentence`).")
+
+    @classmethod
+    def of(cls, event: QueryEvent, step: ProgressStep, **fields: Any) -> QueryProgress:
+        """Progress on `event`'s query: its ids, documents and deadline, and what `fields` say."""
+        return cls(query_id=event.query_id, tenant=event.tenant, doc_ids=list(event.doc_ids),
+                   documents=list(event.documents), deadline=event.deadline, progress=True, step=step, **fields)
+
+
 class QueryFailed(QueryEvent):
     """A query ended without an answer. It carries the ids, the stage and the reason, never the
     question or settings of the failed message: those may be what made the stage fail."""
@@ -268,6 +305,7 @@ QUERY_EVENTS: tuple[type[QueryEvent], ...] = (
     ContextCompressed,
     AnswerVerified,
     QueryFailed,
+    QueryProgress,
 )
 ALL_TOPICS: tuple[str, ...] = tuple(e.TOPIC for e in (*DOCUMENT_EVENTS, *QUERY_EVENTS))
 

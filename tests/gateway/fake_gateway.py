@@ -8,6 +8,7 @@ production, with the stages replaced by an answer the test gives (`FakeGateway.a
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
@@ -25,7 +26,7 @@ from services.gateway.stage_watch import QUERY_STAGES
 from shared.adapters.memory.chats import InMemoryChatStore
 from shared.model.clock import utc_now
 from shared.model.documents import DocumentRecord, DocumentStatus
-from shared.model.events import AnswerVerified, Event, QueryFailed, QueryOutcome, QueryReceived
+from shared.model.events import AnswerVerified, Event, QueryFailed, QueryOutcome, QueryProgress, QueryReceived
 from shared.model.heartbeats import Heartbeat
 from shared.model.listing import DocumentPage
 from shared.model.query import Citation, SentenceCheck, VerifiedAnswer
@@ -76,23 +77,35 @@ class FakeHeartbeats:
 
 
 Answer = Callable[[QueryReceived], AnswerVerified | QueryFailed | None]
+Progress = Callable[[QueryReceived], list[QueryProgress]]
 
 
 class AnsweringBus(RecordingPublisher):
     """Records what the gateway publishes; a published query is answered by `answer` (None:
-    nobody answers), as the stages would over Kafka."""
+    nobody answers), as the stages would over Kafka: first the stages' `progress`, then, after
+    `answer_after_s`, the answer."""
 
     def __init__(self) -> None:
         super().__init__()
         self.answer: Answer = lambda _: None
+        self.progress: Progress = lambda _: []
+        self.answer_after_s = 0.0
         self.gateway: Gateway | None = None
 
     async def publish(self, event: Event) -> None:
         await super().publish(event)
         if isinstance(event, QueryReceived) and self.gateway is not None:
+            gateway = self.gateway
+            for progress in self.progress(event):
+                if gateway.progress.holds(progress):
+                    gateway.progress.deliver(progress)
             reply = self.answer(event)
-            if reply is not None:
-                self.gateway.waiter.resolve(reply)
+            if reply is None:
+                return
+            if self.answer_after_s:
+                asyncio.get_running_loop().call_later(self.answer_after_s, gateway.waiter.resolve, reply)
+            else:
+                gateway.waiter.resolve(reply)
 
 
 @dataclass

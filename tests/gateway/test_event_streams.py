@@ -4,15 +4,17 @@ event per answer sentence, then the whole answer; a failure or a timeout ends wi
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from shared.model.events import AnswerVerified, QueryReceived
+from shared.model.events import AnswerVerified, QueryProgress, QueryReceived
 from shared.model.query import Citation
-from tests.gateway.fake_gateway import FakeGateway, supported, verified, with_manual
+from tests.gateway.fake_gateway import FakeGateway, served, supported, verified, with_manual
 
 SENTENCES = ["The relief valve opens at 12 bar.", "It is tested every year."]
 STREAM = {"Accept": "text/event-stream"}
@@ -66,3 +68,46 @@ def test_a_streamed_chat_message_shows_the_completed_question_first(client: Test
     received = events(response.text)
     assert received[0] == ("accepted", {**received[0][1], "standalone": "What was Apple's net income in 2020?"})
     assert received[-1][0] == "turn" and received[-1][1]["turn"] == 2
+
+
+def progress_of(event: QueryReceived, order: tuple[int, ...] = (0, 1)) -> list[QueryProgress]:
+    """What the stages publish for a streamed query: the navigator's route, then the verifier's
+    sentences (in `order`: progress events are not ordered on the bus)."""
+    checks = answer(event).outcome.answer.sentences
+    routed = QueryProgress.of(event.model_copy(update={"documents": [("manual", 1)]}), "routed",
+                              pages=[("manual", 2), ("manual", 1)])
+    return [routed] + [QueryProgress.of(event, "sentence", index=i, sentence=checks[i]) for i in order]
+
+
+def test_a_streamed_query_asks_the_stages_for_progress_and_a_plain_one_does_not(
+        client: TestClient, gateway: FakeGateway) -> None:
+    client.post("/v1/query", json={"question": "When does the valve open?"})
+    client.post("/v1/query", json={"question": "When does the valve open?"}, headers=STREAM)
+    published = gateway.bus.of_type(QueryReceived)
+    assert [e.progress for e in published] == [False, True]
+
+
+def test_the_stages_progress_is_streamed_each_sentence_once_in_the_answers_order(
+        client: TestClient, gateway: FakeGateway) -> None:
+    gateway.bus.progress = lambda event: progress_of(event, order=(1, 0, 1))
+    response = client.post("/v1/query", json={"question": "When does the valve open?"}, headers=STREAM)
+    received = events(response.text)
+    assert [name for name, _ in received] == ["accepted", "routed", "sentence", "sentence", "answer"]
+    assert received[1][1] == {"documents": ["manual"],
+                              "pages": [{"doc_id": "manual", "page": 2}, {"doc_id": "manual", "page": 1}]}
+    assert [(data["index"], data["text"]) for name, data in received if name == "sentence"] == list(enumerate(SENTENCES))
+
+
+def test_a_sentence_the_verifier_has_checked_reaches_the_client_before_the_answer(gateway: FakeGateway) -> None:
+    gateway.bus.progress = lambda event: progress_of(event, order=(0,))
+    gateway.bus.answer_after_s = 0.6
+    with served(gateway.app()) as port:
+        started = time.perf_counter()
+        seen: dict[str, float] = {}
+        with httpx.stream("POST", f"http://127.0.0.1:{port}/v1/query", json={"question": "When does the valve open?"},
+                          headers=STREAM, timeout=10) as response:
+            for line in response.iter_lines():
+                if line.startswith("event: "):
+                    seen.setdefault(line.removeprefix("event: "), time.perf_counter() - started)
+    assert seen["answer"] - seen["sentence"] >= 0.4, seen
+    assert seen["sentence"] < 0.3, seen

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -11,10 +12,12 @@ import pytest
 
 from services.indexer.pipeline import index_pdf
 from shared.adapters.embedded.store import EmbeddedRepository
+from shared.model.events import QueryProgress
 from shared.model.query import QuerySettings
 from treerag.engine import QueryEngine
 
 from .conftest import upload, upload_ready, wait_document
+from .kafka_tools import opened, read_topic
 from .pdfs import TOPICS, corrupt_pdf, manual_pdf
 from .stack import Gateway, ServiceProcess, Stack, wait_until
 
@@ -228,3 +231,45 @@ async def test_navigator_indexes_a_new_tree_before_any_query_asks_for_it(
     response = ask(gateway, "At what pressure does the safety valve of unit 404 open?",
                    doc_ids=[document["doc_id"]])
     assert response.status_code == 200 and "414 bar" in response.json()["answer"], response.text
+
+
+def server_sent(text: str) -> list[tuple[str, dict[str, Any]]]:
+    parsed = []
+    for block in text.strip().split("\n\n"):
+        lines = dict(line.split(": ", 1) for line in block.splitlines())
+        parsed.append((lines["event"], json.loads(lines["data"])))
+    return parsed
+
+
+def test_a_streamed_query_gets_the_route_then_each_sentence_the_stages_put_on_the_bus(
+    stack: Stack, gateway: Gateway, indexer: ServiceProcess, db: Any
+) -> None:
+    doc_id = upload_ready(gateway, manual_pdf(unit=207), "unit-207.pdf")["doc_id"]
+    response = gateway.post("/v1/query", json={"question": "At what pressure does the safety valve of unit 207 open?",
+                                               "doc_ids": [doc_id]},
+                            headers={"Accept": "text/event-stream"}, timeout=120)
+    received = server_sent(response.text)
+    assert [name for name, _ in received][:2] == ["accepted", "routed"] and received[-1][0] == "answer", response.text
+    answer = received[-1][1]
+    assert "217 bar" in answer["answer"]
+    routed = received[1][1]
+    assert routed["documents"] == [doc_id] and {"doc_id": doc_id, "page": 2} in routed["pages"]
+    sentences = [data for name, data in received if name == "sentence"]
+    assert [s.pop("index") for s in sentences] == list(range(len(answer["sentences"])))
+    assert sentences == answer["sentences"]
+
+    # The stages published the route and each sentence, the sentences' text sealed.
+    query_id = answer["query_id"]
+    held = [r.value for r in asyncio.run(read_topic(stack.kafka_bootstrap, stack.topic(QueryProgress.TOPIC)))
+            if r.key == query_id.encode()]
+    assert not any(b"217 bar" in value for value in held)
+    progress = [asyncio.run(opened(db, QueryProgress, value)) for value in held]
+    assert sorted(p.step for p in progress) == ["routed"] + ["sentence"] * len(sentences)
+    assert [p.sentence.text for p in sorted(progress, key=lambda p: p.index) if p.sentence] == \
+        [s["text"] for s in sentences]
+
+    plain = ask(gateway, "At what pressure does the safety valve of unit 207 open?", doc_ids=[doc_id],
+                settings={"token_budget": 700})
+    assert plain.status_code == 200
+    assert not [r for r in asyncio.run(read_topic(stack.kafka_bootstrap, stack.topic(QueryProgress.TOPIC)))
+                if r.key == plain.json()["query_id"].encode()]

@@ -11,7 +11,14 @@ import pytest
 from shared.adapters.memory.document_keys import InMemoryDocumentKeys
 from shared.adapters.sealing import EventSealer, TextErased
 from shared.model.delivery import PermanentError
-from shared.model.events import AnswerVerified, ContextCompressed, NodesSelected, QueryOutcome, QueryReceived
+from shared.model.events import (
+    AnswerVerified,
+    ContextCompressed,
+    NodesSelected,
+    QueryOutcome,
+    QueryProgress,
+    QueryReceived,
+)
 from shared.model.query import (
     Citation,
     CompressedContext,
@@ -56,13 +63,17 @@ def test_sealed_events_hold_no_document_text_and_open_to_the_same_event() -> Non
         navigation={"mode": "dfs", "stats": {}},
         context=CompressedContext(question="When?", passages=[passage("a")], tokens_before=9, tokens_after=9),
     )
-    for event in (selected("a"), compressed, verified()):
+    streamed = QueryProgress(query_id="q1", documents=[("a", 1)], step="sentence",
+                             sentence=verified().outcome.answer.sentences[0])
+    for event in (selected("a"), compressed, verified(), streamed):
         sealed = asyncio.run(sealer.seal(event))
         wire = sealed.model_dump_json()
         assert "42 bar" not in wire and "Relief valves" not in wire
         assert sealed.sealed_for == ["a"]
         received = type(event).model_validate_json(wire)
         assert asyncio.run(sealer.open(received)) == event
+    route = QueryProgress(query_id="q1", documents=[("a", 1)], step="routed", pages=[("a", 3)])
+    assert asyncio.run(sealer.seal(route)) == route  # ids and page numbers only: nothing to seal
 
 
 def test_a_deleted_documents_text_cannot_be_opened_from_a_retained_message() -> None:

@@ -70,8 +70,8 @@ async def list_turns(chat_id: str, caller: CallerDep, gateway: GatewayDep,
 
 @router.post("/v1/chats/{chat_id}/messages", response_model=ChatTurn,
              responses={200: {"content": {EVENT_STREAM: {}}, "description": "The turn; with `Accept: "
-                              "text/event-stream`, events: accepted (with the completed question), one sentence "
-                              "per answer sentence, then turn (or error)."},
+                              "text/event-stream`, events: accepted (with the completed question), routed, one "
+                              "sentence per answer sentence as soon as it is checked, then turn (or error)."},
                         502: {"model": ChatTurn}, 504: {"model": ChatTurn},
                         **ASKING_ERRORS, **error_responses(404, 409, meanings={
                             404: "No such chat for the caller's tenant, or a document it is over is gone.",
@@ -91,7 +91,7 @@ async def ask_in_chat(chat_id: str, body: ChatMessage, request: Request, caller:
     doc_ids = await query_documents(gateway.documents, planned.doc_ids, caller.tenant)
     settings = QuerySettings(mode=body.mode) if body.mode else QuerySettings()
     question = Question(text=planned.rewrite.question, doc_ids=doc_ids, settings=settings,
-                        tenant=caller.tenant, timeout_s=timeout_s, started=started)
+                        tenant=caller.tenant, timeout_s=timeout_s, progress=wants_events(request), started=started)
 
     async def answered() -> ChatTurn:
         with correlated(query_id=question.query_id, chat_id=thread.chat_id):
@@ -110,7 +110,7 @@ async def ask_in_chat(chat_id: str, body: ChatMessage, request: Request, caller:
 
         accepted = {"query_id": question.query_id, "question": body.question, "standalone": planned.rewrite.question,
                     "rewrite_reason": planned.rewrite.reason, "doc_ids": doc_ids}
-        return stream(accepted, outcome, final="turn")
+        return stream(accepted, outcome, final="turn", progress=gateway.progress)
     try:
         turn = await answered()
     except StagesMissing as exc:

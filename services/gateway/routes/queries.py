@@ -61,8 +61,8 @@ def outcome_of(pending: QueryRecord, finished: QueryRecord | None, total_ms: flo
     response_model=QueryResponse,
     name="ask",
     responses={200: {"content": {EVENT_STREAM: {}}, "description": "The verified answer; with `Accept: "
-                     "text/event-stream`, events: accepted, one sentence per answer sentence, then answer "
-                     "(or error)."},
+                     "text/event-stream`, events: accepted, routed, one sentence per answer sentence as "
+                     "soon as it is checked, then answer (or error)."},
                202: {"model": QueryAccepted}, 502: {"model": QueryResponse}, 504: {"model": QueryResponse},
                **ASKING_ERRORS},
 )
@@ -76,7 +76,7 @@ async def query(req: QueryRequest, request: Request, caller: CallerDep, gateway:
     doc_ids = await query_documents(gateway.documents, req.doc_ids, caller.tenant)
     question = Question(text=req.question, doc_ids=doc_ids, settings=settings, tenant=caller.tenant,
                         timeout_s=timeout_s, deadline=not req.run_async or req.timeout_s is not None,
-                        started=started)
+                        progress=wants_events(request) and not req.run_async, started=started)
     with correlated(query_id=question.query_id):
         if req.run_async:
             await publish(gateway, question, pending_record(question))
@@ -87,7 +87,8 @@ async def query(req: QueryRequest, request: Request, caller: CallerDep, gateway:
                 pending, finished = await ask(gateway, question)
                 return outcome_of(pending, finished, round((time.perf_counter() - started) * 1000, 3))
 
-            return stream({"query_id": question.query_id, "question": question.text, "doc_ids": doc_ids}, answer)
+            return stream({"query_id": question.query_id, "question": question.text, "doc_ids": doc_ids}, answer,
+                          progress=gateway.progress)
         try:
             pending, finished = await ask(gateway, question)
         except StagesMissing as exc:

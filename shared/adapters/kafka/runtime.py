@@ -219,9 +219,11 @@ class StageRuntime:
         subscriber(on_message)
         self._subscribers.append(subscriber)
 
-    def subscribe_broadcast(self, event_type: type[E], handler: Handler[E]) -> None:
+    def subscribe_broadcast(self, event_type: type[E], handler: Handler[E],
+                            wanted: Callable[[E], bool] | None = None) -> None:
         """Every replica reads every `event_type` message from the newest offset, at most once:
-        for in-memory caches, where a missed message only costs a later load from the store."""
+        for in-memory caches, where a missed message only costs a later load from the store.
+        With `wanted`, a message it refuses is dropped before its text is opened."""
         group = f"{self.settings.topic_prefix}treerag-{self.stage}-{uuid.uuid4().hex[:12]}"
         handler = self._opening(handler)
         subscriber = self.broker.subscriber(
@@ -237,6 +239,8 @@ class StageRuntime:
             record: Any = msg.raw_message  # one aiokafka ConsumerRecord (not a batch)
             try:
                 event = event_type.model_validate_json(msg.body)
+                if wanted is not None and not wanted(event):
+                    return
                 delivery = Delivery(stage=self.stage, topic=record.topic, partition=record.partition,
                                     offset=record.offset, attempt=1, queued_ms=0.0)
                 await handler(event, delivery)

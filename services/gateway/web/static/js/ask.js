@@ -281,6 +281,11 @@ async function ask(question, docIds, mode) {
   await streamEvents(`/v1/chats/${encodeURIComponent(id)}/messages`, { question, mode }, (name, data) => {
     if (name === "accepted") {
       askedLine(data.question, data.standalone, data.rewrite_reason);
+    } else if (name === "routed") {
+      const pages = data.pages.length;
+      const docs = data.documents.length;
+      document.getElementById("answer-verdict").textContent =
+        `Reading ${pages} page${pages === 1 ? "" : "s"} of ${docs} document${docs === 1 ? "" : "s"}…`;
     } else if (name === "sentence") {
       document.getElementById("answer-verdict").textContent = "Checking the answer against its pages…";
       document.getElementById("answer-text").append(sentenceLine(data));

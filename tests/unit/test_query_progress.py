@@ -1,0 +1,61 @@
+"""A query whose client streams: the navigator says where it routed and the verifier puts each
+answer sentence on the bus as soon as it is checked, before the answer; a query nobody streams
+costs no extra message, and a progress message that cannot be sent fails nothing."""
+
+from __future__ import annotations
+
+from shared.model.events import AnswerVerified, NodesSelected, QueryEvent, QueryProgress, QueryReceived
+from tests.fakes import RecordingPublisher
+from tests.query.documents import plant_manual
+from tests.unit.stages import TENANT, QueryStages, question
+from tests.unit.test_query_handlers import PUMP, ask, stages_with
+
+PLANT = plant_manual(tenant=TENANT)
+
+
+def streamed(text: str) -> QueryReceived:
+    return question(text).model_copy(update={"progress": True})
+
+
+async def test_a_streamed_query_is_routed_then_answered_sentence_by_sentence_before_its_answer() -> None:
+    stages = await stages_with(PLANT)
+    answer = await ask(stages, streamed(PUMP))
+
+    progress = stages.bus.of_type(QueryProgress)
+    [routed] = [p for p in progress if p.step == "routed"]
+    selected = stages.bus.of_type(NodesSelected)[-1]
+    assert routed.documents == selected.documents
+    assert routed.pages[0] == (selected.navigation.passages[0].doc_id, selected.navigation.passages[0].pages[0])
+    sentences = sorted((p for p in progress if p.step == "sentence"), key=lambda p: p.index)
+    checks = answer.outcome.answer.sentences
+    assert checks and [p.index for p in sentences] == list(range(len(checks)))
+    assert [p.sentence for p in sentences] == checks
+    assert all(p.question == "" and p.query_id == answer.query_id for p in progress)
+    order = stages.bus.events
+    assert max(order.index(p) for p in sentences) < order.index(answer)
+
+
+async def test_a_query_nobody_streams_puts_no_progress_on_the_bus() -> None:
+    stages = await stages_with(PLANT)
+    await ask(stages, question(PUMP))
+    assert stages.bus.of_type(QueryProgress) == []
+    assert len(stages.bus.of_type(AnswerVerified)) == 1
+
+
+class ProgressRefused(RecordingPublisher):
+    """A broker that takes every event but progress."""
+
+    async def publish(self, event: QueryEvent) -> None:  # type: ignore[override]
+        if isinstance(event, QueryProgress):
+            raise ConnectionError("progress topic unavailable")
+        await super().publish(event)
+
+
+async def test_progress_that_cannot_be_sent_neither_fails_nor_changes_the_answer() -> None:
+    stages = await stages_with(PLANT)
+    plain = await ask(stages, question(PUMP, query_id="plain"))
+    refused = QueryStages(bus=ProgressRefused())
+    await refused.repository.put_indexed(PLANT)
+    answer = await ask(refused, streamed(PUMP))
+    assert answer.outcome.answer.answer == plain.outcome.answer.answer
+    assert refused.bus.of_type(QueryProgress) == []
