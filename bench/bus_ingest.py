@@ -203,11 +203,12 @@ async def warm_up(stack: BusStack, folder: Path) -> None:
 
 
 @contextmanager
-def indexed_stack(run_dir: Path, name: str, files: list[Path]) -> Iterator[tuple[BusStack, dict[str, str]]]:
-    """Kafka, FerretDB and one process of each stage (database `bench_<name>_<time>`), warmed up
-    and with `files` indexed through the gateway: the stack and file name -> doc id. Everything
-    is stopped on the way out."""
-    stack = BusStack(run_dir)
+def indexed_stack(run_dir: Path, name: str, files: list[Path],
+                  stage_env: dict[str, dict[str, str]] | None = None) -> Iterator[tuple[BusStack, dict[str, str]]]:
+    """Kafka, FerretDB and one process of each stage (database `bench_<name>_<time>`; `stage_env`:
+    settings of a stage's own), warmed up and with `files` indexed through the gateway: the stack
+    and file name -> doc id. Everything is stopped on the way out."""
+    stack = BusStack(run_dir, stage_env=stage_env or {})
     stack.start_infra()
     try:
         stack.start_services(f"bench_{name}_{int(time.time())}", indexers=1)

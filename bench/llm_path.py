@@ -40,7 +40,7 @@ from services.navigator.index import DocumentIndex
 from services.navigator.llm_scoring import LLMNodeScorer
 from services.verifier.llm_answer import LLMAnswerGenerator
 from shared.adapters.llm.call_cache import CallCache
-from shared.adapters.llm.client import ModelRetryPolicy
+from shared.adapters.llm.client import DraftListener, ModelRetryPolicy
 from shared.adapters.llm.openai_compat import OpenAICompatibleClient
 from shared.model.documents import BuilderName
 from shared.model.events import AnswerVerified
@@ -76,10 +76,10 @@ class TimedClient:
         finally:
             self.seconds[purpose].append(time.perf_counter() - started)
 
-    def generate_text(self, prompt: str, *, purpose: str) -> str:
+    def generate_text(self, prompt: str, *, purpose: str, on_text: DraftListener | None = None) -> str:
         started = time.perf_counter()
         try:
-            return self.client.generate_text(prompt, purpose=purpose)
+            return self.client.generate_text(prompt, purpose=purpose, on_text=on_text)
         finally:
             self.seconds[purpose].append(time.perf_counter() - started)
 
@@ -92,7 +92,7 @@ class PromptOnly:
     def __init__(self) -> None:
         self.prompts: list[str] = []
 
-    def generate_text(self, prompt: str, *, purpose: str) -> str:
+    def generate_text(self, prompt: str, *, purpose: str, on_text: DraftListener | None = None) -> str:
         self.prompts.append(prompt)
         return "Not found in the documents."
 

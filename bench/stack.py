@@ -62,6 +62,8 @@ class BusStack:
     python: str = sys.executable
     services: list[ServiceProcess] = field(default_factory=list)
     database: str = ""
+    # Settings of one stage's processes beside the shared ones (a model for the verifier alone).
+    stage_env: dict[str, dict[str, str]] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ infra
 
@@ -161,7 +163,7 @@ class BusStack:
         logs.mkdir(parents=True, exist_ok=True)
         log_path = logs / f"{stage}-{replica}.log"
         process = subprocess.Popen(
-            self._command(stage), cwd=REPO, env=self.service_env(metrics_port),
+            self._command(stage), cwd=REPO, env={**self.service_env(metrics_port), **self.stage_env.get(stage, {})},
             stdout=log_path.open("wb"), stderr=subprocess.STDOUT, start_new_session=True,
         )
         service = ServiceProcess(stage, replica, process, metrics_url, log_path)

@@ -1,6 +1,13 @@
 """Streamed answers over the bus: how soon the first event and the first sentence reach the client.
 
     python -m bench.streaming [--run-dir DIR]
+    python -m bench.streaming --llm-base-url http://127.0.0.1:8765/v1 [--questions N]
+
+With `--llm-base-url` the verifier's answers are written by the model served there (`make
+llm-local`: SmolLM2-135M-Instruct under llama.cpp; the other stages stay offline), and the
+`draft` events (the answer as the model writes it) are timed too: when the first reaches the
+client, against the first checked sentence and the end. Results then go to
+bench/results/streaming_llm.json.
 
 Starts the stack (Kafka, FerretDB, every stage, the gateway) on its own ports, indexes three R
 manuals through it, then asks each of their answerable dev questions with `Accept:
@@ -62,7 +69,8 @@ async def one(client: httpx.AsyncClient, question: str, doc_id: str) -> dict[str
     verifier_sent_s = (_at(verifier[-1]["started_at"]) + verifier[-1]["processing_ms"] / 1000 - sent_at
                        if verifier else None)
     return {"query_id": final.get("query_id"), "accepted_s": seen.get("accepted"), "routed_s": seen.get("routed"),
-            "first_sentence_s": seen.get("sentence"), "end_s": time.perf_counter() - started,
+            "first_draft_s": seen.get("draft"), "first_sentence_s": seen.get("sentence"),
+            "end_s": time.perf_counter() - started, "abstained": bool(final.get("abstained")),
             "verifier_sent_s": verifier_sent_s, "sentences": len(final.get("sentences", []))}
 
 
@@ -121,6 +129,13 @@ async def measure(stack: BusStack, items: list[dict[str, Any]], doc_ids: dict[st
             "n": len(leads), "p50": percentile(leads, 50) if leads else None,
             "min": min(leads) if leads else None, "max": max(leads) if leads else None},
         "answered_with_sentences": len(sentences),
+        "abstained": sum(r["abstained"] for r in rows),
+        "with_a_draft": sum(r["first_draft_s"] is not None for r in rows),
+        "first_draft": latency_summary([r["first_draft_s"] for r in rows if r["first_draft_s"] is not None]),
+        # How long before the stream's end the first draft and the first checked sentence came.
+        "first_draft_before_the_end": latency_summary([r["end_s"] - r["first_draft_s"] for r in rows
+                                                       if r["first_draft_s"] is not None]),
+        "first_sentence_before_the_end": latency_summary([r["end_s"] - r["first_sentence_s"] for r in sentences]),
         # The questions whose first sentence came after the verifier's send: how many sentences
         # their answer has, and by how much it was late.
         "after_the_send": [{"sentences": r["sentences"], "late_ms": round((r["first_sentence_s"] - r["verifier_sent_s"]) * 1000, 2)}
@@ -133,15 +148,24 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--run-dir", type=Path, default=Path(tempfile.gettempdir()) / "treerag-bench")
+    parser.add_argument("--llm-base-url", help="the OpenAI-compatible server whose model writes the answers")
+    parser.add_argument("--questions", type=int, default=0, help="ask only the first N questions (0: all)")
     args = parser.parse_args(argv)
     configure_bench_logging()
     data = shared_data()
     files = [data / "pdfs" / "r-manuals" / name for name in MANUALS]
     items = [item for line in (data / "qa" / "r-manuals-dev.jsonl").read_text().splitlines() if line.strip()
              for item in [json.loads(line)] if item["doc"] in MANUALS and item.get("evidence_pages")]
-    with bus_ingest.indexed_stack(args.run_dir, "streaming", files) as (stack, doc_ids):
+    items = items[: args.questions] if args.questions else items
+    stage_env = {}
+    if args.llm_base_url:
+        stage_env["verifier"] = {"TREERAG_LLM": "openai", "TREERAG_LLM_MODEL": "smollm2", "TREERAG_LLM_API_KEY": "local",
+                                 "TREERAG_LLM_BASE_URL": args.llm_base_url, "TREERAG_LLM_TIMEOUT_S": "300",
+                                 "TREERAG_LLM_CONTEXT_TOKENS": "4096"}  # the local server's window
+    with bus_ingest.indexed_stack(args.run_dir, "streaming", files, stage_env) as (stack, doc_ids):
         result = asyncio.run(measure(stack, items, doc_ids))
-    write_result("streaming", result)
+    result["answers_written_by"] = "smollm2 (llama.cpp)" if args.llm_base_url else "the extractive answerer"
+    write_result("streaming_llm" if args.llm_base_url else "streaming", result)
     print(json.dumps(result, indent=2))
     return 0
 

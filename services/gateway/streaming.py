@@ -4,8 +4,10 @@
 The stream opens at once with `accepted` (the query id, the question asked, its documents), so
 a client shows progress before any stage has worked. While the stages work, what they publish as
 `query.progress` follows: `routed` (the documents asked over and the pages the navigator will
-read) and each answer sentence as its own `sentence` event (index, text, citation, verdict,
-evidence window) as soon as the verifier has checked it. When the verified answer arrives, any
+read); with a model answering, `draft` as it writes (the answer so far is the previous draft's
+first `offset` characters followed by `text`; unchecked); and each answer sentence as its own
+`sentence` event (index, text, citation, verdict, evidence window) as soon as the verifier has
+checked it. When the verified answer arrives, any
 sentence not streamed yet follows, then `answer` with the whole response; a failure or a timeout
 ends the stream with `error` (its `status_code` and the body a plain request would get: the
 response of a failed or timed-out query, an `ErrorBody` when a backend or stage is down) instead.
@@ -66,6 +68,8 @@ def progress_event(progress: QueryProgress, sentences: SentencesSent) -> Iterato
     if progress.step == "routed":
         yield event("routed", {"documents": [doc_id for doc_id, _ in progress.documents],
                                "pages": [{"doc_id": doc_id, "page": page} for doc_id, page in progress.pages]})
+    elif progress.step == "draft":
+        yield event("draft", {"offset": progress.index, "text": progress.text})
     elif progress.sentence is not None:
         yield from sentences.add(progress.index, progress.sentence.model_dump(mode="json"))
 

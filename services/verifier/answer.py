@@ -30,6 +30,7 @@ from services.verifier.fragments import (
     shorten,
     split_at_seams,
 )
+from services.verifier.written import WrittenSentences
 from shared.adapters.logs import log_fields
 from shared.model.card import DocumentCard
 from shared.model.query import (
@@ -78,6 +79,8 @@ _DOT_LEADER = re.compile(r"(?:\.\s?){5,}")
 
 PageText = Callable[[str, int], "str | None"]
 SentenceListener = Callable[[int, SentenceCheck], None]
+# Told the answer so far while a generator writes it.
+DraftListener = Callable[[str], None]
 
 
 @dataclass
@@ -394,53 +397,98 @@ def source_notes(
     return notes
 
 
+@dataclass(frozen=True)
+class _Generated:
+    """One sentence of a generated answer, checked against the page it cites."""
+
+    check: SentenceCheck | None  # None: the sentence holds nothing but citations
+    citation: Citation | None
+    plain: str  # the sentence without its citation markers
+    warnings: tuple[str, ...]
+
+
+def _check_generated(sentence: str, passages: list[Passage], sources: _Sources) -> _Generated:
+    """`sentence` checked against its first citation to a page of the context (against the whole
+    context without one), with the citations removed as outside the context."""
+    labels = _label_map(passages)
+    warnings: list[str] = []
+    citation: Citation | None = None
+    for parsed in parse_citations(sentence):
+        doc_id = _resolve_doc(parsed.document, labels)
+        pages = [p for p in parsed.pages if doc_id and sources.in_context(doc_id, p)]
+        if doc_id is None or len(pages) < len(parsed.pages):
+            bad = [p for p in parsed.pages if not (doc_id and sources.in_context(doc_id, p))]
+            warnings.append(
+                f"removed citation to {parsed.document} p. {', '.join(map(str, bad))}: not in the retrieved context"
+            )
+        if doc_id and pages and citation is None:
+            citation = Citation(doc_id=doc_id, file_name=_file_of(passages, doc_id),
+                                node_id=_node_of(passages, doc_id, pages[0]), pages=pages)
+    plain = strip_citations(sentence)
+    if not plain:
+        return _Generated(None, citation, plain, tuple(warnings))
+    against = sources.pages(citation.doc_id, tuple(citation.pages)) if citation else sources.whole_context()
+    check = check_sentence(plain, citation, against, sources.judge, sources.word_vectors)
+    return _Generated(check, citation, plain, tuple(warnings))
+
+
+def _abstains(text: str) -> bool:
+    return normalize(ABSTENTION).rstrip(".") in normalize(text)
+
+
 def _generated(
     context: CompressedContext, settings: QuerySettings, mode: str, sources: _Sources, generator: AnswerGenerator,
     cards: Mapping[str, DocumentCard], listener: SentenceListener | None = None,
+    drafts: DraftListener | None = None,
 ) -> VerifiedAnswer:
     question = context.question
     notes = source_notes(question, context.passages, sources.page_text, cards)
+    checked: dict[str, _Generated] = {}  # by sentence: a sentence checked while written is not checked again
+
+    def check(sentence: str) -> _Generated:
+        if sentence not in checked:
+            checked[sentence] = _check_generated(sentence, context.passages, sources)
+        return checked[sentence]
+
+    written = WrittenSentences(_split_generated, lambda sentence: check(sentence).check,
+                               listener or (lambda _index, _check: None), _abstains)
+
+    def grow(draft: str) -> None:
+        if drafts is not None:
+            drafts(draft)
+        if listener is not None:
+            written.grow(draft)
+
+    streaming = listener is not None or drafts is not None
     try:
-        text = generator.generate(question, context.passages, notes).strip()
+        text = (generator.generate(question, context.passages, notes, on_text=grow) if streaming
+                else generator.generate(question, context.passages, notes)).strip()
     except Exception as exc:  # the caller decides whether to retry; the answer says what failed
         logger.warning("answer generator failed", exc_info=True)
         raise RuntimeError(f"answer generation failed ({generator.name}): {exc}") from exc
-    if not text or normalize(ABSTENTION).rstrip(".") in normalize(text):
+    if not text or _abstains(text):
         return _abstain(question, mode, generator.name, "the generator found no answer in the context")
-    labels = _label_map(context.passages)
     warnings: list[str] = []
     checks: list[SentenceCheck] = []
     kept_lines: list[str] = []
     cited: list[Citation] = []  # of the sentences the answer keeps
     for sentence in _split_generated(text):
-        citation: Citation | None = None
-        for parsed in parse_citations(sentence):
-            doc_id = _resolve_doc(parsed.document, labels)
-            pages = [p for p in parsed.pages if doc_id and sources.in_context(doc_id, p)]
-            if doc_id is None or len(pages) < len(parsed.pages):
-                bad = [p for p in parsed.pages if not (doc_id and sources.in_context(doc_id, p))]
-                warnings.append(
-                    f"removed citation to {parsed.document} p. {', '.join(map(str, bad))}: not in the retrieved context"
-                )
-            if doc_id and pages and citation is None:
-                citation = Citation(doc_id=doc_id, file_name=_file_of(context.passages, doc_id),
-                                    node_id=_node_of(context.passages, doc_id, pages[0]), pages=pages)
-        plain = strip_citations(sentence)
-        if not plain:
+        found = check(sentence)
+        warnings += found.warnings
+        if found.check is None:
             continue
-        against = sources.pages(citation.doc_id, tuple(citation.pages)) if citation else sources.whole_context()
-        check = check_sentence(plain, citation, against, sources.judge, sources.word_vectors)
-        _add(checks, check, listener)
-        if check.verdict == "contradicted" and settings.contradicted == "drop":
-            warnings.append(f"dropped a sentence its cited page contradicts: {check.reason}")
+        # The sentences told while the answer was written are not told again.
+        _add(checks, found.check, listener if len(checks) >= written.told else None)
+        if found.check.verdict == "contradicted" and settings.contradicted == "drop":
+            warnings.append(f"dropped a sentence its cited page contradicts: {found.check.reason}")
             continue
-        if citation:
-            cited.append(citation)
-            mark = format_citation(citation.file_name or citation.doc_id, citation.pages)
-            body, end = (plain[:-1], plain[-1]) if plain[-1] in ".!?" else (plain, "")
+        if found.citation:
+            cited.append(found.citation)
+            mark = format_citation(found.citation.file_name or found.citation.doc_id, found.citation.pages)
+            body, end = (found.plain[:-1], found.plain[-1]) if found.plain[-1] in ".!?" else (found.plain, "")
             kept_lines.append(f"{body} {mark}{end}")
         else:
-            kept_lines.append(plain)
+            kept_lines.append(found.plain)
     confidence, detector_warnings = overall(checks)
     return VerifiedAnswer(
         question=question,
@@ -464,6 +512,7 @@ def answer_question(
     word_vectors: WordVectors | None = None,
     cards: Mapping[str, DocumentCard] | None = None,
     on_sentence: SentenceListener | None = None,
+    on_draft: DraftListener | None = None,
 ) -> VerifiedAnswer:
     """The answer to `context.question`, every sentence scored against the page it cites.
 
@@ -471,7 +520,9 @@ def answer_question(
     context is the source. `judge`, an entailment model, settles what the lexical check cannot;
     `word_vectors` tell how close a replaced word is to the page's; `cards` (by document id)
     tell a generator whose documents the passages are. `on_sentence(index, check)` is called with
-    each sentence as soon as it is checked, in the answer's order (a streamed answer).
+    each sentence as soon as it is checked, in the answer's order (a streamed answer); with a
+    generator, a sentence is checked as soon as the model has written it, and `on_draft(text)`
+    hears the answer so far as the model writes it (unchecked: each sentence's verdict follows).
     """
     sources = _Sources(context.passages, page_text, judge, word_vectors)
     name = generator.name if generator else "extractive"
@@ -480,7 +531,7 @@ def answer_question(
     elif generator is None:
         answer = _extractive(context, settings, mode, sources, on_sentence)
     else:
-        answer = _generated(context, settings, mode, sources, generator, cards or {}, on_sentence)
+        answer = _generated(context, settings, mode, sources, generator, cards or {}, on_sentence, on_draft)
     logger.debug(
         "answered",
         extra=log_fields(abstained=answer.abstained, confidence=answer.confidence, citations=len(answer.citations)),

@@ -5,8 +5,11 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
+import math
+import os
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Protocol
 
 from services.verifier.answer import answer_question
@@ -36,6 +39,9 @@ logger = logging.getLogger(__name__)
 STAGE = "verifier"
 # How long the answering thread stands aside once it has handed a streamed sentence to the loop.
 SEND_YIELD_S = 0.001
+# How often a model's answer being written goes on the bus: a message a token would cost more
+# than the token; twenty a second reads as continuous.
+DRAFT_INTERVAL_S = 0.05
 
 
 class PageStore(Protocol):
@@ -102,17 +108,40 @@ class PageTexts:
 
 
 class SentenceStream:
-    """Each answer sentence of a streamed query put on the bus as soon as it is checked: `tell`
-    is called on the worker thread that answers, and sends on the handler's event loop."""
+    """Each answer sentence of a streamed query put on the bus as soon as it is checked, and a
+    model's answer as it is written: `tell` and `draft` are called on the worker thread that
+    answers, and send on the handler's event loop."""
 
-    def __init__(self, bus: Publisher, event: ContextCompressed) -> None:
+    def __init__(self, bus: Publisher, event: ContextCompressed, draft_interval_s: float = DRAFT_INTERVAL_S,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.bus = bus
         self.event = event
         self.loop = asyncio.get_running_loop()
+        self.draft_interval_s = draft_interval_s
+        self._clock = clock
         self._sends: list[concurrent.futures.Future[None]] = []
+        self._drafted = ""  # the draft as last sent
+        self._draft = ""  # the draft as last heard
+        self._drafted_at = -math.inf
 
     def tell(self, index: int, check: SentenceCheck) -> None:
-        progress = QueryProgress.of(self.event, "sentence", index=index, sentence=check)
+        self._send_draft()  # the text a sentence comes from goes before its verdict
+        self._send(QueryProgress.of(self.event, "sentence", index=index, sentence=check))
+
+    def draft(self, text: str) -> None:
+        """Hear the answer so far; sent at most once a `draft_interval_s`, as what changed."""
+        self._draft = text
+        if self._clock() - self._drafted_at >= self.draft_interval_s:
+            self._send_draft()
+
+    def _send_draft(self) -> None:
+        if self._draft == self._drafted:
+            return
+        kept = len(os.path.commonprefix([self._drafted, self._draft]))
+        self._send(QueryProgress.of(self.event, "draft", index=kept, text=self._draft[kept:]))
+        self._drafted, self._drafted_at = self._draft, self._clock()
+
+    def _send(self, progress: QueryProgress) -> None:
         self._sends.append(asyncio.run_coroutine_threadsafe(report_progress(self.bus, progress), self.loop))
         # The answering thread holds the interpreter while it checks the next sentence; without a
         # pause the loop thread would wait a switch interval (5 ms) at each step of this send.
@@ -190,6 +219,7 @@ class VerifierHandlers:
             self.models.word_vectors,
             {doc_id: record.card for doc_id, record in records.items() if record is not None and record.card},
             streamed.tell if streamed is not None else None,
+            streamed.draft if streamed is not None and self.generator is not None else None,
         )
         answer = calibrated(answer, navigation.stats.answer_probability, self.models.calibration)
         outcome = QueryOutcome(

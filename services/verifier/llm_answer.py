@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 
 from services.verifier.detector import ABSTENTION
 from shared.adapters.llm.client import LLMClient
@@ -21,6 +22,11 @@ logger = logging.getLogger(__name__)
 _FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
 # Models asked to abstain in English sometimes do it in the question's language.
 _LOCAL_ABSTENTIONS = ("찾을 수 없", "見つかりません", "記載されていません", "not found in the documents")
+
+
+def _unfenced(text: str) -> str:
+    """A reply without the code fence some models wrap prose in."""
+    return _FENCE.sub("", text.strip()).strip()
 
 
 def _document_label(passage: Passage) -> str:
@@ -76,14 +82,17 @@ class LLMAnswerGenerator:
         self.max_sentences = max_sentences
         self.max_chars_per_source = max_chars_per_source
 
-    def generate(self, question: str, passages: list[Passage], notes: list[SourceNote] | None = None) -> str:
-        """The model's answer text; `ABSTENTION` when it finds no answer in the passages.
-        Raises `shared.adapters.llm.LLMError` when the model cannot be reached."""
+    def generate(self, question: str, passages: list[Passage], notes: list[SourceNote] | None = None,
+                 on_text: Callable[[str], None] | None = None) -> str:
+        """The model's answer text; `ABSTENTION` when it finds no answer in the passages; with
+        `on_text`, the text so far as the model writes it. Raises `shared.adapters.llm.LLMError`
+        when the model cannot be reached."""
         if not passages:
             return ABSTENTION
         prompt = answer_prompt(question, passages, max_sentences=self.max_sentences,
                                max_chars_per_source=self.max_chars_per_source, notes=notes)
-        text = _FENCE.sub("", self.llm.generate_text(prompt, purpose="answer").strip()).strip()
+        told = None if on_text is None else (lambda draft: on_text(_unfenced(draft)))
+        text = _unfenced(self.llm.generate_text(prompt, purpose="answer", on_text=told))
         if not parse_citations(text) and any(marker in text.lower() for marker in _LOCAL_ABSTENTIONS):
             return ABSTENTION
         return text

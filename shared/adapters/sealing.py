@@ -2,7 +2,7 @@
 
 Kafka keeps a message until its topic's retention and cannot delete one, so a deleted
 document's text would outlive it in every retained `nodes.selected`, `context.compressed` and
-`answer.verified` (and `query.progress`, a streamed answer's sentences). Instead, each text field
+`answer.verified` (and `query.progress`, a streamed answer's draft and sentences). Instead, each text field
 of those events (the passages' text and titles, the answer, its sentences, their reasons and
 evidence windows) travels encrypted (AES-256-GCM,
 bound to the query id) with a key derived from the keys of the query's documents. A document's
@@ -98,6 +98,8 @@ def _texts_changed(event: E, apply: Callable[[str], str]) -> E:
         return event.model_copy(update={"outcome": event.outcome.model_copy(update={"answer": answer})})
     if isinstance(event, QueryProgress) and event.sentence is not None:
         return event.model_copy(update={"sentence": _sentences([event.sentence], apply)[0]})
+    if isinstance(event, QueryProgress) and event.text:
+        return event.model_copy(update={"text": apply(event.text)})
     return event
 
 
@@ -128,7 +130,7 @@ class EventSealer:
         """`event` as it goes on the bus: its document text sealed (other events as they are)."""
         if not isinstance(event, SEALED_TYPES) or event.sealed_for:
             return event
-        if isinstance(event, QueryProgress) and event.sentence is None:
+        if isinstance(event, QueryProgress) and event.step == "routed":
             return event  # a route holds ids and page numbers only
         doc_ids = sealing_documents(event)
         if not doc_ids:

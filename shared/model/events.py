@@ -236,15 +236,18 @@ class AnswerVerified(QueryEvent):
     outcome: QueryOutcome
 
 
-ProgressStep = Literal["routed", "sentence"]
+ProgressStep = Literal["routed", "draft", "sentence"]
 
 PROGRESS_PAGES_MAX = 64
+# Far longer than any answer a model is allowed to write (800 tokens), sealed (a third longer).
+DRAFT_CHARS_MAX = 40_000
 
 
 class QueryProgress(QueryEvent):
     """What a stage has done so far for a query its client streams: the documents and pages the
-    navigator routed to (`routed`), or one answer sentence as soon as the verifier has checked it
-    (`sentence`, its place in the answer in `index`). Best effort: the answer event is the truth,
+    navigator routed to (`routed`); the answer as a model writes it, unchecked (`draft`: `text`
+    is what replaces the draft from character `index` on); or one answer sentence as soon as the
+    verifier has checked it (`sentence`, its place in the answer in `index`). Best effort: the answer event is the truth,
     and a progress event lost or repeated changes nothing but when the client sees a sentence.
     Like a failure, it carries ids, never the question."""
 
@@ -256,7 +259,10 @@ class QueryProgress(QueryEvent):
         default_factory=list, max_length=PROGRESS_PAGES_MAX,
         description="(doc_id, page) the navigator selected, best first (`routed`).",
     )
-    index: int = Field(default=0, ge=0, description="The sentence's place in the answer (`sentence`).")
+    index: int = Field(default=0, ge=0, description="The sentence's place in the answer (`sentence`); where "
+                                                     "`text` goes in the draft (`draft`).")
+    text: str = Field(default="", max_length=DRAFT_CHARS_MAX,
+                      description="The draft from `index` on, as the model has written it (`draft`).")
     sentence: SentenceCheck | None = Field(default=None, description="The checked sentence (`sentence`).")
 
     @classmethod

@@ -7,7 +7,7 @@ provide `Embedder`s; `shared.adapters.reranker` a `PassageScorer`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 import numpy as np
@@ -29,8 +29,11 @@ class AnswerGenerator(Protocol):
 
     name: str  # e.g. "llm:gemini-2.5-flash"
 
-    def generate(self, question: str, passages: list[Passage], notes: list[SourceNote] | None = None) -> str:
-        """The answer text; `notes`, one per passage, say what the reader is told beside it."""
+    def generate(self, question: str, passages: list[Passage], notes: list[SourceNote] | None = None,
+                 on_text: Callable[[str], None] | None = None) -> str:
+        """The answer text; `notes`, one per passage, say what the reader is told beside it.
+        With `on_text`, the answer so far is told as it is written (a retried call starts again,
+        so a later text may be shorter than the one before)."""
         ...
 
 

@@ -111,3 +111,26 @@ def test_a_sentence_the_verifier_has_checked_reaches_the_client_before_the_answe
                     seen.setdefault(line.removeprefix("event: "), time.perf_counter() - started)
     assert seen["answer"] - seen["sentence"] >= 0.4, seen
     assert seen["sentence"] < 0.3, seen
+
+
+def test_a_models_draft_is_relayed_as_it_grows_and_the_answer_still_follows(
+        client: TestClient, gateway: FakeGateway) -> None:
+    def drafted(event: QueryReceived) -> list[QueryProgress]:
+        routed, *sentences = progress_of(event, order=(0, 1))
+        return [routed,
+                QueryProgress.of(event, "draft", index=0, text="The relief valve opens"),
+                QueryProgress.of(event, "draft", index=22, text=" at 12 bar. It is"),
+                sentences[0],
+                QueryProgress.of(event, "draft", index=0, text="The relief valve opens at 12 bar. It is tested"),
+                sentences[1]]
+
+    gateway.bus.progress = drafted
+    received = events(client.post("/v1/query", json={"question": "When does the valve open?"}, headers=STREAM).text)
+    assert [name for name, _ in received] == ["accepted", "routed", "draft", "draft", "sentence", "draft", "sentence",
+                                              "answer"]
+    draft = ""
+    for name, data in received:
+        if name == "draft":  # what a client does with each: keep `offset` characters, add `text`
+            draft = draft[: data["offset"]] + data["text"]
+    assert draft == "The relief valve opens at 12 bar. It is tested"
+    assert received[-1][1]["answer"] == " ".join(SENTENCES)

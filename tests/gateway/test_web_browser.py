@@ -25,7 +25,7 @@ from services.gateway.answers import record_from_event
 from shared.app.api_keys import issue_key
 from shared.model.card import DocType, DocumentCard, DocumentPeriod
 from shared.model.documents import DocumentRecord, DocumentStatus, DocumentTree
-from shared.model.events import AnswerVerified, QueryOutcome, QueryReceived
+from shared.model.events import AnswerVerified, QueryOutcome, QueryProgress, QueryReceived
 from shared.model.query import Citation, VerifiedAnswer
 from shared.model.tree import TreeNode
 from shared.settings import Settings
@@ -271,6 +271,39 @@ def test_asking_chooses_filings_by_their_cards_and_says_the_answer_in_words(tab:
     for missing in ("null", "undefined", "?", "NaN"):
         assert missing not in found, found
     tab.check("ask, abstained")
+
+
+def test_an_answer_a_model_is_writing_shows_as_unchecked_until_its_sentences_are_checked(
+        tab: Tab, site: Site) -> None:
+    cited = Citation(doc_id="apple-10k", file_name=APPLE, pages=[2])
+    first = f"{REVENUE[:-1]} [{APPLE}, p. 2]. "
+
+    def writing(event: QueryReceived) -> list[QueryProgress]:
+        if not event.progress:
+            return []
+        return [QueryProgress.of(event, "draft", index=0, text=first + "iPhone"),
+                QueryProgress.of(event, "sentence", index=0, sentence=supported([REVENUE], cited)[0]),
+                QueryProgress.of(event, "draft", index=len(first) + 6, text=" sales were")]
+
+    site.fake.bus.progress, site.fake.bus.answer_after_s = writing, 1.5
+    try:
+        page = tab.page
+        page.goto(f"{site.url}/ask")
+        page.fill("#question", "What was Apple's revenue in fiscal 2023?")
+        page.locator("#ask-button").click()
+        draft = page.locator("#answer-draft")
+        draft.wait_for()
+        # The checked sentence stands above; the draft holds only what follows it, marked unchecked.
+        assert draft.inner_text() == "iPhone sales were"
+        assert page.locator("#answer-text .sentence").inner_text().startswith(REVENUE)
+        assert page.evaluate("getComputedStyle(document.getElementById('answer-draft'), '::before').content") \
+            == '"Being written, not checked yet: "'
+        tab.check("ask, an answer being written")
+        page.locator("#answer-verdict", has_text="Likely right").wait_for()
+        assert draft.is_hidden()
+        assert page.locator("#answer-text .sentence").count() == 1
+    finally:
+        site.fake.bus.progress, site.fake.bus.answer_after_s = (lambda _: []), 0.0
 
 
 def test_an_answer_no_page_states_is_shown_as_the_closest_passages(tab: Tab, site: Site) -> None:

@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-_GEMINI_PATH = re.compile(r"^/(?P<version>[^/]+)/models/(?P<model>[^/:]+):generateContent$")
+_GEMINI_PATH = re.compile(r"^/(?P<version>[^/]+)/models/(?P<model>[^/:]+):(?P<method>generateContent|streamGenerateContent)$")
+# A streamed reply goes out a word (with the space after it) a chunk, as a model writes tokens.
+_PIECE = re.compile(r"\S+\s*|\s+")
 _OPENAI_PATH = "/v1/chat/completions"
 
 
@@ -29,6 +31,10 @@ class Reply:
     delay_s: float = 0.0
     headers: dict[str, str] = field(default_factory=dict)
     raw_body: str | None = None
+    # A streamed reply: the pause before each chunk, and the chunks sent before the connection
+    # is dropped (None: all of them).
+    piece_delay_s: float = 0.0
+    cut_after: int | None = None
 
     @classmethod
     def json(cls, value: Any) -> Reply:
@@ -141,6 +147,7 @@ class FakeProvider:
         body = json.loads(handler.rfile.read(length) or b"{}")
         path = handler.path.split("?")[0]
         gemini = _GEMINI_PATH.match(path)
+        streamed = bool(gemini and gemini.group("method") == "streamGenerateContent")
         if gemini:
             prompt = "".join(
                 part.get("text", "") for content in body.get("contents", []) for part in content.get("parts", [])
@@ -149,6 +156,7 @@ class FakeProvider:
         elif path == _OPENAI_PATH:
             prompt = "".join(str(m.get("content", "")) for m in body.get("messages", []))
             call = Call("openai", path, str(body.get("model", "")), prompt, body, dict(handler.headers))
+            streamed = bool(body.get("stream"))
         else:
             _send(handler, 404, '{"error": {"code": 404, "message": "unknown route"}}', {})
             return
@@ -162,7 +170,10 @@ class FakeProvider:
                 time.sleep(reply.delay_s)
             payload = reply.raw_body if reply.raw_body is not None else _envelope(call, reply)
             try:
-                _send(handler, reply.status, payload, reply.headers)
+                if streamed and reply.status < 400 and reply.raw_body is None:
+                    _send_stream(handler, call, reply)
+                else:
+                    _send(handler, reply.status, payload, reply.headers)
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client gave up (timeout) before the reply
         finally:
@@ -208,3 +219,37 @@ def _send(handler: BaseHTTPRequestHandler, status: int, payload: str, headers: d
         handler.send_header(name, value)
     handler.end_headers()
     handler.wfile.write(data)
+
+
+def _chunk(call: Call, piece: str, last: bool) -> str:
+    if call.api == "gemini":
+        candidate: dict[str, Any] = {"content": {"role": "model", "parts": [{"text": piece}]}}
+        chunk: dict[str, Any] = {"candidates": [candidate], "modelVersion": call.model}
+        if last:  # Gemini reports the finish and the usage on the last chunk
+            candidate["finishReason"] = "STOP"
+            chunk["usageMetadata"] = {"promptTokenCount": max(1, len(call.prompt) // 4),
+                                      "candidatesTokenCount": max(1, len(piece) // 4)}
+        return json.dumps(chunk)
+    # No usage on the chunks, as many OpenAI-compatible servers do by default.
+    return json.dumps({"id": "chatcmpl-local", "object": "chat.completion.chunk", "model": call.model,
+                       "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": "stop" if last else None}]})
+
+
+def _send_stream(handler: BaseHTTPRequestHandler, call: Call, reply: Reply) -> None:
+    """The reply as server-sent events, a word a chunk, each flushed before the next; closed
+    without an end after `reply.cut_after` chunks."""
+    handler.send_response(200)
+    handler.send_header("Content-Type", "text/event-stream")
+    handler.send_header("Connection", "close")
+    handler.end_headers()
+    handler.close_connection = True
+    pieces = _PIECE.findall(reply.text)
+    for number, piece in enumerate(pieces):
+        if reply.cut_after is not None and number >= reply.cut_after:
+            return
+        time.sleep(reply.piece_delay_s)
+        handler.wfile.write(f"data: {_chunk(call, piece, number == len(pieces) - 1)}\n\n".encode())
+        handler.wfile.flush()
+    if call.api == "openai":
+        handler.wfile.write(b"data: [DONE]\n\n")
+    handler.wfile.flush()

@@ -228,3 +228,45 @@ def test_a_bare_array_fills_a_single_list_field(provider: FakeProvider) -> None:
     client = make_client("openai", provider)
     provider.script(Reply.json(VALID["facts"]))
     assert client.generate_json("facts", Facts, purpose="tree").facts[0].name == "pdf"
+
+
+ANSWER = "The safety valve opens at 111 bar [unit-606.pdf, p. 2]. The pump is serviced every 500 hours."
+
+
+def test_a_streamed_text_reply_is_told_as_it_is_written(client, provider: FakeProvider) -> None:
+    provider.script(Reply(text=ANSWER, piece_delay_s=0.01))
+    drafts: list[str] = []
+    assert client.generate_text("answer please", purpose="answer", on_text=drafts.append) == ANSWER
+    # A word a chunk: the reply is told many times, each time longer, ending with the whole.
+    assert len(drafts) == len(ANSWER.split())
+    assert all(later.startswith(earlier) for earlier, later in zip(drafts, drafts[1:], strict=False))
+    assert drafts[-1] == ANSWER
+    call = provider.calls[0]
+    assert call.body.get("stream") is True if client.provider == "openai" else call.path.endswith(
+        ":streamGenerateContent")
+    assert client.usage.by_purpose()["answer"].output_tokens > 0
+
+
+def test_a_stream_cut_off_mid_reply_is_asked_again_and_told_from_its_start(client, provider: FakeProvider) -> None:
+    provider.script(Reply(text=ANSWER, cut_after=4), Reply(text=ANSWER))
+    drafts: list[str] = []
+    assert client.generate_text("answer please", purpose="answer", on_text=drafts.append) == ANSWER
+    assert len(provider.calls) == 2
+    # The cut reply was told up to its fourth word; the retry starts again from the first.
+    cut = drafts.index("The safety valve opens ")
+    assert drafts[cut + 1] == "The " and drafts[-1] == ANSWER
+    assert client.usage.by_purpose()["answer"].retries == 1
+
+
+def test_a_cached_text_reply_is_told_whole(client, provider: FakeProvider) -> None:
+    provider.script(Reply(text=ANSWER))
+    client.generate_text("answer please", purpose="answer")
+    drafts: list[str] = []
+    assert client.generate_text("answer please", purpose="answer", on_text=drafts.append) == ANSWER
+    assert drafts == [ANSWER] and len(provider.calls) == 1
+
+
+def test_a_structured_reply_is_never_streamed(client, provider: FakeProvider) -> None:
+    provider.script(Reply.json(VALID))
+    client.generate_json("list the facts", Facts, purpose="tree")
+    assert "stream" not in provider.calls[0].body and not provider.calls[0].path.endswith(":streamGenerateContent")

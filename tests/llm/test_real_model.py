@@ -15,12 +15,14 @@ from fpdf import FPDF
 
 from services.indexer.pipeline import IndexOptions, index_document
 from services.navigator.llm_scoring import CandidateScores, LLMNodeScorer, _prompt
+from services.verifier.answer import answer_question
+from services.verifier.llm_answer import LLMAnswerGenerator
 from shared.adapters.embedded.store import EmbeddedRepository
 from shared.adapters.llm.call_cache import CallCache
 from shared.adapters.llm.client import ModelRetryPolicy
 from shared.adapters.llm.openai_compat import OpenAICompatibleClient
 from shared.model.documents import BuilderName
-from shared.model.query import QuerySettings
+from shared.model.query import CompressedContext, Passage, QuerySettings
 from tests.integration.pdfs import manual_pdf
 from treerag.engine import QueryEngine
 
@@ -103,3 +105,36 @@ def test_a_tree_by_the_real_model_is_verified_or_falls_back_with_a_reason(llm: O
         assert all(1 <= n.page_start <= n.page_end <= indexed.record.page_count for n in indexed.tree.nodes)
     else:
         assert any("LLM tree failed" in w or "llm" in w.lower() for w in indexed.record.warnings)
+
+
+def test_the_real_models_answer_streams_as_it_is_written(llm: OpenAICompatibleClient) -> None:
+    drafts: list[str] = []
+    text = llm.generate_text("List three colours, one sentence each.", purpose="answer", on_text=drafts.append)
+    # llama.cpp's server sends a token a chunk: the reply is told many times, each time longer.
+    assert text.strip() and len(drafts) >= 3
+    assert all(later.startswith(earlier) for earlier, later in zip(drafts, drafts[1:], strict=False))
+    assert drafts[-1] == text
+
+
+def test_a_streamed_answer_of_the_real_model_is_checked_sentence_by_sentence_as_written(
+        llm: OpenAICompatibleClient) -> None:
+    indexed = index_document(manual_pdf(unit=606), "unit-606.pdf")
+    pages = indexed.pages
+    passages = [Passage(doc_id=indexed.record.doc_id, file_name="unit-606.pdf", node_id=f"p{n}", pages=[n],
+                        text=text, score=1.0) for n, text in enumerate(pages, start=1) if text.strip()]
+    context = CompressedContext(question="At what pressure does the safety valve of unit 606 open?",
+                                passages=passages, tokens_before=100, tokens_after=100)
+    drafts: list[str] = []
+    told: list[int] = []
+    generator = LLMAnswerGenerator(llm)
+    streamed = answer_question(context, QuerySettings(), "dfs", generator,
+                               lambda _doc, page: pages[page - 1] if 1 <= page <= len(pages) else None,
+                               on_sentence=lambda index, _check: told.append(index), on_draft=drafts.append)
+    assert drafts, "the model's answer is told as it is written"
+    if not streamed.abstained:
+        # Every sentence is told once, in order, with the same check as the answer's.
+        assert told == list(range(len(streamed.sentences)))
+    # The same call answered from the cache (told whole at once) gives the same answer.
+    again = answer_question(context, QuerySettings(), "dfs", generator,
+                            lambda _doc, page: pages[page - 1] if 1 <= page <= len(pages) else None)
+    assert again == streamed

@@ -84,7 +84,7 @@ class _Model:
     def __init__(self) -> None:
         self.prompts: list[str] = []
 
-    def generate_text(self, prompt: str, *, purpose: str) -> str:
+    def generate_text(self, prompt: str, *, purpose: str, on_text: object = None) -> str:
         self.prompts.append(prompt)
         return "Not found in the documents."
 

@@ -4,6 +4,9 @@ costs no extra message, and a progress message that cannot be sent fails nothing
 
 from __future__ import annotations
 
+import time
+
+from services.verifier.handlers import VerifierHandlers
 from shared.model.events import AnswerVerified, NodesSelected, QueryEvent, QueryProgress, QueryReceived
 from tests.fakes import RecordingPublisher
 from tests.query.documents import plant_manual
@@ -59,3 +62,42 @@ async def test_progress_that_cannot_be_sent_neither_fails_nor_changes_the_answer
     answer = await ask(refused, streamed(PUMP))
     assert answer.outcome.answer.answer == plain.outcome.answer.answer
     assert refused.bus.of_type(QueryProgress) == []
+
+
+class Writer:
+    """A model that writes its answer from the first two passages it is given, a word every
+    few milliseconds, each sentence citing its passage's page."""
+
+    name = "llm:writer"
+
+    def __init__(self) -> None:
+        self.text = ""
+
+    def generate(self, question, passages, notes=None, on_text=None):  # type: ignore[no-untyped-def]
+        self.text = " ".join(f"{p.text.split('. ')[0].rstrip('.')} [{p.file_name}, p. {p.pages[0]}]."
+                             for p in passages[:2])
+        words = self.text.split(" ")
+        for n in range(1, len(words) + 1):
+            time.sleep(0.004)
+            if on_text is not None:
+                on_text(" ".join(words[:n]))
+        return self.text
+
+
+async def test_a_models_answer_is_put_on_the_bus_as_it_is_written_each_sentence_after_its_text() -> None:
+    stages = await stages_with(PLANT)
+    writer = Writer()
+    stages.verifier = VerifierHandlers(stages.repository, stages.bus, stages.queries, generator=writer)
+    answer = await ask(stages, streamed(PUMP))
+
+    order = stages.bus.events
+    drafts = [p for p in stages.bus.of_type(QueryProgress) if p.step == "draft"]
+    sentences = [p for p in stages.bus.of_type(QueryProgress) if p.step == "sentence"]
+    assert answer.outcome.answer.generator == "llm:writer" and len(sentences) == len(answer.outcome.answer.sentences)
+    # Written a word every 4 ms and sent at most every 50 ms: far fewer messages than words.
+    assert 2 <= len(drafts) < len(writer.text.split(" ")) / 2
+    draft = ""
+    for part in drafts:
+        draft = draft[: part.index] + part.text
+    assert draft == writer.text
+    assert order.index(drafts[0]) < order.index(sentences[0]) < order.index(answer)

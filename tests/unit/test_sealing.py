@@ -65,7 +65,9 @@ def test_sealed_events_hold_no_document_text_and_open_to_the_same_event() -> Non
     )
     streamed = QueryProgress(query_id="q1", documents=[("a", 1)], step="sentence",
                              sentence=verified().outcome.answer.sentences[0])
-    for event in (selected("a"), compressed, verified(), streamed):
+    drafted = QueryProgress(query_id="q1", documents=[("a", 1)], step="draft", index=0,
+                            text="Relief valves open at 42 bar [a.pdf, p. 3]. The")
+    for event in (selected("a"), compressed, verified(), streamed, drafted):
         sealed = asyncio.run(sealer.seal(event))
         wire = sealed.model_dump_json()
         assert "42 bar" not in wire and "Relief valves" not in wire

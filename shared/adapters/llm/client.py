@@ -30,6 +30,9 @@ from shared.app.retry import RetryPolicy
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T", bound=BaseModel)
+# Told the reply so far while a model writes it (a streamed text reply). A retried call starts
+# again from its first token: the next text told may then be shorter than the last.
+DraftListener = Callable[[str], None]
 
 
 class LLMClient(Protocol):
@@ -44,7 +47,10 @@ class LLMClient(Protocol):
         """A reply validated against `schema`; raises an `LLMError` subclass on failure."""
         ...
 
-    def generate_text(self, prompt: str, *, purpose: str) -> str: ...
+    def generate_text(self, prompt: str, *, purpose: str, on_text: DraftListener | None = None) -> str:
+        """The reply's text; with `on_text`, the reply so far is told as the model writes it
+        (streamed where the provider streams, all at once where it does not)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -74,7 +80,8 @@ class BaseLLMClient:
     """Caching, retries, bounded concurrency, usage and metrics around one provider request.
 
     Subclasses implement `_send`, which performs exactly one HTTP request and raises
-    `TransientLLMError` for conditions worth retrying.
+    `TransientLLMError` for conditions worth retrying, and may implement `_stream`, the same
+    request for a text reply told as it is written.
     """
 
     provider = "base"
@@ -105,6 +112,14 @@ class BaseLLMClient:
     # -- provider hook ---------------------------------------------------------------------
     def _send(self, prompt: str, schema: type[BaseModel] | None, timeout_s: float, reply_tokens: int) -> RawReply:
         raise NotImplementedError
+
+    def _stream(self, prompt: str, timeout_s: float, reply_tokens: int, on_text: DraftListener) -> RawReply:
+        """One request for a text reply, `on_text` told each longer prefix of it as it arrives.
+        By default the reply is told whole once it is there."""
+        reply = self._send(prompt, None, timeout_s, reply_tokens)
+        if reply.text:
+            on_text(reply.text)
+        return reply
 
     def reply_tokens(self, purpose: str) -> int:
         """The longest reply a call for `purpose` may get (`REPLY_TOKENS`), within a quarter of
@@ -147,14 +162,16 @@ class BaseLLMClient:
             "a provider with structured output support is more reliable."
         )
 
-    def generate_text(self, prompt: str, *, purpose: str) -> str:
+    def generate_text(self, prompt: str, *, purpose: str, on_text: DraftListener | None = None) -> str:
         key = call_cache_key(self.provider, self.model, prompt, None)
         cached = self.cache.get(key)
         if cached is not None:
             self._count_cache_hit(purpose)
+            if on_text is not None:
+                on_text(cached)
             return cached
         for attempt in range(1, self.retry.malformed_attempts + 1):
-            reply = self._send_with_retries(prompt, None, purpose)
+            reply = self._send_with_retries(prompt, None, purpose, on_text)
             if reply.text.strip():
                 self.cache.put(key, reply.text)
                 return reply.text
@@ -172,14 +189,18 @@ class BaseLLMClient:
         self.usage.record(purpose, "cache_hits")
         LLM_CALLS.labels(purpose=purpose, outcome="cached").inc()
 
-    def _send_with_retries(self, prompt: str, schema: type[BaseModel] | None, purpose: str) -> RawReply:
+    def _send_with_retries(self, prompt: str, schema: type[BaseModel] | None, purpose: str,
+                           on_text: DraftListener | None = None) -> RawReply:
         last_error = ""
         for attempt in range(self.retry.max_attempts):
             retry_after: float | None = None
             started = time.perf_counter()
             with self._slots:
                 try:
-                    reply = self._send(prompt, schema, self.timeout_s, self.reply_tokens(purpose))
+                    if on_text is not None and schema is None:
+                        reply = self._stream(prompt, self.timeout_s, self.reply_tokens(purpose), on_text)
+                    else:
+                        reply = self._send(prompt, schema, self.timeout_s, self.reply_tokens(purpose))
                 except TransientLLMError as exc:
                     last_error = str(exc)
                     retry_after = exc.retry_after_s

@@ -188,7 +188,34 @@ function archive() {
   section.hidden = true;
 }
 
+// A model's answer as it writes it (`draft` events), shown from the end of the last sentence
+// already checked: the checked sentences above stand for what came before.
+const written = { text: "", shownFrom: 0 };
+
+function showDraft() {
+  const p = document.getElementById("answer-draft");
+  const rest = written.text.slice(written.shownFrom).trim();
+  p.textContent = rest;
+  p.hidden = !rest;
+}
+
+function forgetDraft() {
+  written.text = "";
+  written.shownFrom = 0;
+  showDraft();
+}
+
+// Where the checked `sentence` ends in the draft (after its citation), from `from` on.
+function afterSentence(text, sentence, from) {
+  const tail = sentence.replace(/[\s.!?]+$/, "").slice(-24);
+  const at = tail ? text.indexOf(tail, from) : -1;
+  if (at < 0) return from;
+  const end = at + tail.length;
+  return end + /^\s*(\[[^\]]*\]\s*)?[.!?]?\s*(\[[^\]]*\]\s*)?/.exec(text.slice(end))[0].length;
+}
+
 function render(result) {
+  forgetDraft();
   section.hidden = false;
   section.removeAttribute("aria-busy");
   const verdict = document.getElementById("answer-verdict");
@@ -233,6 +260,7 @@ function render(result) {
 
 // The answer panel emptied, saying `message`; `busy` while an answer is being computed.
 function clearAnswer(message, busy = false) {
+  forgetDraft();
   section.hidden = false;
   if (busy) section.setAttribute("aria-busy", "true");
   else section.removeAttribute("aria-busy");
@@ -286,9 +314,16 @@ async function ask(question, docIds, mode) {
       const docs = data.documents.length;
       document.getElementById("answer-verdict").textContent =
         `Reading ${pages} page${pages === 1 ? "" : "s"} of ${docs} document${docs === 1 ? "" : "s"}…`;
+    } else if (name === "draft") {
+      written.text = written.text.slice(0, data.offset) + data.text;
+      written.shownFrom = Math.min(written.shownFrom, data.offset);
+      document.getElementById("answer-verdict").textContent = "Writing the answer; each sentence is checked once written…";
+      showDraft();
     } else if (name === "sentence") {
       document.getElementById("answer-verdict").textContent = "Checking the answer against its pages…";
       document.getElementById("answer-text").append(sentenceLine(data));
+      written.shownFrom = afterSentence(written.text, data.text, written.shownFrom);
+      showDraft();
     } else if (name === "turn") {
       final = showTurn(data);
     } else if (name === "error") {
