@@ -194,6 +194,7 @@ const written = { text: "", shownFrom: 0 };
 
 function showDraft() {
   const p = document.getElementById("answer-draft");
+  if (!p) return; // a page from before drafts were shown
   const rest = written.text.slice(written.shownFrom).trim();
   p.textContent = rest;
   p.hidden = !rest;
