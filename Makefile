@@ -157,7 +157,7 @@ eval: $(STAMP)
 	$(BIN)/treerag eval --dataset $(EVAL_SETS) --pdfs ../shared/data/pdfs --store $(EVAL_STORE) \
 		--split collection --items --out bench/results/cv_collections.json
 	$(BIN)/python -m bench.fit_calibration --check
-	$(BIN)/python -m bench.answer_boundaries --store $(EVAL_STORE)
+	$(BIN)/python -m bench.answer_boundaries --store $(EVAL_STORE) --check
 	$(BIN)/treerag eval --dataset $(EVAL_SETS) --pdfs ../shared/data/pdfs --store $(EVAL_STORE) \
 		--folds 5 --out bench/results/cv_documents.json
 	$(BIN)/treerag eval --dataset $(EVAL_SETS) --pdfs ../shared/data/pdfs --store $(EVAL_STORE) \

@@ -27,9 +27,11 @@ from bench.common import (
 from services.navigator import navigate as navigate_module
 from services.navigator import resolver
 from services.navigator.index import DocumentIndex
+from services.navigator.models import configured_models
 from services.navigator.navigate import navigate
 from shared.adapters.embedded.store import EmbeddedRepository
 from shared.model.query import QuerySettings
+from shared.settings import get_settings
 from shared.text import lexical
 from shared.text import question as question_module
 from treerag.engine import QueryEngine
@@ -118,10 +120,11 @@ def traversal_latency(bundles: dict[str, DocumentBundle], questions: list[str]) 
         "document": index.record.file_name, "nodes": len(index.nodes), "pages": len(index.pages),
         "questions": len(questions), "passes": TRAVERSAL_PASSES,
     }
+    models = configured_models(get_settings())
     for mode in ("dfs", "beam", "auto"):
         settings = QuerySettings(mode=mode)
         for q in questions[:3]:
-            navigate(q, [index], settings)  # first-call imports and allocations
+            navigate(q, [index], settings, models=models)  # first-call imports and allocations
         seconds, cpu = [], []
         fastest: dict[int, float] = {}
         with _WalkTimer() as walk:
@@ -129,7 +132,7 @@ def traversal_latency(bundles: dict[str, DocumentBundle], questions: list[str]) 
                 _forget_questions(index)
                 for number, q in enumerate(questions):
                     started, started_cpu = time.perf_counter(), time.thread_time()
-                    navigate(q, [index], settings)
+                    navigate(q, [index], settings, models=models)
                     cpu.append(time.thread_time() - started_cpu)
                     seconds.append(time.perf_counter() - started)
                     fastest[number] = min(fastest.get(number, seconds[-1]), seconds[-1])

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from bench.common import configure_bench_logging
 from bench.fit_ranker import dev_sets
-from services.navigator.ranking.model import shipped_model
+from services.navigator.models import configured_models
 from services.navigator.ranking.rerank import RERANK_MODEL_PATH
 from shared.adapters.reranker import configured_scorer
 from shared.model.query import QuerySettings
@@ -43,7 +43,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     collections, indexes = dev_sets(args.data, args.store)
     items = [item for name in sorted(collections) for item in collections[name]]
     labelled, negatives = explore_examples(items, negative_pairs(collections, indexes), indexes, QuerySettings())
-    model = shipped_model()
+    model = configured_models(get_settings()).ranking
     fitted = fit_rerank(labelled + negatives, model, scorer, {"datasets": ",".join(sorted(collections))})
     args.out.write_text(fitted.to_json(), encoding="utf-8")
     logger.info("wrote %s (weight %s for %s)", args.out, fitted.weight, fitted.scorer)

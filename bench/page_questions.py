@@ -18,8 +18,10 @@ from pathlib import Path
 
 from bench.common import configure_bench_logging
 from bench.fit_ranker import dev_sets
+from services.navigator.models import configured_models
 from services.navigator.navigate import navigate
 from shared.model.query import QuerySettings
+from shared.settings import get_settings
 from shared.text.page_references import asks_about_the_document, find_page_mentions
 
 logger = logging.getLogger("bench.page_questions")
@@ -34,12 +36,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure_bench_logging()
     collections, indexes = dev_sets(args.data, args.store)
     settings = QuerySettings()
+    models = configured_models(get_settings())
     for name, items in sorted(collections.items()):
         counts = {"all": [0, 0, 0], "page-naming": [0, 0, 0]}  # questions, gold page first, refused
         for item in items:
             if not item.answerable or not item.evidence_pages:
                 continue
-            result = navigate(item.question, [indexes[item.doc]], settings)
+            result = navigate(item.question, [indexes[item.doc]], settings, models=models)
             top = result.passages[0].pages[0] if result.passages else None
             kinds = ["all"]
             if find_page_mentions(item.question) or asks_about_the_document(item.question):

@@ -57,7 +57,7 @@ class QueryModels:
     @classmethod
     def configured(cls, settings: Settings) -> QueryModels:
         """The models the stages' bootstraps load for `settings`."""
-        return cls(navigator=navigator_models(), verifier=verifier_models(settings))
+        return cls(navigator=navigator_models(settings), verifier=verifier_models(settings))
 
     def with_ranking(self, navigator: NavigatorModels) -> QueryModels:
         """The same checks with other ranking models (a cross-validation fold's)."""

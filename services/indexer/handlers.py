@@ -115,7 +115,7 @@ class IndexerHandlers:
         except DocumentBeingDeleted:
             await self._drop_deleted(event)
             return
-        options = IndexOptions(**{"max_pages": self.max_pages, **self.ocr_options, **event.index_options})
+        options = IndexOptions(**{"max_pages": self.max_pages, **self.ocr_options, **event.index_options.model_dump()})
         try:
             # Extraction and tree building are CPU work: a worker thread keeps heartbeats going.
             indexed = await asyncio.to_thread(

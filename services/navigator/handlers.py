@@ -4,11 +4,12 @@ warms its index cache and `document.deleted` / rebuilds invalidate it."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 
 from services.navigator.index_cache import IndexSource, NoDocumentsError
-from services.navigator.models import NavigatorModels, configured_models
+from services.navigator.models import NavigatorModels
 from services.navigator.navigate import navigate
 from shared.adapters.cache import AnswerCache
 from shared.adapters.logs import log_fields
@@ -47,11 +48,12 @@ class NavigatorHandlers:
         indexes: IndexSource,
         bus: Publisher,
         queries: QueryStore,
+        *,
+        models: NavigatorModels,
         scorer: NodeScorer | None = None,
         cache: AnswerCache | None = None,
         answered_by: str = EXTRACTIVE,
         warm: bool = True,
-        models: NavigatorModels | None = None,
     ) -> None:
         self.indexes = indexes
         self.warm = warm
@@ -61,8 +63,8 @@ class NavigatorHandlers:
         self.scorer = scorer
         self.cache = cache
         self.answered_by = answered_by  # the answer-cache key names what answers
-        # and the models that rank pages (fixed per process)
-        self.models = models or configured_models()
+        # and the models that rank pages (loaded once by the composition root)
+        self.models = models
         self.ranker = self.models.identity()
 
     async def on_tree_built(self, event: TreeBuilt, delivery: Delivery) -> None:
@@ -98,8 +100,8 @@ class NavigatorHandlers:
         looked_up = time.perf_counter()
         # Traversal is CPU work: a worker thread keeps the consumer's heartbeats going.
         scorer = self.scorer if event.settings.llm_scoring else None
-        result = await asyncio.to_thread(navigate, event.question, indexes, event.settings, scorer,
-                                         self.models.ranking, self.models.reranking)
+        result = await asyncio.to_thread(functools.partial(navigate, models=self.models), event.question, indexes,
+                                         event.settings, scorer)
         navigated = time.perf_counter()
         NODES_VISITED.labels(mode=result.mode).observe(result.stats.nodes_visited)
         timings = [*event.timings, delivery.timing()]

@@ -182,7 +182,7 @@ class IndexCache:
         record = await self.repository.get_document(doc_id)
         if record is None or record.status != DocumentStatus.READY:
             return
-        prepare_ranking(await self.index(record))
+        prepare_ranking(await self.index(record), self.embedder)
         freeze_warm_heap()  # and what the preparation derived
         logger.info("index warmed", extra=log_fields(doc_id=doc_id, version=record.version))
 

@@ -20,6 +20,7 @@ import numpy as np
 from services.navigator.card_match import uncovered_years
 from services.navigator.evidence import term_weights
 from services.navigator.index import DocumentIndex
+from services.navigator.models import NavigatorModels
 from services.navigator.passages import (
     WalkPassages,
     named_passages_first,
@@ -33,14 +34,14 @@ from services.navigator.ranking.features import (
     build_candidates,
 )
 from services.navigator.ranking.fused import FusedRanking, MissingWords, RankedPage, absent_share, rank
-from services.navigator.ranking.model import RankingModel, RouterModel, shipped_model
+from services.navigator.ranking.model import RouterModel
 from services.navigator.ranking.page_references import (
     PageRequest,
     missing_page_warning,
     named_first,
     page_request,
 )
-from services.navigator.ranking.rerank import Reranking, configured_reranking, rerank
+from services.navigator.ranking.rerank import rerank
 from services.navigator.references import join_question_references, text_referenced
 from services.navigator.resolver import Reference, find_references
 from services.navigator.route import shortlist as route
@@ -57,7 +58,7 @@ from shared.model.query import (
     TraversalStats,
     VisitedSection,
 )
-from shared.ports.model_roles import NodeScorer
+from shared.ports.model_roles import Embedder, NodeScorer
 from shared.text.lexical import query_terms
 from shared.text.names import bare_name, is_abbreviation, named_words, unmentioned_names
 from shared.text.page_references import without_page_mentions
@@ -66,11 +67,6 @@ from shared.text.question import literals
 logger = logging.getLogger(__name__)
 
 
-class ConfiguredReranker:
-    """Stands for the reranker `TREERAG_RERANKER` names, read when `navigate` is called without one."""
-
-
-CONFIGURED_RERANKER = ConfiguredReranker()
 # Below this probability that the documents answer, an answer is marked as weakly supported;
 # so is one when most of what the question asks about (IDF-weighted) is on no page.
 WEAK_EVIDENCE = 0.5
@@ -109,13 +105,15 @@ def explore(
     settings: QuerySettings,
     scorer: NodeScorer | None = None,
     router: RouterModel | None = None,
+    embedder: Embedder | None = None,
 ) -> Exploration:
     """Route (with `router`, the fitted model's; the unfitted rule without one), walk the trees
-    (DFS or Beam), resolve references and collect candidate pages."""
+    (DFS or Beam), resolve references and collect candidate pages (their dense features by
+    `embedder`; zeros without one)."""
     if not indexes:
         raise ValueError("navigate() needs at least one DocumentIndex; index a document first")
     qterms, corrections = corrected_terms(query_terms(question), indexes)
-    routed = route(question, indexes, qterms, settings, router or UNFITTED_ROUTER)
+    routed = route(question, indexes, qterms, settings, router or UNFITTED_ROUTER, embedder)
     mode, reason = choose_mode(question, settings, routed.scores)
     stats = TraversalStats(documents_considered=len(indexes), documents_shortlisted=len(routed.scores))
     # The pages the question names, resolved in each shortlisted document; "Page Fourteen" is
@@ -133,7 +131,7 @@ def explore(
         path += visited_sections(scores.index, document.reached, document.kept, PATH_MAX_ENTRIES - len(path))
         walked.append(document.found)
     spelled = respelled(question, corrections, indexes)
-    candidates = build_candidates(spelled, evidence, asked.wanted) if evidence else None
+    candidates = build_candidates(spelled, evidence, asked.wanted, embedder) if evidence else None
     return Exploration(
         question=question, mode=mode, mode_reason=reason, walked=walked, evidence=evidence,
         candidates=candidates, missing=_missing_words(evidence, routed.scores, names, unmentioned),
@@ -282,28 +280,25 @@ def navigate(
     indexes: list[DocumentIndex],
     settings: QuerySettings,
     scorer: NodeScorer | None = None,
-    model: RankingModel | None = None,
-    reranking: Reranking | None | ConfiguredReranker = CONFIGURED_RERANKER,
+    *,
+    models: NavigatorModels,
 ) -> NavigationResult:
     """Passages answering `question` from the given documents' trees.
 
     With several indexes, documents are routed first (lexical gates, at most
-    `settings.max_documents`). The tree walk and BM25 propose pages; the fitted `model` (the
-    shipped `ranking/model.json` by default) orders them (`settings.ranking == "fused"`) and
-    decides whether the documents answer at all; `reranking` (by default the configured
-    `TREERAG_RERANKER`, if any; None: none) then reorders its best pages and decides that again.
-    The stages hand their models in (`NavigatorModels`), so a query reads no settings.
-    Deterministic for a given input.
+    `settings.max_documents`). The tree walk and BM25 propose pages; the fitted ranking model of
+    `models` orders them (`settings.ranking == "fused"`) and decides whether the documents answer
+    at all; its reranker, if any, then reorders the best pages and decides that again; its
+    embedder gives the dense features. Whoever composes the stage loads `models` once and hands
+    them in, so a query reads no settings and loads no model. Deterministic for a given input.
     """
     started = time.perf_counter()
-    model = model or shipped_model()
-    found = explore(question, indexes, settings, scorer, model.router)
+    model, reranking = models.ranking, models.reranking
+    found = explore(question, indexes, settings, scorer, model.router, models.embedder)
     stats, warnings = found.stats, found.warnings
     passages: list[Passage] | None = None  # the walk's own, unless the ranking decides otherwise
     if found.candidates is not None:
         ranking = rank(found.candidates, model, found.missing)
-        if isinstance(reranking, ConfiguredReranker):
-            reranking = configured_reranking()
         if reranking is not None:
             ranking = rerank(ranking, found.candidates, reranking)
         stats.answer_probability = round(ranking.answer_probability, 4)

@@ -18,6 +18,7 @@ from services.navigator.route_features import log_probabilities, routing_matrix
 from services.navigator.scoring import DocumentScores, Normaliser
 from services.navigator.spelling import corrected_terms
 from shared.model.query import QuerySettings
+from shared.ports.model_roles import Embedder
 from shared.text.lexical import query_terms, shared_idf
 
 # VecTree-RAG's lexical gate: a document or section is relevant when its best BM25 reaches 1.0.
@@ -52,16 +53,18 @@ def strength(s: DocumentScores) -> float:
     return float(evidence.max()) if evidence.size else 0.0
 
 
-def document_features(question: str, indexes: list[DocumentIndex], router: RouterModel) -> np.ndarray:
+def document_features(question: str, indexes: list[DocumentIndex], router: RouterModel,
+                      embedder: Embedder | None = None) -> np.ndarray:
     """The routing features (`router`'s columns) of every document for `question`, as routing
-    computes them: what a router is fitted on."""
+    computes them with `embedder`: what a router is fitted on."""
     qterms, _ = corrected_terms(query_terms(question), indexes)
     all_scores, _ = document_scores(indexes, qterms)
-    return routing_matrix(question, indexes, qterms, [strength(s) for s in all_scores], router)
+    return routing_matrix(question, indexes, qterms, [strength(s) for s in all_scores], router, embedder)
 
 
 def shortlist(
-    question: str, indexes: list[DocumentIndex], qterms: list[str], settings: QuerySettings, router: RouterModel
+    question: str, indexes: list[DocumentIndex], qterms: list[str], settings: QuerySettings, router: RouterModel,
+    embedder: Embedder | None = None,
 ) -> Shortlist:
     """Score every document with a shared IDF; keep those passing the lexical gates, best
     routed first, with log P(document | question) of each kept one; then normalise the kept
@@ -70,7 +73,8 @@ def shortlist(
     if len(all_scores) == 1:
         kept, log_prior = all_scores, [0.0]
     else:
-        routed = router.scores(routing_matrix(question, indexes, qterms, [strength(s) for s in all_scores], router))
+        routed = router.scores(routing_matrix(question, indexes, qterms, [strength(s) for s in all_scores], router,
+                                              embedder))
         log_p = log_probabilities(routed)
         order = sorted(range(len(all_scores)), key=lambda k: (-routed[k], all_scores[k].index.doc_id))
         best = routed[order[0]]

@@ -34,6 +34,7 @@ from services.navigator.card_match import identity_match, latest_named, period_m
 from services.navigator.index import DocumentIndex
 from services.navigator.ranking.dense import page_vectors, question_vector
 from services.navigator.ranking.model import RouterModel
+from shared.ports.model_roles import Embedder
 from shared.text.lexical import bm25_idf, terms
 
 ROUTING_FEATURES = (
@@ -73,10 +74,11 @@ def _relative(values: np.ndarray) -> np.ndarray:
 
 def routing_matrix(
     question: str, indexes: Sequence[DocumentIndex], qterms: Sequence[str], page_strength: Sequence[float],
-    router: RouterModel,
+    router: RouterModel, embedder: Embedder | None = None,
 ) -> np.ndarray:
     """One row per document, one column per feature of `router` (`page_strength`: each
-    document's best page BM25). A feature the router does not weigh is left at zero."""
+    document's best page BM25; `dense` by `embedder`, zero without one). A feature the router
+    does not weigh is left at zero."""
     unknown = set(router.features) - set(ROUTING_FEATURES)
     if unknown:
         raise ValueError(f"the router weighs unknown features {sorted(unknown)}; refit it with `python -m bench.fit_ranker`")
@@ -109,10 +111,10 @@ def routing_matrix(
         if name in ("card_year", "card_quarter"):
             years, quarters = period_columns()
             return years if name == "card_year" else quarters
-        asked = question_vector(question)
+        asked = question_vector(question, embedder)
         if not asked.any():
             return np.zeros(len(indexes))
-        return np.array([max(0.0, float((page_vectors(ix) @ asked).max())) if ix.has_pages else 0.0
+        return np.array([max(0.0, float((page_vectors(ix, embedder) @ asked).max())) if ix.has_pages else 0.0
                          for ix in indexes])
 
     return np.column_stack([_relative(column(name)) for name in router.features])

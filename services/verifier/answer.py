@@ -49,7 +49,7 @@ from shared.text.citations import (
     strip_citations,
 )
 from shared.text.lexical import query_terms, sentences_of, terms
-from shared.text.normalize import normalize
+from shared.text.normalize import fold, normalize
 from shared.text.question import asked_scale, asks_for_statement, literal_share, literals
 from shared.text.seams import line_breaks
 from shared.text.substitution import WordVectors
@@ -76,6 +76,8 @@ MAX_ANSWER_WORDS = 120
 # Question words that ask for a table row, a command or code rather than prose.
 _ASKS_FOR_SYMBOLS = frozenset({"command", "commands", "code", "syntax", "table", "snippet", "example", "call"})
 _DOT_LEADER = re.compile(r"(?:\.\s?){5,}")
+_FIRST_WORD = re.compile(r"\W*(\w+)")
+_LAST_WORD = re.compile(r"(\w+)\W*$")
 
 PageText = Callable[[str, int], "str | None"]
 SentenceListener = Callable[[int, SentenceCheck], None]
@@ -106,6 +108,7 @@ def _candidates(passages: list[Passage], sources: _Sources) -> list[_Candidate]:
     out: list[_Candidate] = []
     for passage in passages:
         for piece in passage.text.split("…"):
+            piece = _whole_words(piece, sources.folded(passage.doc_id, passage.pages))
             for sentence, seq in _statements(piece, passage, sources):
                 if _DOT_LEADER.search(sentence):  # table-of-contents lines
                     continue
@@ -113,6 +116,24 @@ def _candidates(passages: list[Passage], sources: _Sources) -> list[_Candidate]:
                     continue
                 out.append(_Candidate(sentence, passage, set(seq), _bigrams(seq), len(out)))
     return out
+
+
+def _whole_words(piece: str, pages: list[str]) -> str:
+    """`piece` without the part-word at either end that a passage cut from its page inside a
+    word (a chunk's edge) starts or ends with: a word none of its pages holds whole."""
+    if not pages:
+        return piece
+    head = _FIRST_WORD.match(piece)
+    if head and not any(_holds_whole(page, fold(head.group(1))) for page in pages):
+        piece = piece[head.end(1):]
+    tail = _LAST_WORD.search(piece)
+    if tail and not any(_holds_whole(page, fold(tail.group(1))) for page in pages):
+        piece = piece[: tail.start(1)]
+    return piece
+
+
+def _holds_whole(page: str, word: str) -> bool:
+    return re.search(rf"(?<!\w){re.escape(word)}(?!\w)", page) is not None
 
 
 def _statements(text: str, passage: Passage, sources: _Sources) -> Iterator[tuple[str, list[str]]]:
@@ -203,6 +224,7 @@ class _Sources:
                 self.context.setdefault((p.doc_id, page), []).append(p.text)
         self._cache: dict[tuple[str, tuple[int, ...]], list[SourcePage]] = {}
         self._seams: dict[tuple[str, str, int], frozenset[Seam]] = {}  # (rule, doc, page)
+        self._folded: dict[tuple[str, str, int], str] = {}
 
     def seams(self, doc_id: str, pages: list[int]) -> frozenset[Seam]:
         """Layout breaks of the pages (none when page text is unavailable)."""
@@ -222,6 +244,18 @@ class _Sources:
             out |= self._seams[key]
         return out
 
+    def folded(self, doc_id: str, pages: list[int]) -> list[str]:
+        """The pages' text, folded as the checker reads it (none when page text is unavailable)."""
+        out = []
+        for page in pages:
+            key = ("folded", doc_id, page)
+            if key not in self._folded:
+                text = self.page_text(doc_id, page) if self.page_text else None
+                self._folded[key] = fold(text) if text else ""
+            if self._folded[key]:
+                out.append(self._folded[key])
+        return out
+
     def in_context(self, doc_id: str, page: int) -> bool:
         return (doc_id, page) in self.context
 
@@ -236,16 +270,17 @@ class _Sources:
             self._cache[key] = found
         return self._cache[key]
 
-    def locate(self, doc_id: str, pages: list[int], sentence: str) -> int:
-        """The page among `pages` whose text holds the sentence (deterministic substring match);
-        the first page when none does or page text is unavailable."""
+    def locate(self, doc_id: str, pages: list[int], *sentences: str) -> list[int]:
+        """Where the first of `sentences` that the pages hold is (deterministic substring match):
+        the page holding it whole; else the two pages it runs over, starting on one and ending
+        on the next; else the page holding its start. The first page when none holds any, or
+        page text is unavailable."""
         if len(pages) > 1 and self.page_text is not None:
-            probe = normalize(sentence)[:80]
-            for page in pages:
-                text = self.page_text(doc_id, page)
-                if text and probe in normalize(text):
-                    return page
-        return pages[0] if pages else 0
+            texts = [normalize(self.page_text(doc_id, page) or "") for page in pages]
+            for sentence in sentences:
+                if found := _located(normalize(sentence), texts):
+                    return [pages[i] for i in found]
+        return pages[:1] or [0]
 
     def whole_context(self) -> list[SourcePage]:
         """What an uncited sentence is checked against: every passage of the context."""
@@ -253,6 +288,22 @@ class _Sources:
         if key not in self._cache:
             self._cache[key] = [SourcePage("", 0, "\n\n".join(t for ts in self.context.values() for t in ts))]
         return self._cache[key]
+
+
+def _located(said: str, texts: list[str]) -> list[int]:
+    """The indexes of the pages `said` is on (`locate`), [] when none holds its start."""
+    if not said:
+        return []
+    head, tail = said[:80], said[-80:]
+    whole = [i for i, text in enumerate(texts) if head in text and tail in text]
+    if whole:
+        return whole[:1]
+    # Short probes across a page break: a long one would straddle it.
+    first, last = said[:24], said[-24:]
+    for i in range(len(texts) - 1):
+        if first in texts[i] and last in texts[i + 1]:
+            return [i, i + 1]
+    return [i for i, text in enumerate(texts) if head in text][:1]
 
 
 def _node_of(passages: list[Passage], doc_id: str, page: int) -> str:
@@ -327,13 +378,15 @@ def _extractive(context: CompressedContext, settings: QuerySettings, mode: str, 
         chosen.append((c, shown))
         words += size
         # Checked as soon as it is chosen: a streamed answer shows it while the next is chosen.
-        page = sources.locate(c.passage.doc_id, c.passage.pages, c.text)
-        citation = Citation(doc_id=c.passage.doc_id, file_name=c.passage.file_name, node_id=c.passage.node_id,
-                            pages=[page])
         said = shown.strip("… ")
-        _add(checks, check_sentence(said, citation, sources.pages(c.passage.doc_id, (page,)), sources.judge,
+        # The page of what is shown: a sentence of a passage over two pages can start on one
+        # and hold the shown part on the next, or run from one onto the next (both cited).
+        located = sources.locate(c.passage.doc_id, c.passage.pages, said, c.text)
+        citation = Citation(doc_id=c.passage.doc_id, file_name=c.passage.file_name, node_id=c.passage.node_id,
+                            pages=located)
+        _add(checks, check_sentence(said, citation, sources.pages(c.passage.doc_id, tuple(located)), sources.judge,
                                     sources.word_vectors), listener)
-        lines.append(f"{shown} {format_citation(c.passage.file_name or c.passage.doc_id, [page])}")
+        lines.append(f"{shown} {format_citation(c.passage.file_name or c.passage.doc_id, located)}")
     confidence, warnings = overall(checks)
     answer_coverage = _answer_coverage(question, [c for c, _ in chosen])
     return VerifiedAnswer(

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from shared.app.indexing import decide_indexing
 from shared.app.outbox import OutboxPublisher
 from shared.model.documents import DocumentRecord, DocumentStatus
-from shared.model.events import DocumentUploaded
+from shared.model.events import DocumentUploaded, IndexRequest
 from shared.model.file_names import file_name_label
 from shared.model.formats import FILE_EXTENSIONS, DocumentFormat
 from shared.model.ids import BuilderChoice, document_id
@@ -62,7 +62,7 @@ async def accept_upload(upload: Upload, repository: Repository, outbox: OutboxPu
     await repository.put_pdf(doc_id, upload.data)
     event = DocumentUploaded(
         doc_id=doc_id, tenant=upload.tenant, file_name=file_name, size_bytes=len(upload.data),
-        pdf_ref=f"{blob_scheme}:{doc_id}", index_options={"builder": upload.builder}, rebuild=decision.rebuild,
+        pdf_ref=f"{blob_scheme}:{doc_id}", index_options=IndexRequest(builder=upload.builder), rebuild=decision.rebuild,
         format=upload.format,
     )
     await outbox.stage(event)

@@ -16,11 +16,12 @@ import uuid
 from datetime import datetime
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from shared.model.clock import utc_now
 from shared.model.documents import BuilderName
 from shared.model.formats import DocumentFormat
+from shared.model.ids import BuilderChoice
 from shared.model.query import (
     DOC_IDS_MAX,
     PATH_MAX_ENTRIES,
@@ -75,15 +76,23 @@ class DocumentEvent(Event):
         return self.doc_id
 
 
+class IndexRequest(BaseModel):
+    """What an upload asks of its indexing, validated where it is asked: an unknown field or a
+    bad value is refused at the gateway (422), never a dead letter at the indexer. The rest of
+    the indexer's options are its own settings."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    builder: BuilderChoice = Field(default="auto", description="The tree builder: auto, outline, layout, windows or llm.")
+
+
 class DocumentUploaded(DocumentEvent):
     TOPIC: ClassVar[str] = "document.uploaded"
 
     file_name: str
     size_bytes: int
     pdf_ref: str = Field(description="Where the bytes are: '<blob store>:<doc_id>', 'file:' or 'gridfs:'.")
-    index_options: dict[str, Any] = Field(
-        default_factory=dict, description="Fields of the indexer's IndexOptions (builder...)."
-    )
+    index_options: IndexRequest = Field(default_factory=IndexRequest, description="What the upload asks of its indexing.")
     rebuild: bool = Field(default=False, description="Index again even when a tree exists.")
     format: DocumentFormat | None = Field(
         default=None, description="The format the gateway read the upload as; None: the indexer sniffs it."

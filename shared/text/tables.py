@@ -80,7 +80,12 @@ class TableFigure:
         # "FY2019" as a name the page must print.
         when = f" for {self.year}" if self.year is not None else ""
         where = f", {self.title}" if self.title else ""
-        return f"{sign}{amount}{when} — {self.label}{where}"
+        return f"{sign}{amount}{when}{FIGURE_SEPARATOR}{self.label}{where}"
+
+
+# Between a figure answer's value (a reading of the cell: scaled, rounded, signed) and the row's
+# label and statement, which are the page's words.
+FIGURE_SEPARATOR = " — "
 
 
 def _converted(value: str, scale: str, asked: float | None) -> str:

@@ -75,7 +75,7 @@ if stage != "gateway":
     import shared.adapters.llm.gemini  # noqa: F401
 if stage == "navigator":
     from services.navigator.models import configured_models
-    configured_models()
+    configured_models(Settings())
 absent = [m for m in ("sklearn", "scipy", "fpdf") if importlib.util.find_spec(m) is not None]
 assert not absent, f"installed though no stage needs them: {absent}"
 print("ok")

@@ -16,11 +16,11 @@ import pytest
 
 from services.navigator.ranking.rerank import (
     RERANK_MODEL_PATH,
-    configured_reranking,
     load_rerank_model,
     reranking_identity,
 )
 from shared.adapters.reranker import OnnxPassageScorer, RerankerModelError, configured_scorer
+from tests.support.navigation import reranking as configured_reranking
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "models" / "reranker.sh"
 VOCABULARY = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "pump", "valve", "pressure", "weather", "sunny"]
@@ -145,4 +145,4 @@ def test_answers_reranked_are_cached_apart_from_answers_ranked_without_it(rerank
     reranked = QueryStages().navigator
     event, documents = question("How often is the pump serviced?"), [("a" * 16, 1)]
     assert reranked.answer_key(event, documents) != plain.answer_key(event, documents)
-    assert reranking_identity().startswith("+rerank:cross-encoder:ms-marco-minilm-l12-q@")
+    assert reranking_identity(configured_reranking()).startswith("+rerank:cross-encoder:ms-marco-minilm-l12-q@")

@@ -4,17 +4,20 @@ ask (answered, failed, timed out, refused, asynchronous) and delete."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 
 import pytest
 from fastapi.testclient import TestClient
+from pydantic import ValidationError
 
 from shared.model.documents import DocumentRecord, DocumentStatus
 from shared.model.events import (
     AnswerVerified,
     DocumentDeleted,
     DocumentUploaded,
+    IndexRequest,
     QueryFailed,
     QueryOutcome,
     QueryReceived,
@@ -68,6 +71,25 @@ def test_an_upload_is_stored_and_its_indexing_requested(client: TestClient, gate
     assert gateway.store.pdfs[body["doc_id"]] == MARKDOWN
     assert gateway.store.documents[body["doc_id"]].status == DocumentStatus.UPLOADED
     assert client.get(f"/v1/documents/{body['doc_id']}").json()["status"] == "uploaded"
+
+
+def test_the_builder_asked_for_travels_typed_and_a_bad_one_is_refused_before_anything_is_stored(
+        client: TestClient, gateway: FakeGateway) -> None:
+    refused = client.post("/v1/documents", files={"file": ("pumps.md", MARKDOWN, "text/markdown")},
+                          data={"builder": "outlines"})
+    assert refused.status_code == 422 and "builder" in refused.text
+    assert gateway.bus.of_type(DocumentUploaded) == [] and not gateway.store.pdfs
+    asked = client.post("/v1/documents", files={"file": ("pumps.md", MARKDOWN, "text/markdown")},
+                        data={"builder": "layout"})
+    assert asked.status_code == 202, asked.text
+    [event] = gateway.bus.of_type(DocumentUploaded)
+    assert event.index_options == IndexRequest(builder="layout")
+    # On the wire the request is a closed model: a field the indexer does not take is refused
+    # when the message is read, not passed on to fail later.
+    wire = json.loads(event.model_dump_json())
+    wire["index_options"]["max_pagez"] = 3
+    with pytest.raises(ValidationError, match="max_pagez"):
+        DocumentUploaded.model_validate(wire)
 
 
 def test_the_same_ready_file_again_is_a_duplicate_and_not_indexed_twice(client: TestClient,

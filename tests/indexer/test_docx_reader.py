@@ -12,11 +12,11 @@ from services.indexer.formats.docx_numbering import format_number
 from services.indexer.formats.paginate import PAGE_CHARS, paginate
 from services.indexer.pipeline import index_document
 from services.navigator.index import DocumentIndex
-from services.navigator.navigate import navigate
 from services.navigator.resolver import find_references, resolve
 from shared.model.query import QuerySettings
 from shared.model.tree import walk_tree
 from tests import word
+from tests.support.navigation import navigate
 
 
 def _document() -> Any:

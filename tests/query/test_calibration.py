@@ -8,7 +8,6 @@ import random
 
 import pytest
 
-from services.navigator.models import configured_models as navigator_models
 from services.verifier.calibration import (
     CALIBRATION_FEATURES,
     CHECK,
@@ -21,6 +20,7 @@ from services.verifier.models import VerifierModels
 from shared.model.query import QuerySettings, VerifiedAnswer
 from tests.query.conftest import build
 from tests.query.documents import plant_manual
+from tests.support.navigation import configured as navigator_models
 from treerag.evaluation.calibration import (
     Labelled,
     fit_calibration,

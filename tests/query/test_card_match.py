@@ -4,11 +4,11 @@ each document's card says it is."""
 from __future__ import annotations
 
 from services.navigator.card_match import period_matches, quarter_match, uncovered_years, year_match
-from services.navigator.navigate import navigate
 from shared.model.card import DocType, DocumentCard, DocumentPeriod
 from shared.model.query import QuerySettings
 from shared.text.periods import question_period
 from tests.query.synthetic import filing, turnover_question
+from tests.support.navigation import navigate
 
 ANNUAL_2019 = DocumentCard(doc_type=DocType.FORM_10K, period=DocumentPeriod(fiscal_year=2019, years=[2018, 2019]))
 SECOND_QUARTER_2020 = DocumentCard(doc_type=DocType.FORM_10Q,

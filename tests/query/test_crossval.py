@@ -8,7 +8,6 @@ import json
 import numpy as np
 import pytest
 
-from services.navigator.ranking.dense import embedder_name
 from services.navigator.ranking.model import load_model
 from services.navigator.stored_vectors import DenseVectors
 from tests.query.conftest import build
@@ -18,6 +17,7 @@ from treerag.evaluation import fitting
 from treerag.evaluation.baselines import chunk_index, page_index
 from treerag.evaluation.crossval import Outcome, cross_validate, paired_ci, summarise
 from treerag.evaluation.cv_report import markdown, results_json
+from treerag.evaluation.embedding import embedder_name
 from treerag.evaluation.fitting import BUDGET_GRID, RANKER_GRID, RECIPES, corpus_questions, negative_pairs
 from treerag.evaluation.folds import assign_folds, evidence_removed_pairs, fold_assignment, off_topic_pairs
 from treerag.evaluation.removal import without_pages

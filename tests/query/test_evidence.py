@@ -4,13 +4,13 @@ fitted answer decision that makes off-topic questions abstain."""
 from __future__ import annotations
 
 from services.navigator.index import DocumentIndex
-from services.navigator.navigate import navigate
 from services.navigator.spelling import respelled
 from shared.model.query import QuerySettings
 from shared.text.lexical import query_terms
 from shared.text.question import literal_share, literals
 from tests.query.conftest import build
 from tests.query.documents import FILLER, indexed, node
+from tests.support.navigation import navigate
 from treerag.pipeline import answer_from_indexes
 
 

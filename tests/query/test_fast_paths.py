@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 from services.navigator.evidence import coverage, page_fields, proximity, term_weights
-from services.navigator.navigate import navigate
 from services.navigator.passages import candidate_pages
 from services.navigator.scoring import DocumentScores, Normaliser, structural_prior
 from shared.model.query import QuerySettings
@@ -19,6 +18,7 @@ from shared.text.lexical import query_terms
 from shared.text.names import NAME_SIMILARITY, SPELLING_SIMILARITY, WordGroup
 from tests.query.conftest import build
 from tests.query.documents import FILLER, indexed, node
+from tests.support.navigation import navigate
 
 
 def _close_by_full_scan(term: str, words: list[str], cutoff: float) -> list[str]:

@@ -12,13 +12,13 @@ import numpy as np
 import pytest
 
 from services.navigator.index import DocumentIndex
-from services.navigator.navigate import Exploration, explore
+from services.navigator.navigate import Exploration
 from services.navigator.ranking.features import FEATURES
 from services.navigator.ranking.fused import ABSTENTION_SIGNALS, rank
-from services.navigator.ranking.model import shipped_model
 from shared.model.query import QuerySettings
 from tests.query.conftest import build
 from tests.query.documents import FILLER, indexed, node
+from tests.support.navigation import explore, shipped_model
 
 OTHER = (
     "Visitors sign the register at the gate. Parking is allowed in the east yard only. "

@@ -10,7 +10,6 @@ from fpdf import FPDF
 
 from bench.fit_ranker import main
 from services.indexer.pipeline import IndexOptions, index_pdf
-from services.navigator.navigate import navigate
 from services.navigator.ranking.features import FEATURES
 from services.navigator.ranking.fused import ABSTENTION_FEATURES
 from services.navigator.ranking.model import load_model
@@ -18,6 +17,7 @@ from shared.model.query import QuerySettings
 from tests.query.conftest import build
 from tests.query.documents import FILLER
 from tests.query.synthetic import DISHES, MACHINES
+from tests.support.navigation import navigate
 
 PLANT_FACT = "Each {topic} is serviced every {n} hours by the crew."
 KITCHEN_FACT = "The {topic} is baked at {n}0 degrees in the oven."

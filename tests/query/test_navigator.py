@@ -7,10 +7,10 @@ import time
 import pytest
 
 from services.navigator.index import DocumentIndex
-from services.navigator.navigate import navigate
 from shared.model.query import PATH_MAX_ENTRIES, QuerySettings
 from tests.query.conftest import build
 from tests.query.documents import indexed, node
+from tests.support.navigation import navigate
 
 
 @pytest.mark.parametrize("mode", ["dfs", "beam", "auto"])

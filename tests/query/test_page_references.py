@@ -8,7 +8,6 @@ import pytest
 
 from services.indexer.pipeline import IndexOptions, index_pdf
 from services.navigator.index import DocumentIndex
-from services.navigator.navigate import navigate
 from shared.model.documents import IndexedDocument
 from shared.model.query import QuerySettings
 from tests.fakes import FakeRepository
@@ -24,6 +23,7 @@ from tests.query.page_documents import (
     pdf_page_labels,
     report_pdf,
 )
+from tests.support.navigation import navigate
 from treerag.engine import QueryEngine
 
 DOCUMENTS = {

@@ -8,7 +8,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from services.navigator.navigate import explore, navigate
 from services.navigator.ranking.dense import page_vectors, question_vector
 from services.navigator.ranking.features import (
     FEATURES,
@@ -22,7 +21,6 @@ from services.navigator.ranking.model import (
     MODEL_PATH,
     load_model,
     model_for,
-    shipped_model,
 )
 from services.navigator.ranking.profile import build_profile
 from shared.model.query import QuerySettings
@@ -32,6 +30,7 @@ from shared.text.page_references import find_page_mentions
 from tests.query.conftest import build
 from tests.query.documents import FILLER, indexed, node
 from tests.query.synthetic import filing, kitchen_collection, plant_collection
+from tests.support.navigation import embedder, explore, navigate, shipped_model
 from treerag.evaluation.fitting import Example, fit_collections, fit_linear, out_of_fold_probabilities
 
 
@@ -187,7 +186,7 @@ def test_candidate_features_are_finite_on_a_document_with_empty_pages() -> None:
     pages = ["", f"Valves open at 12 bar. {FILLER}", ""]
     index = build(indexed("e" * 16, "sparse.pdf", pages, [node("0001", "Valves", 1, 3)]))
     found = explore("At what pressure do valves open?", [index], QuerySettings())
-    candidates = build_candidates(found.question, found.evidence)
+    candidates = build_candidates(found.question, found.evidence, embedder=embedder())
     assert np.isfinite(candidates.matrix).all()
 
 
@@ -208,7 +207,7 @@ def test_dense_rank_is_the_pages_rank_by_meaning_in_its_document() -> None:
     _, indexes = plant_collection(1)
     index = next(iter(indexes.values()))
     question = "How often is the boiler serviced by the crew?"
-    cosines = page_vectors(index) @ question_vector(question)
+    cosines = page_vectors(index, embedder()) @ question_vector(question, embedder())
     order = [int(p) + 1 for p in np.argsort(-cosines, kind="stable")]
     for rank, page in enumerate(order[:3]):
         assert _row(question, index, page)["dense_rank"] == pytest.approx(1.0 / (1 + rank))

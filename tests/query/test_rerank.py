@@ -10,16 +10,14 @@ from collections.abc import Sequence
 
 import pytest
 
-from services.navigator.navigate import explore, navigate
 from services.navigator.ranking.features import FEATURES
 from services.navigator.ranking.fused import rank
-from services.navigator.ranking.model import LinearModel, ModelFileError, shipped_model
+from services.navigator.ranking.model import LinearModel, ModelFileError
 from services.navigator.ranking.rerank import (
     RERANK_ABSTENTION_FEATURES,
     Reranking,
     RerankModel,
     best_window,
-    configured_reranking,
     load_rerank_model,
     rerank,
     windows,
@@ -28,6 +26,8 @@ from shared.model.query import QuerySettings
 from tests.query.conftest import build
 from tests.query.documents import FILLER, indexed, node
 from tests.query.synthetic import MACHINES, kitchen_collection, plant_collection
+from tests.support.navigation import explore, navigate, shipped_model
+from tests.support.navigation import reranking as configured_reranking
 from treerag.evaluation.fitting import explore_examples, fit_collections
 from treerag.evaluation.folds import off_topic_pairs
 from treerag.evaluation.rerank_fit import fit_rerank

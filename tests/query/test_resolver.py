@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 from services.navigator.index import DocumentIndex
-from services.navigator.navigate import navigate
 from services.navigator.resolver import Reference, find_references, resolve
 from shared.adapters.embedded.store import EmbeddedRepository
 from shared.model.documents import IndexedDocument
 from shared.model.query import QuerySettings
 from tests.query.conftest import build
+from tests.support.navigation import navigate
 
 
 @pytest.mark.parametrize(

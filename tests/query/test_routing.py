@@ -7,13 +7,12 @@ import numpy as np
 import pytest
 
 from services.navigator.index import DocumentIndex
-from services.navigator.navigate import explore, navigate
 from services.navigator.ranking.fused import ABSTENTION_SIGNALS, rank
-from services.navigator.ranking.model import RankingModel, RouterModel, shipped_model
-from services.navigator.route import document_features
+from services.navigator.ranking.model import RankingModel, RouterModel
 from services.navigator.route_features import ROUTING_FEATURES, UNFITTED_ROUTER, log_probabilities, number_terms
 from shared.model.query import QuerySettings
 from tests.query.synthetic import filing, turnover_question
+from tests.support.navigation import document_features, explore, navigate, shipped_model
 from treerag.evaluation.routing_fit import PRIOR_GRID, CorpusQuestion, fit_router, routing_weights
 
 COMPANIES = ("Stridewell", "Pacer", "Lumora")

@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 
 from services.navigator.index import DocumentIndex
-from services.navigator.route import document_features
 from services.navigator.route_features import ROUTING_FEATURES
 from shared.model.card import DocType, DocumentCard, DocumentPeriod
 from shared.text.organisations import common_name
 from shared.text.periods import question_period
 from tests.query.conftest import build
 from tests.query.documents import FILLER, indexed, node
+from tests.support.navigation import document_features
 from treerag.evaluation.routing_fit import ALL_FEATURES, routing_weights
 from treerag.evaluation.self_pairs import MIN_PAGE_CHARS, shelf_questions
 

@@ -163,11 +163,10 @@ def test_section_vectors_are_read_from_the_store_not_embedded_again(monkeypatch:
         def embed(self, texts: list[str]) -> np.ndarray:
             raise AssertionError("the sections were embedded again")
 
-    monkeypatch.setattr("services.navigator.ranking.dense.embedder", lambda: StandIn())
     from services.navigator.ranking.dense import section_vectors
 
     index = DocumentIndex.build(doc.record, doc.tree, doc.pages, embeddings=embeddings)
-    assert np.array_equal(section_vectors(index), nodes)
+    assert np.array_equal(section_vectors(index, StandIn()), nodes)
 
 
 def _tree_texts(index: DocumentIndex) -> list[tuple[str, str]]:

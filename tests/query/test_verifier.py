@@ -212,3 +212,34 @@ def test_a_statement_page_without_sentences_still_answers_from_its_rows() -> Non
     assert not answer.abstained
     assert answer.citations[0].pages == [7]
     assert "Warranty costs 119" in answer.answer
+
+
+SPREAD = {
+    7: "Pumps are listed in the annex. The coolant pump of the north hall is serviced every",
+    8: "500 hours by the maintenance crew. Filters are replaced after 30 days of operation.",
+}
+
+
+def _spread_context(text: str, pages: list[int]) -> CompressedContext:
+    passage = Passage(doc_id="d2", file_name="hall.pdf", node_id="0007", pages=pages, text=text, score=1.0)
+    return CompressedContext(question="", passages=[passage], tokens_before=40, tokens_after=40)
+
+
+def test_a_passage_cut_inside_a_word_is_never_quoted_from_inside_it() -> None:
+    # A retriever's chunk that starts in the middle of "annex" and ends in the middle of "operation".
+    chunk = "nex. The coolant pump of the north hall is serviced every 500 hours by the maintenance crew. " \
+            "Filters are replaced after 30 days of oper"
+    context = _spread_context(chunk, [7, 8]).model_copy(update={"question": "How often are filters replaced?"})
+    answer = answer_question(context, QuerySettings(), "dfs", page_text=lambda _d, p: SPREAD.get(p))
+    assert "Filters are replaced after 30 days of" in answer.answer
+    assert "oper " not in answer.answer and "oper[" not in answer.answer and "nex." not in answer.answer
+
+
+def test_a_sentence_running_onto_the_next_page_cites_both_and_one_on_the_next_cites_that_page() -> None:
+    text = SPREAD[7] + " " + SPREAD[8]
+    context = _spread_context(text, [7, 8]).model_copy(update={"question": "How often is the coolant pump serviced?"})
+    answer = answer_question(context, QuerySettings(), "dfs", page_text=lambda _d, p: SPREAD.get(p))
+    assert answer.citations[0].pages == [7, 8] and "[hall.pdf, pp. 7-8]" in answer.answer
+    filters = _spread_context(text, [7, 8]).model_copy(update={"question": "When are the filters replaced?"})
+    answered = answer_question(filters, QuerySettings(), "dfs", page_text=lambda _d, p: SPREAD.get(p))
+    assert answered.citations[0].pages == [8]

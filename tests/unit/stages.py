@@ -15,6 +15,7 @@ from shared.model.delivery import Delivery, Failure
 from shared.model.events import QueryEvent, QueryReceived, StageTiming
 from shared.model.query import QuerySettings
 from tests.fakes import FakeQueryStore, FakeRepository, RecordingPublisher
+from tests.support.navigation import configured
 
 TENANT = "acme"  # whose queries the tests send (and whose documents they store)
 GATEWAY_TIMING = StageTiming(stage="gateway", queued_ms=0.0, processing_ms=1.5)
@@ -49,7 +50,8 @@ class QueryStages:
 
     def __post_init__(self) -> None:
         self.indexes = IndexCache(self.repository)
-        self.navigator = NavigatorHandlers(self.indexes, self.bus, self.queries, cache=AnswerCache(self.repository))
+        self.navigator = NavigatorHandlers(self.indexes, self.bus, self.queries, models=configured(),
+                                           cache=AnswerCache(self.repository))
         self.compressor = CompressorHandlers(self.bus, self.queries)
         self.verifier = self.new_verifier()
 

@@ -212,12 +212,12 @@ def results_json(report: EvalReport, judge: JudgeReport | None = None) -> dict:
     """RESULTS.json: the metrics per system, the commit and the ranking model's hash; with a
     judge, `judge_<criterion>` means per system and a top-level `judge` block (model, answers
     judged, failures)."""
-    from services.navigator.ranking.model import shipped_model
+    from services.navigator.models import configured_models
     from treerag.evaluation.cv_report import git_commit
 
     data = report.results.model_dump()
     data["commit"] = git_commit()
-    data["ranking_model"] = shipped_model().digest()
+    data["ranking_model"] = configured_models(get_settings()).ranking.digest()
     if judge is not None:
         for system, means in judge.systems.items():
             for criterion in JUDGE_CRITERIA:

@@ -15,10 +15,11 @@ import numpy as np
 
 from services.compressor.tokens import count_tokens
 from services.navigator.index import DocumentIndex
-from services.navigator.ranking.dense import embedder, page_vectors, question_vector
+from services.navigator.ranking.dense import page_vectors, question_vector
 from shared.model.documents import DocumentRecord
 from shared.model.query import Passage
 from shared.text.lexical import BM25Index, query_terms, terms
+from treerag.evaluation.embedding import harness_embedder
 
 CHUNK_TOKENS = 512
 TOP_K = 5
@@ -118,13 +119,14 @@ class PooledIndex:
 def dense_search(question: str, indexes: list[DocumentIndex], k: int = TOP_K) -> list[Passage]:
     """The `k` pages of `indexes` most similar to the question by the configured embedder alone
     (none when embeddings are off)."""
-    if embedder() is None:
+    embedder = harness_embedder()
+    if embedder is None:
         return []
-    query = question_vector(question)
+    query = question_vector(question, embedder)
     owners = [(ix, n) for ix in indexes for n in range(len(ix.pages))]
     if not owners:
         return []
-    scores = np.concatenate([page_vectors(ix) @ query for ix in indexes])
+    scores = np.concatenate([page_vectors(ix, embedder) @ query for ix in indexes])
     order = np.argsort(-scores, kind="stable")[:k]
     best = float(scores[order[0]]) or 1.0
     found = []

@@ -44,7 +44,6 @@ from pydantic import BaseModel, Field
 from services.compressor.tokens import count_tokens
 from services.navigator.index import DocumentIndex
 from services.navigator.models import NavigatorModels, configured_models
-from services.navigator.ranking.dense import embedder_name
 from services.navigator.ranking.model import RankingModel
 from services.navigator.ranking.rerank import Reranking
 from shared.adapters.reranker import configured_scorer
@@ -54,6 +53,7 @@ from treerag.evaluation.answer_scores import AnswerScore, figure_printed, score_
 from treerag.evaluation.asking import Asker
 from treerag.evaluation.baselines import TOP_K, FlatIndex, PooledIndex, chunk_index, dense_search, page_index
 from treerag.evaluation.dataset import QAItem
+from treerag.evaluation.embedding import harness_embedder
 from treerag.evaluation.fitting import (
     SHIPPED_RECIPE,
     Example,
@@ -160,7 +160,7 @@ def run_system(
     if system in TREE_SYSTEMS:
         mode = "auto" if system in ("treerag-auto", "treerag-tree") else system.removeprefix("treerag-")
         local = settings.model_copy(update={"mode": mode, "ranking": "tree" if system == "treerag-tree" else "fused"})
-        run = asker.ask(question, documents.indexes, local, NavigatorModels(model, reranking))
+        run = asker.ask(question, documents.indexes, local, NavigatorModels(model, reranking, asker.models.navigator.embedder))
         answer = ask_result(run).answer
         navigated = run.navigation.passages if run.navigation else []
         handed = run.context.passages if run.context else []
@@ -256,13 +256,14 @@ def cross_validate(
     outcomes: list[Outcome] = []
     hashes: list[str] = []
     choices: list[dict[str, str | float]] = []
-    embeddings = embedder_name() or "off"
+    embedder = harness_embedder()
+    embeddings = embedder.name if embedder is not None else "off"
     scorer = configured_scorer(get_settings().reranker)
     rerank_weights: list[float] = []
     asker = Asker()
     for fold in range(k):
         if shipped:
-            configured = configured_models()
+            configured = configured_models(get_settings())
             model, reranking = configured.ranking, configured.reranking
             train: list[Example] = []
         else:

@@ -8,7 +8,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from services.navigator.ranking.model import shipped_model
+from services.navigator.models import configured_models
+from shared.settings import get_settings
 from treerag.evaluation.crossval import (
     BASELINES,
     CrossValidation,
@@ -64,7 +65,7 @@ def results_json(cv: CrossValidation, datasets: list[str], corpus: bool) -> dict
     reranked = {"reranker": cv.reranker, "rerank_weights": cv.rerank_weights} if cv.reranker != "off" else {}
     return {
         "commit": git_commit(),
-        "shipped_model": shipped_model().digest(),
+        "shipped_model": configured_models(get_settings()).ranking.digest(),
         "fold_models": cv.model_hashes,
         "fold_choices": cv.fold_choices,
         "embeddings": cv.embeddings,

@@ -42,13 +42,13 @@ from threadpoolctl import threadpool_limits
 
 from services.navigator.index import DocumentIndex
 from services.navigator.navigate import Exploration, explore
-from services.navigator.ranking.dense import embedder_name
 from services.navigator.ranking.features import FEATURES
 from services.navigator.ranking.fused import ABSTENTION_FEATURES, ABSTENTION_SIGNALS, decision_columns, rank
 from services.navigator.ranking.model import LinearModel, RankingModel, Tree, TreeEnsemble
 from shared.model.query import QuerySettings
 from shared.text.names import mentioned
 from treerag.evaluation.dataset import QAItem
+from treerag.evaluation.embedding import embedder_name, harness_embedder
 from treerag.evaluation.folds import NegativePair, evidence_removed_pairs, missing_name_pairs, off_topic_pairs
 from treerag.evaluation.removal import AskedDocuments
 from treerag.evaluation.routing_fit import CorpusQuestion, fit_router
@@ -435,12 +435,14 @@ def explore_examples(
     auto = settings.model_copy(update={"mode": "auto"})
     asked = asked or AskedDocuments(indexes)
     sets = collection_of or {}
+    embedder = harness_embedder()
     labelled = [
-        Example(item.id, item.doc, explore(item.question, [indexes[item.doc]], auto),
+        Example(item.id, item.doc, explore(item.question, [indexes[item.doc]], auto, embedder=embedder),
                 {(item.doc, p) for p in item.evidence_pages} if item.answerable else set(), sets.get(item.doc, ""))
         for item in items
     ]
-    negatives = [Example(p.item_id, p.doc, explore(p.question, [asked.of(p)], auto), collection=sets.get(p.doc, ""))
+    negatives = [Example(p.item_id, p.doc, explore(p.question, [asked.of(p)], auto, embedder=embedder),
+                         collection=sets.get(p.doc, ""))
                  for p in pairs]
     return labelled, negatives
 

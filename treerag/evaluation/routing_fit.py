@@ -32,6 +32,7 @@ from services.navigator.ranking.model import RankingModel, RouterModel
 from services.navigator.route import document_features
 from services.navigator.route_features import ROUTING_FEATURES
 from shared.model.query import QuerySettings
+from treerag.evaluation.embedding import harness_embedder
 
 # Weights of log P(document | question) in a page's score, tried in order (0: routing only
 # shortlists documents).
@@ -56,11 +57,12 @@ class CorpusQuestion:
 def routing_weights(questions: Sequence[CorpusQuestion], dense: bool = True) -> list[float]:
     """Pairwise logistic weights of ROUTING_FEATURES (`dense` False: the dense feature left out)."""
     differences = []
+    embedder = harness_embedder()
     for q in questions:
         labels = [ix.label for ix in q.indexes]
         if q.doc not in labels or len(labels) < 2:
             continue
-        matrix = document_features(q.question, list(q.indexes), ALL_FEATURES)
+        matrix = document_features(q.question, list(q.indexes), ALL_FEATURES, embedder)
         if not dense:
             matrix[:, ROUTING_FEATURES.index("dense")] = 0.0
         own = labels.index(q.doc)
@@ -96,8 +98,9 @@ def fit_router(
                          prior_weight=0.0)
     auto = settings.model_copy(update={"mode": "auto"})
     explored = []
+    embedder = harness_embedder()
     for q in [q for q in questions if not q.self_made]:
-        found = explore(q.question, list(q.indexes), auto, router=router)
+        found = explore(q.question, list(q.indexes), auto, router=router, embedder=embedder)
         if lexical and found.candidates is not None:
             found = replace(found, candidates=found.candidates.without_dense())
         explored.append((q, found))

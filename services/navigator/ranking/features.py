@@ -44,6 +44,7 @@ from services.navigator.ranking.dense import (
 )
 from services.navigator.ranking.page_references import named_pages, prior_pages
 from services.navigator.ranking.profile import bigrams, page_profile, pair_shares
+from shared.ports.model_roles import Embedder
 from shared.text.lexical import terms
 from shared.text.page_references import find_page_mentions
 from shared.text.question import literal_share, topic_text
@@ -101,16 +102,16 @@ class CandidateSet:
         return replace(self, matrix=matrix)
 
 
-def prepare_ranking(index: DocumentIndex) -> DocumentIndex:
+def prepare_ranking(index: DocumentIndex, embedder: Embedder | None) -> DocumentIndex:
     """Derive the ranking's per-page data now, not during the first query that shortlists the
     document: page fields, the page profile, section-summary terms, the page and section
-    embeddings, and the spelling groups."""
+    embeddings (`embedder`'s), and the spelling groups."""
     index.warm_names()
     page_fields(index).warm()
     page_profile(index)
     summary_path_terms(index)
-    page_vectors(index)
-    section_vectors(index)
+    page_vectors(index, embedder)
+    section_vectors(index, embedder)
     return index
 
 
@@ -174,12 +175,14 @@ def candidate_pages(
 
 
 def build_candidates(
-    question: str, documents: list[DocumentEvidence], wanted_literals: tuple[str, ...] = ()
+    question: str, documents: list[DocumentEvidence], wanted_literals: tuple[str, ...] = (),
+    embedder: Embedder | None = None,
 ) -> CandidateSet:
-    """Every candidate page of the question's documents, with its feature row."""
+    """Every candidate page of the question's documents, with its feature row (the dense
+    features `embedder`'s; zeros without one)."""
     pairs = question_pairs(question)
     mentions = find_page_mentions(question)
-    asked = question_vector(question)
+    asked = question_vector(question, embedder)
     keys: list[tuple[int, int]] = []
     blocks: list[np.ndarray] = []
     priors: list[np.ndarray] = []
@@ -195,9 +198,9 @@ def build_candidates(
         near, titled = page_fields(index).question_fields(evidence.weights)
         tree_rank = {page: rank for rank, page in enumerate(dict.fromkeys(evidence.tree_pages))}
         tree_best = max(evidence.tree_scores.values(), default=0.0) or 1.0
-        dense_all = page_vectors(index) @ asked
+        dense_all = page_vectors(index, embedder) @ asked
         pages = candidate_pages(evidence, [*referenced, *first_looked_at], dense_all)
-        sections = section_vectors(index) @ asked if index.nodes else np.zeros(0)
+        sections = section_vectors(index, embedder) @ asked if index.nodes else np.zeros(0)
         rows = np.array(pages, dtype=np.int64) - 1  # 0-based
         deepest = index.page_to_deepest[rows]
         weights = evidence.weights

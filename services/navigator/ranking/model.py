@@ -202,16 +202,6 @@ class ModelFileError(RuntimeError):
 FittedFile = TypeVar("FittedFile", bound=BaseModel)
 
 
-def shipped_model() -> RankingModel:
-    """The model for this process's embedder: the dense one fitted with the same embedder,
-    else the lexical one."""
-    from services.navigator.ranking.dense import (
-        embedder_name,  # loads the embedder only when asked
-    )
-
-    return model_for(embedder_name())
-
-
 @lru_cache(maxsize=8)
 def model_for(embedder: str | None, paths: tuple[Path, ...] = DENSE_MODEL_PATHS) -> RankingModel:
     """The model of `paths` fitted with `embedder` (a model name, None when embeddings are

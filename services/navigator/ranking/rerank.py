@@ -1,4 +1,5 @@
-"""Reorder the fused ranking's best pages with a cross-encoder (`TREERAG_RERANKER`).
+"""Reorder the fused ranking's best pages with a cross-encoder (`TREERAG_RERANKER`; loaded by
+`services/navigator/models.py`).
 
 A cross-encoder reads the question and a passage together, so it tells the page that answers
 from its neighbour that only shares the words, where page-level features cannot. It is slow
@@ -32,10 +33,7 @@ from pydantic import BaseModel, Field
 from services.navigator.ranking.features import CandidateSet
 from services.navigator.ranking.fused import FusedRanking
 from services.navigator.ranking.model import LinearModel, read_model_file
-from shared.adapters.logs import log_fields
-from shared.adapters.reranker import configured_scorer
 from shared.ports.model_roles import PassageScorer
-from shared.settings import get_settings
 from shared.text.lexical import terms
 
 logger = logging.getLogger(__name__)
@@ -170,31 +168,7 @@ def load_rerank_model(path: Path = RERANK_MODEL_PATH) -> RerankModel:
     return read_model_file(RerankModel, path, "make fit-reranker")
 
 
-@lru_cache(maxsize=4)
-def _reranking_for(setting: str) -> Reranking | None:
-    scorer = configured_scorer(setting)
-    if scorer is None:
-        return None
-    model = load_rerank_model()
-    if model.scorer != scorer.name:
-        logger.warning(
-            "reranker not used: no weight fitted for it",
-            extra=log_fields(reranker=scorer.name, fitted_for=model.scorer,
-                             fix="fetch the reranker with scripts/models/reranker.sh, or refit with make fit-reranker"),
-        )
-        return None
-    return Reranking(scorer, model)
-
-
-def configured_reranking() -> Reranking | None:
-    """The reranker `TREERAG_RERANKER` names with its fitted weight; None when off, or when the
-    shipped weight was fitted for another model (logged once)."""
-    return _reranking_for(get_settings().reranker)
-
-
-def reranking_identity(reranking: Reranking | None = None) -> str:
-    """What the answer-cache key adds for `reranking` (the configured reranker by default) and
-    its weight ("" when none reranks): a reranked ranking can cite other pages, so its answers
-    are cached apart."""
-    reranking = reranking or configured_reranking()
+def reranking_identity(reranking: Reranking | None) -> str:
+    """What the answer-cache key adds for `reranking` and its weight ("" when none reranks): a
+    reranked ranking can cite other pages, so its answers are cached apart."""
     return "" if reranking is None else f"+rerank:{reranking.scorer.name}@{reranking.model.weight:g}"
