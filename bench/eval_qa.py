@@ -24,8 +24,8 @@ from bench.common import (
     shared_data,
     write_result,
 )
-from services.navigator import navigate as navigate_module
 from services.navigator import resolver
+from services.navigator import walk as walk_module
 from services.navigator.index import DocumentIndex
 from services.navigator.models import configured_models
 from services.navigator.navigate import navigate
@@ -78,7 +78,7 @@ class _WalkTimer:
 
     def __init__(self) -> None:
         self.seconds: list[float] = []
-        self._originals = (navigate_module._dfs, navigate_module._beam)
+        self._originals = (walk_module.dfs, walk_module.beam)
 
     def _wrap(self, walk):  # noqa: ANN001, ANN202
         def timed(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
@@ -91,11 +91,11 @@ class _WalkTimer:
         return timed
 
     def __enter__(self) -> _WalkTimer:
-        navigate_module._dfs, navigate_module._beam = (self._wrap(w) for w in self._originals)
+        walk_module.dfs, walk_module.beam = (self._wrap(w) for w in self._originals)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        navigate_module._dfs, navigate_module._beam = self._originals
+        walk_module.dfs, walk_module.beam = self._originals
 
 
 def _forget_questions(index: DocumentIndex) -> None:
