@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
@@ -29,7 +30,10 @@ from services.gateway.asking import StagesMissing
 from services.gateway.errors import error_body
 from services.gateway.outages import BackendUnavailable
 from services.gateway.progress import ProgressHub
+from shared.adapters.logs import log_fields
 from shared.model.events import QueryProgress
+
+logger = logging.getLogger(__name__)
 
 EVENT_STREAM = "text/event-stream"
 
@@ -77,10 +81,17 @@ def progress_event(progress: QueryProgress, sentences: SentencesSent) -> Iterato
 Outcome = tuple[int, dict[str, Any]]  # the status a plain request would get, and its body
 
 
+# Answers whose client left while they were computed, kept to the end (`finish_on_leave`).
+_FINISHING: set[asyncio.Future[Outcome]] = set()
+
+
 def stream(accepted: dict[str, Any], answer: Callable[[], Awaitable[Outcome]], final: str = "answer",
-           progress: ProgressHub | None = None) -> StreamingResponse:
+           progress: ProgressHub | None = None, finish_on_leave: bool = False) -> StreamingResponse:
     """`accepted` at once, then the progress `progress` receives for the query (`accepted`'s
-    `query_id`) while `answer()` runs, then the sentences and the `final` event of what it gives."""
+    `query_id`) while `answer()` runs, then the sentences and the `final` event of what it gives.
+    When the client leaves first, `answer()` is no longer waited for; with `finish_on_leave` it
+    still runs to its end (a chat's turn is stored though nobody reads the stream), bounded by
+    the query's own timeout."""
 
     async def events() -> AsyncIterator[bytes]:
         query_id = accepted["query_id"]
@@ -119,10 +130,19 @@ def stream(accepted: dict[str, Any], answer: Callable[[], Awaitable[Outcome]], f
         finally:
             if progress is not None:
                 progress.forget(query_id)
-            if not answering.done():  # the client went away: the question is not waited for
+            if not answering.done() and finish_on_leave:  # the client went away: the turn is still kept
+                _FINISHING.add(answering)
+                answering.add_done_callback(_finished)
+            elif not answering.done():  # the client went away: the question is not waited for
                 answering.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await answering
 
     return StreamingResponse(events(), media_type=EVENT_STREAM,
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+
+def _finished(task: asyncio.Future[Outcome]) -> None:
+    _FINISHING.discard(task)
+    if not task.cancelled() and task.exception() is not None:
+        logger.warning("an answer whose client had left failed", extra=log_fields(error=type(task.exception()).__name__))

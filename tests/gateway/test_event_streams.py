@@ -134,3 +134,21 @@ def test_a_models_draft_is_relayed_as_it_grows_and_the_answer_still_follows(
             draft = draft[: data["offset"]] + data["text"]
     assert draft == "The relief valve opens at 12 bar. It is tested"
     assert received[-1][1]["answer"] == " ".join(SENTENCES)
+
+
+def test_a_chat_turn_whose_client_leaves_mid_stream_is_still_kept(gateway: FakeGateway) -> None:
+    gateway.bus.answer_after_s = 0.5
+    with served(gateway.app()) as port:
+        base = f"http://127.0.0.1:{port}"
+        chat_id = httpx.post(f"{base}/v1/chats", json={}, timeout=10).json()["chat_id"]
+        with httpx.stream("POST", f"{base}/v1/chats/{chat_id}/messages", json={"question": "When does the valve open?"},
+                          headers=STREAM, timeout=10) as response:
+            for line in response.iter_lines():
+                if line == "event: accepted":
+                    break  # the reader closes the tab before the answer comes
+        deadline = time.monotonic() + 5
+        turns: list[Any] = []
+        while time.monotonic() < deadline and not turns:
+            time.sleep(0.1)
+            turns = httpx.get(f"{base}/v1/chats/{chat_id}/messages", timeout=10).json()
+        assert [(t["turn"], t["status"], t["answer"]) for t in turns] == [(1, "answered", " ".join(SENTENCES))]

@@ -281,6 +281,9 @@ def ask_and_open_the_citation(tab: Page, gateway: Gateway, doc_id: str) -> None:
     tab.page.locator("#ask-button").click()
     citation = tab.page.locator("#answer-text .citation").first
     citation.wait_for(timeout=60_000)
+    # A streamed sentence's citation shows before the answer is whole; the next question can
+    # be asked once it is (the button stands disabled until then).
+    tab.page.locator("#ask-button:enabled").wait_for(timeout=60_000)
     # Keyboard: the citation is a button reached by focus and pressed with Enter.
     citation.focus()
     tab.page.keyboard.press("Enter")
@@ -344,6 +347,7 @@ def test_the_ask_page_is_a_conversation_with_its_own_link(gateway: Gateway, brow
         tab.page.locator("#answer-question", has_text="Asked as:").wait_for(timeout=60_000)
         assert "coolant pump" in tab.page.locator("#answer-question").inner_text()
         tab.page.locator("#answer-text .citation").first.wait_for(timeout=60_000)
+        tab.page.locator("#ask-button:enabled").wait_for(timeout=60_000)  # the turn is whole, and stored
         link = tab.page.url
         tab.page.goto(link)  # the link opens the conversation again, every turn in order
         tab.page.locator("#thread .turn.past").first.wait_for(timeout=30_000)

@@ -110,7 +110,7 @@ async def ask_in_chat(chat_id: str, body: ChatMessage, request: Request, caller:
 
         accepted = {"query_id": question.query_id, "question": body.question, "standalone": planned.rewrite.question,
                     "rewrite_reason": planned.rewrite.reason, "doc_ids": doc_ids}
-        return stream(accepted, outcome, final="turn", progress=gateway.progress)
+        return stream(accepted, outcome, final="turn", progress=gateway.progress, finish_on_leave=True)
     try:
         turn = await answered()
     except StagesMissing as exc:
