@@ -292,7 +292,8 @@ def test_an_answer_a_model_is_writing_shows_as_unchecked_until_its_sentences_are
         page.fill("#question", "What was Apple's revenue in fiscal 2023?")
         page.locator("#ask-button").click()
         draft = page.locator("#answer-draft")
-        draft.wait_for()
+        # The events come one after another: the draft as it reads after the last of them.
+        page.locator("#answer-draft", has_text="sales were").wait_for()
         # The checked sentence stands above; the draft holds only what follows it, marked unchecked.
         assert draft.inner_text() == "iPhone sales were"
         assert page.locator("#answer-text .sentence").inner_text().startswith(REVENUE)
