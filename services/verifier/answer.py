@@ -224,7 +224,7 @@ class _Sources:
                 self.context.setdefault((p.doc_id, page), []).append(p.text)
         self._cache: dict[tuple[str, tuple[int, ...]], list[SourcePage]] = {}
         self._seams: dict[tuple[str, str, int], frozenset[Seam]] = {}  # (rule, doc, page)
-        self._folded: dict[tuple[str, str, int], str] = {}
+        self._forms: dict[tuple[str, str, int], str] = {}  # (form, doc, page): a page's text read once per form
 
     def seams(self, doc_id: str, pages: list[int]) -> frozenset[Seam]:
         """Layout breaks of the pages (none when page text is unavailable)."""
@@ -246,15 +246,15 @@ class _Sources:
 
     def folded(self, doc_id: str, pages: list[int]) -> list[str]:
         """The pages' text, folded as the checker reads it (none when page text is unavailable)."""
-        out = []
-        for page in pages:
-            key = ("folded", doc_id, page)
-            if key not in self._folded:
-                text = self.page_text(doc_id, page) if self.page_text else None
-                self._folded[key] = fold(text) if text else ""
-            if self._folded[key]:
-                out.append(self._folded[key])
-        return out
+        return [text for page in pages if (text := self._form(fold, doc_id, page))]
+
+    def _form(self, form: Callable[[str], str], doc_id: str, page: int) -> str:
+        """`form` of a page's text ("" when unavailable), made once per page."""
+        key = (form.__name__, doc_id, page)
+        if key not in self._forms:
+            text = self.page_text(doc_id, page) if self.page_text else None
+            self._forms[key] = form(text) if text else ""
+        return self._forms[key]
 
     def in_context(self, doc_id: str, page: int) -> bool:
         return (doc_id, page) in self.context
@@ -276,7 +276,7 @@ class _Sources:
         on the next; else the page holding its start. The first page when none holds any, or
         page text is unavailable."""
         if len(pages) > 1 and self.page_text is not None:
-            texts = [normalize(self.page_text(doc_id, page) or "") for page in pages]
+            texts = [self._form(normalize, doc_id, page) for page in pages]
             for sentence in sentences:
                 if found := _located(normalize(sentence), texts):
                     return [pages[i] for i in found]
