@@ -21,7 +21,7 @@ import contextlib
 import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from fastapi import Request
 from fastapi.responses import StreamingResponse
@@ -36,6 +36,7 @@ from shared.model.events import QueryProgress
 logger = logging.getLogger(__name__)
 
 EVENT_STREAM = "text/event-stream"
+Item = TypeVar("Item")
 
 
 def wants_events(request: Request) -> bool:
@@ -46,26 +47,57 @@ def event(name: str, data: Any) -> bytes:
     return f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
 
 
-class SentencesSent:
-    """The sentence events of one stream, each sent once and in the answer's order: a sentence
-    streamed ahead of the one before it waits for it (progress events are not ordered)."""
+class InOrder(Generic[Item]):
+    """Items told by their place, handed on in that order, each once: progress events are not
+    ordered, so one told ahead of the one before it waits for it."""
 
     def __init__(self) -> None:
         self.next_index = 0
-        self._waiting: dict[int, dict[str, Any]] = {}
+        self._waiting: dict[int, Item] = {}
+
+    def add(self, index: int, item: Item) -> list[tuple[int, Item]]:
+        """The items ready now, `item` among them once all before it have come."""
+        if index >= self.next_index:
+            self._waiting.setdefault(index, item)
+        ready: list[tuple[int, Item]] = []
+        while self.next_index in self._waiting:
+            ready.append((self.next_index, self._waiting.pop(self.next_index)))
+            self.next_index += 1
+        return ready
+
+    def clear(self) -> None:
+        self._waiting.clear()
+
+
+class SentencesSent:
+    """The sentence events of one stream, each sent once and in the answer's order."""
+
+    def __init__(self) -> None:
+        self._order: InOrder[dict[str, Any]] = InOrder()
 
     def add(self, index: int, sentence: dict[str, Any]) -> Iterator[bytes]:
-        if index >= self.next_index:
-            self._waiting.setdefault(index, sentence)
-        while self.next_index in self._waiting:
-            yield event("sentence", {"index": self.next_index, **self._waiting.pop(self.next_index)})
-            self.next_index += 1
+        for ready, item in self._order.add(index, sentence):
+            yield event("sentence", {"index": ready, **item})
 
     def rest(self, response: dict[str, Any]) -> Iterator[bytes]:
         """The answer's sentences not sent yet (the answer's own, not the streamed ones)."""
-        self._waiting.clear()
+        self._order.clear()
         for index, sentence in enumerate(response.get("sentences", [])):
             yield from self.add(index, sentence)
+
+
+async def heard(queue: asyncio.Queue[QueryProgress] | None, answering: asyncio.Future[Any]
+                ) -> AsyncIterator[QueryProgress]:
+    """The progress `queue` receives while `answering` runs, then what it already holds."""
+    while queue is not None and not answering.done():
+        waiting = asyncio.ensure_future(queue.get())
+        await asyncio.wait({answering, waiting}, return_when=asyncio.FIRST_COMPLETED)
+        if not waiting.done():
+            waiting.cancel()
+            break
+        yield waiting.result()
+    while queue is not None and not queue.empty():
+        yield queue.get_nowait()
 
 
 def progress_event(progress: QueryProgress, sentences: SentencesSent) -> Iterator[bytes]:
@@ -100,16 +132,8 @@ def stream(accepted: dict[str, Any], answer: Callable[[], Awaitable[Outcome]], f
         answering = asyncio.ensure_future(answer())
         try:
             yield event("accepted", accepted)
-            while queue is not None and not answering.done():
-                waiting = asyncio.ensure_future(queue.get())
-                await asyncio.wait({answering, waiting}, return_when=asyncio.FIRST_COMPLETED)
-                if not waiting.done():
-                    waiting.cancel()
-                    break
-                for chunk in progress_event(waiting.result(), sentences):
-                    yield chunk
-            while queue is not None and not queue.empty():
-                for chunk in progress_event(queue.get_nowait(), sentences):
+            async for progress_heard in heard(queue, answering):
+                for chunk in progress_event(progress_heard, sentences):
                     yield chunk
             try:
                 status, body = await answering

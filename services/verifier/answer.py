@@ -80,7 +80,9 @@ _FIRST_WORD = re.compile(r"\W*(\w+)")
 _LAST_WORD = re.compile(r"(\w+)\W*$")
 
 PageText = Callable[[str, int], "str | None"]
-SentenceListener = Callable[[int, SentenceCheck], None]
+# Told each sentence once it is checked: its place in the answer, its check, and the sentence as
+# the answer's text shows it (its citation marker included; "" when the answer leaves it out).
+SentenceListener = Callable[[int, SentenceCheck, str], None]
 # Told the answer so far while a generator writes it.
 DraftListener = Callable[[str], None]
 
@@ -321,11 +323,13 @@ def _abstain(question: str, mode: str, generator: str, reason: str) -> VerifiedA
     )
 
 
-def _add(checks: list[SentenceCheck], check: SentenceCheck, listener: SentenceListener | None) -> None:
-    """`check` joins the answer's sentences, and is told at once to whoever streams the answer."""
+def _add(checks: list[SentenceCheck], check: SentenceCheck, listener: SentenceListener | None,
+         shown: str) -> None:
+    """`check` joins the answer's sentences, and is told at once (with `shown`, its line in the
+    answer) to whoever streams the answer."""
     checks.append(check)
     if listener is not None:
-        listener(len(checks) - 1, check)
+        listener(len(checks) - 1, check, shown)
 
 
 def _extractive(context: CompressedContext, settings: QuerySettings, mode: str, sources: _Sources,
@@ -356,9 +360,9 @@ def _extractive(context: CompressedContext, settings: QuerySettings, mode: str, 
         figure, passage, page = lead
         citation = Citation(doc_id=passage.doc_id, file_name=passage.file_name, node_id=passage.node_id, pages=[page])
         said = figure.statement(asked_scale(question))
-        _add(checks, check_sentence(said, citation, sources.pages(passage.doc_id, (page,)), sources.judge,
-                                    sources.word_vectors), listener)
         lines.append(f"{said} {format_citation(passage.file_name or passage.doc_id, [page])}")
+        _add(checks, check_sentence(said, citation, sources.pages(passage.doc_id, (page,)), sources.judge,
+                                    sources.word_vectors), listener, lines[-1])
         limit = max(1, limit - 1)
     chosen: list[tuple[_Candidate, str]] = []
     words = 0
@@ -384,9 +388,9 @@ def _extractive(context: CompressedContext, settings: QuerySettings, mode: str, 
         located = sources.locate(c.passage.doc_id, c.passage.pages, said, c.text)
         citation = Citation(doc_id=c.passage.doc_id, file_name=c.passage.file_name, node_id=c.passage.node_id,
                             pages=located)
-        _add(checks, check_sentence(said, citation, sources.pages(c.passage.doc_id, tuple(located)), sources.judge,
-                                    sources.word_vectors), listener)
         lines.append(f"{shown} {format_citation(c.passage.file_name or c.passage.doc_id, located)}")
+        _add(checks, check_sentence(said, citation, sources.pages(c.passage.doc_id, tuple(located)), sources.judge,
+                                    sources.word_vectors), listener, lines[-1])
     confidence, warnings = overall(checks)
     answer_coverage = _answer_coverage(question, [c for c, _ in chosen])
     return VerifiedAnswer(
@@ -459,6 +463,20 @@ class _Generated:
     plain: str  # the sentence without its citation markers
     warnings: tuple[str, ...]
 
+    def dropped(self, settings: QuerySettings) -> bool:
+        return self.check is not None and self.check.verdict == "contradicted" and settings.contradicted == "drop"
+
+    def line(self, settings: QuerySettings) -> str:
+        """The sentence as the answer shows it: its marker before the closing stop; "" when the
+        answer leaves it out."""
+        if self.check is None or self.dropped(settings):
+            return ""
+        if self.citation is None:
+            return self.plain
+        mark = format_citation(self.citation.file_name or self.citation.doc_id, self.citation.pages)
+        body, end = (self.plain[:-1], self.plain[-1]) if self.plain[-1] in ".!?" else (self.plain, "")
+        return f"{body} {mark}{end}"
+
 
 def _check_generated(sentence: str, passages: list[Passage], sources: _Sources) -> _Generated:
     """`sentence` checked against its first citation to a page of the context (against the whole
@@ -503,8 +521,15 @@ def _generated(
             checked[sentence] = _check_generated(sentence, context.passages, sources)
         return checked[sentence]
 
-    written = WrittenSentences(_split_generated, lambda sentence: check(sentence).check,
-                               listener or (lambda _index, _check: None), _abstains)
+    def checkable(sentence: str) -> _Generated | None:
+        found = check(sentence)
+        return found if found.check is not None else None
+
+    def tell(index: int, found: _Generated) -> None:
+        if listener is not None and found.check is not None:
+            listener(index, found.check, found.line(settings))
+
+    written = WrittenSentences(_split_generated, checkable, tell, _abstains)
 
     def grow(draft: str) -> None:
         if drafts is not None:
@@ -531,17 +556,13 @@ def _generated(
         if found.check is None:
             continue
         # The sentences told while the answer was written are not told again.
-        _add(checks, found.check, listener if len(checks) >= written.told else None)
-        if found.check.verdict == "contradicted" and settings.contradicted == "drop":
+        _add(checks, found.check, listener if len(checks) >= written.told else None, found.line(settings))
+        if found.dropped(settings):
             warnings.append(f"dropped a sentence its cited page contradicts: {found.check.reason}")
             continue
         if found.citation:
             cited.append(found.citation)
-            mark = format_citation(found.citation.file_name or found.citation.doc_id, found.citation.pages)
-            body, end = (found.plain[:-1], found.plain[-1]) if found.plain[-1] in ".!?" else (found.plain, "")
-            kept_lines.append(f"{body} {mark}{end}")
-        else:
-            kept_lines.append(found.plain)
+        kept_lines.append(found.line(settings))
     confidence, detector_warnings = overall(checks)
     return VerifiedAnswer(
         question=question,
@@ -572,8 +593,9 @@ def answer_question(
     `page_text(doc_id, page)` gives full page text to verify against; without it the compressed
     context is the source. `judge`, an entailment model, settles what the lexical check cannot;
     `word_vectors` tell how close a replaced word is to the page's; `cards` (by document id)
-    tell a generator whose documents the passages are. `on_sentence(index, check)` is called with
-    each sentence as soon as it is checked, in the answer's order (a streamed answer); with a
+    tell a generator whose documents the passages are. `on_sentence(index, check, shown)` is called
+    with each sentence as soon as it is checked, in the answer's order (a streamed answer), `shown`
+    being its line in the answer's text (marker included; "" when the answer leaves it out); with a
     generator, a sentence is checked as soon as the model has written it, and `on_draft(text)`
     hears the answer so far as the model writes it (unchecked: each sentence's verdict follows).
     """

@@ -124,9 +124,9 @@ class SentenceStream:
         self._draft = ""  # the draft as last heard
         self._drafted_at = -math.inf
 
-    def tell(self, index: int, check: SentenceCheck) -> None:
+    def tell(self, index: int, check: SentenceCheck, shown: str) -> None:
         self._send_draft()  # the text a sentence comes from goes before its verdict
-        self._send(QueryProgress.of(self.event, "sentence", index=index, sentence=check))
+        self._send(QueryProgress.of(self.event, "sentence", index=index, sentence=check, text=shown))
 
     def draft(self, text: str) -> None:
         """Hear the answer so far; sent at most once a `draft_interval_s`, as what changed."""

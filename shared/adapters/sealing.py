@@ -97,7 +97,8 @@ def _texts_changed(event: E, apply: Callable[[str], str]) -> E:
                                            "sentences": _sentences(answer.sentences, apply)})
         return event.model_copy(update={"outcome": event.outcome.model_copy(update={"answer": answer})})
     if isinstance(event, QueryProgress) and event.sentence is not None:
-        return event.model_copy(update={"sentence": _sentences([event.sentence], apply)[0]})
+        return event.model_copy(update={"sentence": _sentences([event.sentence], apply)[0],
+                                        "text": apply(event.text) if event.text else ""})
     if isinstance(event, QueryProgress) and event.text:
         return event.model_copy(update={"text": apply(event.text)})
     return event

@@ -271,7 +271,9 @@ class QueryProgress(QueryEvent):
     index: int = Field(default=0, ge=0, description="The sentence's place in the answer (`sentence`); where "
                                                      "`text` goes in the draft (`draft`).")
     text: str = Field(default="", max_length=DRAFT_CHARS_MAX,
-                      description="The draft from `index` on, as the model has written it (`draft`).")
+                      description="The draft from `index` on, as the model has written it (`draft`); the "
+                                  "sentence as the answer's text shows it, its citation marker included, or "
+                                  "empty when the answer leaves it out (`sentence`).")
     sentence: SentenceCheck | None = Field(default=None, description="The checked sentence (`sentence`).")
 
     @classmethod

@@ -4,15 +4,16 @@ back is an ordinary completion carrying the evidence in `treerag`."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
 import openai
 import pytest
 
-from shared.model.events import AnswerVerified, QueryReceived
+from shared.model.events import AnswerVerified, QueryProgress, QueryReceived
 from shared.model.query import Citation
-from tests.gateway.fake_gateway import FakeGateway, supported, verified, with_manual
+from tests.gateway.fake_gateway import FakeGateway, served, supported, verified, with_manual
 
 SENTENCES = ["The relief valve opens at 12 bar.", "It is tested every year."]
 
@@ -55,6 +56,67 @@ def test_a_stream_sends_the_answer_sentence_by_sentence_then_the_evidence(client
                       "It is tested every year [manual.pdf, p. 2]."]
     assert chunks[0].choices[0].delta.role == "assistant"
     assert chunks[-1].choices[0].finish_reason == "stop" and (chunks[-1].model_extra or {})["treerag"]["citations"]
+
+
+LINES = ["The relief valve opens at 12 bar [manual.pdf, p. 2].", "It is tested every year [manual.pdf, p. 2]."]
+
+
+def told(event: QueryReceived, order: tuple[int, ...], lines: list[str] = LINES) -> list[QueryProgress]:
+    """The verifier's sentence events for a streamed question, in `order` (the bus keeps none),
+    each with its line as the answer shows it."""
+    checks = answer(event).outcome.answer.sentences
+    return [QueryProgress.of(event, "sentence", index=i, sentence=checks[i], text=lines[i]) for i in order]
+
+
+def streamed_pieces(client: openai.OpenAI) -> list[str]:
+    chunks = client.chat.completions.create(model="treerag", stream=True,
+                                            messages=[{"role": "user", "content": "When does it open?"}])
+    return [c.choices[0].delta.content for c in chunks if c.choices and c.choices[0].delta.content]
+
+
+def test_a_streamed_completion_asks_the_stages_for_their_progress(client: openai.OpenAI,
+                                                                   gateway: FakeGateway) -> None:
+    client.chat.completions.create(model="treerag", messages=[{"role": "user", "content": "When?"}])
+    streamed_pieces(client)
+    assert [e.progress for e in gateway.bus.of_type(QueryReceived)] == [False, True]
+
+
+def test_the_verified_sentences_stream_in_the_answers_order_and_make_up_the_answer(
+        client: openai.OpenAI, gateway: FakeGateway) -> None:
+    gateway.bus.progress = lambda event: told(event, order=(1, 0, 1))
+    pieces = streamed_pieces(client)
+    assert pieces == [LINES[0], f" {LINES[1]}"]
+    assert "".join(pieces) == answer_text()
+
+
+def test_the_sentences_not_streamed_follow_from_the_answer(client: openai.OpenAI, gateway: FakeGateway) -> None:
+    gateway.bus.progress = lambda event: told(event, order=(0,))
+    assert "".join(streamed_pieces(client)) == answer_text()
+
+
+def test_an_answer_that_differs_from_what_was_streamed_follows_whole(client: openai.OpenAI,
+                                                                     gateway: FakeGateway) -> None:
+    gateway.bus.progress = lambda event: told(event, order=(0,), lines=["The valve never opens [manual.pdf, p. 2]."])
+    pieces = streamed_pieces(client)
+    assert pieces[0] == "The valve never opens [manual.pdf, p. 2]."
+    assert "".join(pieces[1:]) == f"\n\n{answer_text()}"
+
+
+def test_a_checked_sentence_reaches_the_sdk_before_the_answer_is_complete(gateway: FakeGateway) -> None:
+    gateway.bus.progress = lambda event: told(event, order=(0,))
+    gateway.bus.answer_after_s = 0.6
+    with served(gateway.app()) as port:
+        client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="unused", max_retries=0)
+        started = time.perf_counter()
+        arrived: list[tuple[float, str | None]] = []
+        for c in client.chat.completions.create(model="treerag", stream=True,
+                                                messages=[{"role": "user", "content": "When does it open?"}]):
+            if c.choices and (c.choices[0].delta.content or c.choices[0].finish_reason):
+                arrived.append((time.perf_counter() - started, c.choices[0].delta.content))
+    first_at, first = arrived[0]
+    last_at = arrived[-1][0]
+    assert first == LINES[0] and first_at < 0.3, arrived
+    assert last_at - first_at >= 0.4, arrived
 
 
 def test_the_conversation_in_messages_completes_the_last_question(client: openai.OpenAI,

@@ -129,7 +129,7 @@ def test_a_streamed_answer_of_the_real_model_is_checked_sentence_by_sentence_as_
     generator = LLMAnswerGenerator(llm)
     streamed = answer_question(context, QuerySettings(), "dfs", generator,
                                lambda _doc, page: pages[page - 1] if 1 <= page <= len(pages) else None,
-                               on_sentence=lambda index, _check: told.append(index), on_draft=drafts.append)
+                               on_sentence=lambda index, _check, _shown: told.append(index), on_draft=drafts.append)
     assert drafts, "the model's answer is told as it is written"
     if not streamed.abstained:
         # Every sentence is told once, in order, with the same check as the answer's.

@@ -26,6 +26,7 @@ class _Writer:
         self.text = text
         self.restart_after = restart_after
         self.events: list[tuple[str, object]] = []
+        self.shown: list[str] = []  # each sentence as told, as the answer's text shows it
 
     def generate(self, question: str, passages: list[Passage], notes: list[SourceNote] | None = None,
                  on_text: Callable[[str], None] | None = None) -> str:
@@ -45,8 +46,9 @@ def _streamed(writer: _Writer, question: str = "safety valve facts"):  # type: i
     told: list[tuple[int, SentenceCheck]] = []
     drafts: list[str] = []
 
-    def sentence(index: int, check: SentenceCheck) -> None:
+    def sentence(index: int, check: SentenceCheck, shown: str) -> None:
         told.append((index, check))
+        writer.shown.append(shown)
         writer.events.append(("sentence", index))
 
     answer = answer_question(context(question), QuerySettings(), "dfs", writer, page_text,
@@ -59,6 +61,8 @@ def test_each_sentence_is_checked_as_soon_as_the_model_has_begun_the_next() -> N
     answer, told, drafts = _streamed(writer)
     assert [i for i, _ in told] == [0, 1, 2]
     assert [c for _, c in told] == answer.sentences
+    # Each sentence is told as the answer's text shows it: the lines joined are that text.
+    assert " ".join(writer.shown) == answer.answer
     # The first verdict is heard while the model is still writing the second sentence.
     first = writer.events.index(("sentence", 0))
     written_before = [text for kind, text in writer.events[:first] if kind == "written"]

@@ -33,6 +33,8 @@ async def test_a_streamed_query_is_routed_then_answered_sentence_by_sentence_bef
     checks = answer.outcome.answer.sentences
     assert checks and [p.index for p in sentences] == list(range(len(checks)))
     assert [p.sentence for p in sentences] == checks
+    # Each as the answer's text shows it, marker included: what a client prints as it arrives.
+    assert " ".join(p.text for p in sentences) == answer.outcome.answer.answer
     assert all(p.question == "" and p.query_id == answer.query_id for p in progress)
     order = stages.bus.events
     assert max(order.index(p) for p in sentences) < order.index(answer)

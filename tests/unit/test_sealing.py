@@ -64,7 +64,8 @@ def test_sealed_events_hold_no_document_text_and_open_to_the_same_event() -> Non
         context=CompressedContext(question="When?", passages=[passage("a")], tokens_before=9, tokens_after=9),
     )
     streamed = QueryProgress(query_id="q1", documents=[("a", 1)], step="sentence",
-                             sentence=verified().outcome.answer.sentences[0])
+                             sentence=verified().outcome.answer.sentences[0],
+                             text="Relief valves open at 42 bar [a.pdf, p. 3].")
     drafted = QueryProgress(query_id="q1", documents=[("a", 1)], step="draft", index=0,
                             text="Relief valves open at 42 bar [a.pdf, p. 3]. The")
     for event in (selected("a"), compressed, verified(), streamed, drafted):

@@ -13,6 +13,7 @@ citations, each sentence's verdict and its evidence offsets travel in the extra 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 from collections.abc import AsyncIterator
@@ -25,10 +26,11 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from services.gateway.asking import Question, StagesMissing, ask
 from services.gateway.auth import CallerDep
 from services.gateway.errors import KEYED, error_response, error_responses, invalid
-from services.gateway.outages import extend_deadline
+from services.gateway.outages import BackendUnavailable, extend_deadline
 from services.gateway.ports import Gateway, GatewayDep
 from services.gateway.routes.queries import ASKING_ERRORS, stages_missing
 from services.gateway.schemas import QUERY_TIMEOUT_MAX_S
+from services.gateway.streaming import InOrder, heard
 from shared.app.documents import query_documents, tenant_document
 from shared.model.documents import DocumentStatus
 from shared.model.query import QUESTION_MAX_CHARS, Citation, QuerySettings, SentenceCheck
@@ -176,7 +178,7 @@ async def create_chat_completion(req: CompletionRequest, caller: CallerDep, gate
     rewrite = await conversation(req.messages, gateway.follow_ups)
     doc_ids = await query_documents(gateway.documents, await scope_of(gateway, req.model, caller.tenant), caller.tenant)
     question = Question(text=rewrite.question, doc_ids=doc_ids, settings=QuerySettings(), tenant=caller.tenant,
-                        timeout_s=timeout_s, started=started)
+                        timeout_s=timeout_s, progress=req.stream, started=started)
     if req.stream:
         return StreamingResponse(streamed(gateway, question, rewrite, req.model), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
@@ -209,23 +211,53 @@ def chunk(question: Question, model: str, delta: dict[str, Any], finish: str | N
 
 
 async def streamed(gateway: Gateway, question: Question, rewrite: Rewrite, model: str) -> AsyncIterator[bytes]:
-    """The role at once, then the answer sentence by sentence once it is verified, then the
-    evidence; a failure or a timeout ends the stream with its reason as the message."""
-    yield chunk(question, model, {"role": "assistant", "content": ""})
+    """The role at once, then each answer sentence, its marker included, as soon as the verifier
+    has checked it, then the evidence; a failure or a timeout ends the stream with its reason as
+    the message. The verified answer is the truth: what it holds beyond the sentences streamed
+    follows it, and should it differ from them (a model that withdrew what it had written), it
+    follows whole after a blank line."""
+    queue = gateway.progress.listen(question.query_id)
+    answering = asyncio.ensure_future(ask(gateway, question))
+    told: InOrder[str] = InOrder()
+    sent = ""
     try:
-        pending, finished = await ask(gateway, question)
-    except StagesMissing as exc:
-        yield chunk(question, model, {"content": f"Not answered now: {exc} has no live process; ask again."}, "stop")
+        yield chunk(question, model, {"role": "assistant", "content": ""})
+        async for progress in heard(queue, answering):
+            if progress.step != "sentence":
+                continue
+            for _index, shown in told.add(progress.index, progress.text):
+                if shown:
+                    piece = f" {shown}" if sent else shown
+                    sent += piece
+                    yield chunk(question, model, {"content": piece})
+        try:
+            pending, finished = await answering
+        except StagesMissing as exc:
+            yield chunk(question, model, {"content": f"Not answered now: {exc} has no live process; ask again."},
+                        "stop")
+            yield b"data: [DONE]\n\n"
+            return
+        except BackendUnavailable as exc:
+            yield chunk(question, model, {"content": f"Not answered now: {exc}; ask again."}, "stop")
+            yield b"data: [DONE]\n\n"
+            return
+        record = finished or pending
+        text = reply_text(record, question.timeout_s)
+        sentences = [s.text for s in record.outcome.answer.sentences] if record.outcome else []
+        if text.startswith(sent):
+            rest, unsent = text[len(sent):], sentences[told.next_index:] if sent else sentences
+        else:
+            rest, unsent = f"\n\n{text}", sentences
+        for piece in split_like(rest, unsent):
+            yield chunk(question, model, {"content": piece})
+        yield chunk(question, model, {}, "stop", evidence(record, rewrite).model_dump(mode="json"))
         yield b"data: [DONE]\n\n"
-        return
-    record = finished or pending
-    sentences = [s.text for s in record.outcome.answer.sentences] if record.outcome else []
-    text = reply_text(record, question.timeout_s)
-    # The marked answer holds each sentence with its marker: stream it in the sentences' order.
-    for piece in split_like(text, sentences):
-        yield chunk(question, model, {"content": piece})
-    yield chunk(question, model, {}, "stop", evidence(record, rewrite).model_dump(mode="json"))
-    yield b"data: [DONE]\n\n"
+    finally:
+        gateway.progress.forget(question.query_id)
+        if not answering.done():  # the client went away: the question is not waited for
+            answering.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await answering
 
 
 def split_like(text: str, sentences: list[str]) -> list[str]:
