@@ -13,13 +13,13 @@ from shared.model.documents import DocumentRecord, DocumentTree
 from shared.model.events import QueryOutcome
 from shared.model.query import QuerySettings, SentenceCheck
 from shared.ports.desk import ToolFailure
-from shared.ports.repository import Repository
+from shared.ports.repository import IndexedDocuments
 from shared.settings import get_settings
 from treerag.engine import QueryEngine, QueryFailedError
 
 
 class StoreDesk:
-    def __init__(self, repository: Repository, engine: QueryEngine) -> None:
+    def __init__(self, repository: IndexedDocuments, engine: QueryEngine) -> None:
         self.repository = repository
         self.engine = engine
 

@@ -22,7 +22,7 @@ from shared.adapters.logs import log_fields
 from shared.model.documents import DocumentEmbeddings, DocumentRecord, DocumentStatus
 from shared.model.ids import DEFAULT_TENANT
 from shared.ports.model_roles import Embedder
-from shared.ports.repository import Repository
+from shared.ports.repository import IndexedDocuments
 from shared.text.page_analysis import AnalysisFormatError, PageAnalysis
 from shared.text.question import asked_text
 
@@ -59,7 +59,7 @@ class IndexCache:
     `max_pages` pages of indexes are kept, the ones asked longest ago dropped first; the
     documents of the call in progress are never dropped by it."""
 
-    def __init__(self, repository: Repository, embedder: Embedder | None = None,
+    def __init__(self, repository: IndexedDocuments, embedder: Embedder | None = None,
                  max_pages: int = DEFAULT_MAX_PAGES) -> None:
         if max_pages < 1:
             raise ValueError("max_pages must be at least 1 (TREERAG_NAVIGATOR_INDEX_CACHE_PAGES)")

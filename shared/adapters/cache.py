@@ -12,7 +12,7 @@ from typing import Any
 
 from shared.adapters.logs import log_fields
 from shared.adapters.metrics import CACHE_HITS, CACHE_MISSES, CACHE_WRITE_SECONDS
-from shared.ports.repository import Repository
+from shared.ports.repository import CachedValues
 
 logger = logging.getLogger(__name__)
 
@@ -24,7 +24,7 @@ class AnswerCache:
 
     namespace = "answers"
 
-    def __init__(self, repository: Repository | None = None, *, max_entries: int = 1024) -> None:
+    def __init__(self, repository: CachedValues | None = None, *, max_entries: int = 1024) -> None:
         self.repository = repository
         self.max_entries = max_entries
         self.hits = 0

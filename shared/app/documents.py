@@ -8,7 +8,7 @@ another tenant's document is not found: never "forbidden", since that would say 
 from __future__ import annotations
 
 from shared.model.documents import DocumentRecord, DocumentStatus
-from shared.ports.repository import Repository
+from shared.ports.repository import DocumentRecords
 
 
 class DocumentNotFound(LookupError):
@@ -35,7 +35,7 @@ def _shortened(text: str, limit: int = 64) -> str:
     return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
 
 
-async def tenant_document(repository: Repository, doc_id: str, tenant: str) -> DocumentRecord:
+async def tenant_document(repository: DocumentRecords, doc_id: str, tenant: str) -> DocumentRecord:
     """The record of `doc_id` when it belongs to `tenant`; `DocumentNotFound` otherwise."""
     record = await repository.get_document(doc_id)
     if record is None or record.tenant != tenant:
@@ -43,7 +43,7 @@ async def tenant_document(repository: Repository, doc_id: str, tenant: str) -> D
     return record
 
 
-async def query_documents(repository: Repository, doc_ids: list[str], tenant: str) -> list[str]:
+async def query_documents(repository: DocumentRecords, doc_ids: list[str], tenant: str) -> list[str]:
     """The canonical ids of the documents a query names, each ready to ask over; [] when it names
     none, meaning every document of the tenant (`NothingToAsk` when none of them is ready)."""
     if not doc_ids:

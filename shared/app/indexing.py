@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from shared.model.documents import DocumentRecord, DocumentStatus, IndexedDocument
 from shared.model.ids import BuilderChoice
-from shared.ports.repository import Repository
+from shared.ports.repository import IndexedDocuments
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ def next_version(previous: DocumentRecord | None, built: DocumentRecord) -> int:
     return previous.version + 1 if has_tree(previous) else previous.version
 
 
-async def store_indexed(repository: Repository, indexed: IndexedDocument) -> None:
+async def store_indexed(repository: IndexedDocuments, indexed: IndexedDocument) -> None:
     """Pages, tree, vectors, page analysis and recognised words first, the record last: a
     record marked ready always has them. A tree built without vectors or without an analysis
     drops the older version's, so no stale vector or analysis is read."""

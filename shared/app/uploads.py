@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import Protocol
 
 from shared.app.indexing import decide_indexing
 from shared.app.outbox import OutboxPublisher
@@ -17,7 +18,7 @@ from shared.model.events import DocumentUploaded, IndexRequest
 from shared.model.file_names import file_name_label
 from shared.model.formats import FILE_EXTENSIONS, DocumentFormat
 from shared.model.ids import BuilderChoice, document_id
-from shared.ports.repository import DocumentBeingDeleted, Repository
+from shared.ports.repository import DocumentBeingDeleted, DocumentRecords, OriginalFiles
 
 logger = logging.getLogger(__name__)
 
@@ -25,6 +26,10 @@ logger = logging.getLogger(__name__)
 class DocumentIdTaken(RuntimeError):
     def __init__(self) -> None:
         super().__init__("this id is taken by a document of another tenant; change the file and upload again")
+
+
+class UploadStore(DocumentRecords, OriginalFiles, Protocol):
+    """What accepting an upload writes: the file, then the record that owes its indexing."""
 
 
 @dataclass(frozen=True)
@@ -46,7 +51,7 @@ class Accepted:
     published: bool  # False: the broker did not take it in time; the outbox relay publishes it
 
 
-async def accept_upload(upload: Upload, repository: Repository, outbox: OutboxPublisher, blob_scheme: str) -> Accepted:
+async def accept_upload(upload: Upload, repository: UploadStore, outbox: OutboxPublisher, blob_scheme: str) -> Accepted:
     """Store the file and owe its indexing. Raises `DocumentBeingDeleted` (its deletion is under
     way), `DocumentIdTaken` and `FileNameError`."""
     doc_id = document_id(upload.data, upload.tenant)

@@ -1,7 +1,10 @@
-"""The repository interface every stage stores through.
+"""The document store every stage stores through, as small protocols by what callers use:
+records, page texts, trees, the navigator's page data, original files and the answer cache.
+`Repository` is all of them, with the writes and the deletion that span them.
 
 Two implementations: `EmbeddedRepository` (a folder, one process) and the MongoDB one
-(services). Domain code never sees either; the composition roots pick one.
+(services). Domain code never sees either; the composition roots pick one, and each caller
+asks for the smallest protocol it uses.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ class DocumentBeingDeleted(LookupError):
         self.doc_id = doc_id
 
 
-class Repository(Protocol):
+class DocumentRecords(Protocol):
     """Readers never see a record in `DocumentStatus.DELETING`: `get_document`, `list_documents`
     and `find_document` treat it as gone, so nothing is served of a document whose deletion
     has started while its pages, tree and cached answers are being removed."""
@@ -63,6 +66,10 @@ class Repository(Protocol):
         """The records whose deletion started and has not finished (a process stopped midway)."""
         ...
 
+
+class PageTexts(Protocol):
+    """Each document's page texts, and the words OCR recognised on its scanned pages."""
+
     async def put_pages(self, doc_id: str, pages: list[str]) -> None: ...
 
     async def get_pages(self, doc_id: str) -> list[str]: ...
@@ -75,13 +82,24 @@ class Repository(Protocol):
         """The texts of the given 1-based pages that exist, by number."""
         ...
 
+    async def put_text_layers(self, doc_id: str, layers: Sequence[TextLayer]) -> None:
+        """The words and boxes of the pages OCR recognised (`TextLayer.page` names each);
+        replaces the earlier ones, so [] leaves none."""
+        ...
+
+    async def get_text_layer(self, doc_id: str, page: int) -> TextLayer | None:
+        """The stored words of 1-based page `page`, or None when the page was not recognised."""
+        ...
+
+
+class Trees(Protocol):
     async def put_tree(self, tree: DocumentTree) -> None: ...
 
     async def get_tree(self, doc_id: str) -> DocumentTree | None: ...
 
-    async def put_pdf(self, doc_id: str, data: bytes) -> None: ...
 
-    async def get_pdf(self, doc_id: str) -> bytes | None: ...
+class PageData(Protocol):
+    """What the navigator reads of each page beside its text: the vectors and the page analysis."""
 
     async def put_embeddings(self, embeddings: DocumentEmbeddings) -> None:
         """Replaces the document's earlier vectors."""
@@ -102,20 +120,18 @@ class Repository(Protocol):
 
     async def delete_analysis(self, doc_id: str) -> None: ...
 
-    async def put_text_layers(self, doc_id: str, layers: Sequence[TextLayer]) -> None:
-        """The words and boxes of the pages OCR recognised (`TextLayer.page` names each);
-        replaces the earlier ones, so [] leaves none."""
-        ...
 
-    async def get_text_layer(self, doc_id: str, page: int) -> TextLayer | None:
-        """The stored words of 1-based page `page`, or None when the page was not recognised."""
-        ...
+class OriginalFiles(Protocol):
+    """The uploaded file of each document, as it was uploaded."""
 
-    async def put_indexed(self, indexed: IndexedDocument) -> None:
-        """Pages, tree, vectors, page analysis and recognised words first, the record last: a
-        record marked ready always has them. Without vectors or analysis, earlier ones are
-        deleted (they belong to another tree)."""
-        ...
+    async def put_pdf(self, doc_id: str, data: bytes) -> None: ...
+
+    async def get_pdf(self, doc_id: str) -> bytes | None: ...
+
+
+class CachedValues(Protocol):
+    """Values computed from documents (answers, model replies), each dropped with a document it
+    was made from."""
 
     async def get_cached(self, namespace: str, key: str) -> dict[str, Any] | None: ...
 
@@ -123,6 +139,20 @@ class Repository(Protocol):
         self, namespace: str, key: str, value: dict[str, Any], refs: Sequence[str] = ()
     ) -> None:
         """`refs`: the doc ids the value was made from, so deleting one of them drops it."""
+        ...
+
+
+class IndexedDocuments(DocumentRecords, PageTexts, Trees, PageData, Protocol):
+    """The records of indexed documents with their pages, trees and page data."""
+
+
+class Repository(IndexedDocuments, OriginalFiles, CachedValues, Protocol):
+    """The whole store, with the writes and the deletion that span its parts."""
+
+    async def put_indexed(self, indexed: IndexedDocument) -> None:
+        """Pages, tree, vectors, page analysis and recognised words first, the record last: a
+        record marked ready always has them. Without vectors or analysis, earlier ones are
+        deleted (they belong to another tree)."""
         ...
 
     async def delete_document(self, doc_id: str) -> bool:

@@ -23,7 +23,7 @@ from pydantic import BaseModel
 
 from shared.adapters.logs import log_fields
 from shared.adapters.metrics import CACHE_HITS, CACHE_MISSES
-from shared.ports.repository import Repository
+from shared.ports.repository import CachedValues
 
 logger = logging.getLogger(__name__)
 
@@ -80,7 +80,7 @@ class RepositoryCallStore:
 
     namespace = "llm_calls"
 
-    def __init__(self, repository: Repository, loop: asyncio.AbstractEventLoop, timeout_s: float = 10.0):
+    def __init__(self, repository: CachedValues, loop: asyncio.AbstractEventLoop, timeout_s: float = 10.0):
         self.repository = repository
         self.loop = loop
         self.timeout_s = timeout_s
