@@ -4,21 +4,16 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from shared.model.documents import DocumentStatus
-from shared.model.listing import DocumentPage
 from shared.ports.blobs import BlobStore
-from shared.ports.repository import Repository
+from shared.ports.repository import DocumentListing, Repository
 
 
-class GatewayStore(Repository, Protocol):
+class GatewayStore(Repository, DocumentListing, Protocol):
     """The repository, and what only the gateway asks of it: listing pages, the file store, a
     ping, and the rows a deletion leaves to remove late."""
 
     @property
     def blobs(self) -> BlobStore: ...
-
-    async def list_page(self, tenant: str, limit: int, before: int | None = None,
-                        status: DocumentStatus | None = None) -> DocumentPage: ...
 
     async def ping(self) -> None: ...
 

@@ -8,7 +8,7 @@ another tenant's document is not found: never "forbidden", since that would say 
 from __future__ import annotations
 
 from shared.model.documents import DocumentRecord, DocumentStatus
-from shared.ports.repository import DocumentRecords
+from shared.ports.repository import DocumentListing, DocumentRecords
 
 
 class DocumentNotFound(LookupError):
@@ -43,12 +43,24 @@ async def tenant_document(repository: DocumentRecords, doc_id: str, tenant: str)
     return record
 
 
-async def query_documents(repository: DocumentRecords, doc_ids: list[str], tenant: str) -> list[str]:
+async def any_ready(listing: DocumentListing, tenant: str) -> bool:
+    """Whether `tenant` has a ready document: read from the tenant's own listing, newest first,
+    so the answer costs a page, not a read of every tenant's records."""
+    before: int | None = None
+    while True:
+        page = await listing.list_page(tenant, 1, before, DocumentStatus.READY)
+        if page.records:
+            return True
+        if page.next_position is None:
+            return False
+        before = page.next_position
+
+
+async def query_documents(repository: DocumentListing, doc_ids: list[str], tenant: str) -> list[str]:
     """The canonical ids of the documents a query names, each ready to ask over; [] when it names
     none, meaning every document of the tenant (`NothingToAsk` when none of them is ready)."""
     if not doc_ids:
-        records = await repository.list_documents()
-        if not any(r.status == DocumentStatus.READY and r.tenant == tenant for r in records):
+        if not await any_ready(repository, tenant):
             raise NothingToAsk()
         return []
     resolved: list[str] = []

@@ -19,6 +19,7 @@ from shared.model.documents import (
     DocumentTree,
     IndexedDocument,
 )
+from shared.model.listing import DocumentPage
 from shared.model.text_layer import TextLayer
 
 
@@ -64,6 +65,18 @@ class DocumentRecords(Protocol):
 
     async def deleting_documents(self) -> list[DocumentRecord]:
         """The records whose deletion started and has not finished (a process stopped midway)."""
+        ...
+
+
+class DocumentListing(DocumentRecords, Protocol):
+    """The records, and a tenant's listing read a page at a time (its cost bounded by the page,
+    not by the store)."""
+
+    async def list_page(self, tenant: str, limit: int, before: int | None = None,
+                        status: DocumentStatus | None = None) -> DocumentPage:
+        """The tenant's records, newest first, at most `limit` below position `before` (None:
+        from the newest); with `status`, only those in it, so a page may hold fewer while more
+        follow (`next_position`)."""
         ...
 
 

@@ -208,6 +208,22 @@ def test_a_query_over_documents_it_cannot_ask_is_refused_before_publishing(
     assert not gateway.bus.of_type(QueryReceived)
 
 
+def test_a_query_naming_no_document_reads_the_tenants_listing_not_the_whole_store(
+        client: TestClient, gateway: FakeGateway) -> None:
+    ready(gateway, "acme-report", tenant="acme")  # another tenant's ready document does not count
+    assert client.post("/v1/query", json={"question": "When does it open?"}).status_code == 409
+    ready(gateway, "manual")
+    for k in range(5):  # newer uploads, still indexing
+        ready(gateway, f"upload{k}")
+        gateway.store.documents[f"upload{k}"] = gateway.store.documents[f"upload{k}"].model_copy(
+            update={"status": DocumentStatus.INDEXING})
+    gateway.answer_with(verified)
+    response = client.post("/v1/query", json={"question": "When does it open?", "timeout_s": 5})
+    assert response.status_code == 200, response.text
+    assert gateway.bus.of_type(QueryReceived)[-1].doc_ids == []
+    assert gateway.store.reads["list_documents"] == 0
+
+
 def test_a_deleted_document_stops_being_served_at_once_and_its_data_goes(client: TestClient,
                                                                         gateway: FakeGateway) -> None:
     ready(gateway, "manual")
