@@ -2,6 +2,7 @@
 
     python -m bench.streaming [--run-dir DIR]
     python -m bench.streaming --llm-base-url http://127.0.0.1:8765/v1 [--questions N]
+    python -m bench.streaming --completions [--llm-base-url URL]
 
 With `--llm-base-url` the verifier's answers are written by the model served there (`make
 llm-local`: SmolLM2-135M-Instruct under llama.cpp; the other stages stay offline), and the
@@ -17,6 +18,11 @@ stage finishes when it sends the answer: the stream's `answer` carries the stage
 with the moment the stage received its message and how long it worked until its send, so the
 first sentence's arrival (on the same clock) is compared with the verifier's send. Results go to
 bench/results/streaming.json.
+
+With `--completions` the same questions go through the OpenAI-compatible `POST
+/v1/chat/completions` with `stream: true` instead (on a stack of its own, so no answer comes
+from the cache): when the first content chunk arrives, against the stream's end; results in
+bench/results/streaming_completions.json (streaming_llm_completions.json with a model).
 """
 
 from __future__ import annotations
@@ -72,6 +78,24 @@ async def one(client: httpx.AsyncClient, question: str, doc_id: str) -> dict[str
             "first_draft_s": seen.get("draft"), "first_sentence_s": seen.get("sentence"),
             "end_s": time.perf_counter() - started, "abstained": bool(final.get("abstained")),
             "verifier_sent_s": verifier_sent_s, "sentences": len(final.get("sentences", []))}
+
+
+async def one_completion(client: httpx.AsyncClient, question: str, doc_id: str) -> dict[str, Any]:
+    """The same question through `POST /v1/chat/completions` with `stream: true`: when the first
+    content chunk (the first checked sentence) arrives, and when the stream ends."""
+    started = time.perf_counter()
+    first: float | None = None
+    pieces = 0
+    body = {"model": f"treerag/{doc_id}", "stream": True, "messages": [{"role": "user", "content": question}]}
+    async with client.stream("POST", "/v1/chat/completions", json=body) as response:
+        async for line in response.aiter_lines():
+            if not line.startswith("data: ") or line == "data: [DONE]":
+                continue
+            choices = json.loads(line.removeprefix("data: ")).get("choices") or [{}]
+            if choices[0].get("delta", {}).get("content"):
+                pieces += 1
+                first = first if first is not None else time.perf_counter() - started
+    return {"first_content_s": first, "end_s": time.perf_counter() - started, "pieces": pieces}
 
 
 async def sent_times(bootstrap: str, topic: str) -> dict[bytes, list[tuple[int, bytes]]]:
@@ -143,6 +167,22 @@ async def measure(stack: BusStack, items: list[dict[str, Any]], doc_ids: dict[st
     }
 
 
+async def measure_completions(stack: BusStack, items: list[dict[str, Any]], doc_ids: dict[str, str]) -> dict[str, Any]:
+    async with httpx.AsyncClient(base_url=stack.gateway_url, timeout=120.0) as client:
+        rows = [await one_completion(client, item["question"], doc_ids[item["doc"]]) for item in items]
+    streamed = [r for r in rows if r["first_content_s"] is not None]
+    return {
+        "questions": len(rows),
+        "with_content": len(streamed),
+        "in_several_pieces": sum(r["pieces"] > 1 for r in streamed),
+        "first_content": latency_summary([r["first_content_s"] for r in streamed]),
+        "stream_end": latency_summary([r["end_s"] for r in rows]),
+        # How long before the stream's end its first content came: the sentences sent as
+        # they were checked, not after the answer.
+        "first_content_before_the_end": latency_summary([r["end_s"] - r["first_content_s"] for r in streamed]),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     from bench import bus_ingest
 
@@ -150,6 +190,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--run-dir", type=Path, default=Path(tempfile.gettempdir()) / "treerag-bench")
     parser.add_argument("--llm-base-url", help="the OpenAI-compatible server whose model writes the answers")
     parser.add_argument("--questions", type=int, default=0, help="ask only the first N questions (0: all)")
+    parser.add_argument("--completions", action="store_true",
+                        help="ask through the OpenAI-compatible stream instead (a stack of its own: no cached answer)")
     args = parser.parse_args(argv)
     configure_bench_logging()
     data = shared_data()
@@ -163,9 +205,10 @@ def main(argv: list[str] | None = None) -> int:
                                  "TREERAG_LLM_BASE_URL": args.llm_base_url, "TREERAG_LLM_TIMEOUT_S": "300",
                                  "TREERAG_LLM_CONTEXT_TOKENS": "4096"}  # the local server's window
     with bus_ingest.indexed_stack(args.run_dir, "streaming", files, stage_env) as (stack, doc_ids):
-        result = asyncio.run(measure(stack, items, doc_ids))
+        result = asyncio.run((measure_completions if args.completions else measure)(stack, items, doc_ids))
     result["answers_written_by"] = "smollm2 (llama.cpp)" if args.llm_base_url else "the extractive answerer"
-    write_result("streaming_llm" if args.llm_base_url else "streaming", result)
+    name = "streaming_llm" if args.llm_base_url else "streaming"
+    write_result(f"{name}_completions" if args.completions else name, result)
     print(json.dumps(result, indent=2))
     return 0
 
