@@ -556,13 +556,14 @@ def _generated(
         if found.check is None:
             continue
         # The sentences told while the answer was written are not told again.
-        _add(checks, found.check, listener if len(checks) >= written.told else None, found.line(settings))
+        line = found.line(settings)
+        _add(checks, found.check, listener if len(checks) >= written.told else None, line)
         if found.dropped(settings):
             warnings.append(f"dropped a sentence its cited page contradicts: {found.check.reason}")
             continue
         if found.citation:
             cited.append(found.citation)
-        kept_lines.append(found.line(settings))
+        kept_lines.append(line)
     confidence, detector_warnings = overall(checks)
     return VerifiedAnswer(
         question=question,
