@@ -73,6 +73,11 @@ class FakeRepository:
         self.reads["list_documents"] += 1
         return sorted(self._readable().values(), key=lambda r: (r.file_name, r.doc_id))
 
+    async def ready_documents(self, tenant: str) -> list[DocumentRecord]:
+        self.reads["ready_documents"] += 1
+        return sorted((r for r in self._readable().values() if r.tenant == tenant and r.status == DocumentStatus.READY),
+                      key=lambda r: r.doc_id)
+
     async def find_document(self, key: str) -> DocumentRecord | None:
         self.reads["find_document"] += 1
         readable = self._readable()

@@ -206,7 +206,7 @@ class IndexCache:
                     )
                 records.append(record)
         else:
-            records = [r for r in await self.repository.list_documents() if r.tenant == tenant]
+            records = await self.repository.ready_documents(tenant)
         ready = [r for r in records if r.status == DocumentStatus.READY]
         if not ready:
             raise NoDocumentsError("no indexed document to ask over; run `treerag index FILE.pdf` first")

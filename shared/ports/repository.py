@@ -45,6 +45,11 @@ class DocumentRecords(Protocol):
 
     async def list_documents(self) -> list[DocumentRecord]: ...
 
+    async def ready_documents(self, tenant: str) -> list[DocumentRecord]:
+        """The ready records of `tenant`, by doc id: the tenant and the status are the store's
+        query, so what is read does not grow with other tenants' documents."""
+        ...
+
     async def find_document(self, key: str) -> DocumentRecord | None:
         """By doc id, unique doc id prefix, or file name."""
         ...

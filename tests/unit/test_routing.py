@@ -173,7 +173,7 @@ async def test_a_failing_stage_dead_letters_and_tells_the_client() -> None:
     async def broken(*_: Any) -> None:
         raise RuntimeError("page store unavailable")
 
-    system.repository.list_documents = broken  # type: ignore[method-assign]
+    system.repository.ready_documents = broken  # type: ignore[method-assign]
     dead: list[dict[str, Any]] = []
     system.broker.subscriber("query.received.dlq", group_id="ops")(lambda body: dead.append(body))
 

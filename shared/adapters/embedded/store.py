@@ -113,6 +113,11 @@ class EmbeddedRepository:
             self._listed = {name: item for name, item in self._listed.items() if name in present}
         return sorted((r for r in records if r.status != DocumentStatus.DELETING), key=lambda r: (r.file_name, r.doc_id))
 
+    async def ready_documents(self, tenant: str) -> list[DocumentRecord]:
+        """A folder has no query to filter in: the tenant's ready records of the listing."""
+        return sorted((r for r in await self.list_documents() if r.tenant == tenant and r.status == DocumentStatus.READY),
+                      key=lambda r: r.doc_id)
+
     async def find_document(self, key: str) -> DocumentRecord | None:
         exact = await self.get_document(key) if "/" not in key else None
         if exact:

@@ -56,6 +56,7 @@ import itertools
 import logging
 import re
 import secrets
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from datetime import timedelta
@@ -92,6 +93,8 @@ DUPLICATE_KEY = 11000
 # so the rows are spread over this many collections (a sixteenth of the scan each).
 CACHE_BUCKETS = 16
 STAMP_ID = "documents"
+# Tenants whose ready records `ready_documents` keeps between writes (a listing each).
+READY_LISTINGS_KEPT = 256
 
 
 def page_chunks(pages: list[str]) -> list[list[str]]:
@@ -263,6 +266,9 @@ class MongoRepository:
         self.owned = OwnershipLedger(self.db)
         # The last full listing and the write stamp it was read under (see `list_documents`).
         self._listing: tuple[tuple[str, int, int], list[DocumentRecord]] | None = None
+        # Each tenant's ready records and the write stamp they were read under, the tenants
+        # asked last kept (see `ready_documents`).
+        self._ready: OrderedDict[str, tuple[tuple[str, int, int], list[DocumentRecord]]] = OrderedDict()
         self.gridfs = GridFsBlobs(self.db)
         self.blobs: BlobStore = blobs if blobs is not None else self.gridfs
         self._owns_client = owns_client
@@ -276,6 +282,7 @@ class MongoRepository:
         await self.documents.create_index([("file_name", ASCENDING)])
         await self.documents.create_index([("status", ASCENDING)])
         await self.documents.create_index([("tenant", ASCENDING), ("created_at", ASCENDING)])
+        await self.documents.create_index([("tenant", ASCENDING), ("status", ASCENDING)])
         await self.page_chunks.create_index([("doc_id", ASCENDING)])
         for bucket in self._cache_buckets():
             await bucket.create_index([("namespace", ASCENDING), ("at", ASCENDING)])
@@ -350,6 +357,27 @@ class MongoRepository:
         # Kept only if no write started or finished while reading.
         if before is not None and before == await self._settled_stamp():
             self._listing = (before, records)
+        return list(records)
+
+    async def ready_documents(self, tenant: str) -> list[DocumentRecord]:
+        """The tenant's ready records, by doc id, read with the tenant and status as the query
+        (MongoDB serves it from the (tenant, status) index; FerretDB reads the collection).
+        Kept per tenant while the write stamp is unchanged, as `list_documents` keeps its
+        listing; the `READY_LISTINGS_KEPT` tenants asked last are kept."""
+        before = await self._settled_stamp()
+        kept = self._ready.get(tenant)
+        if before is not None and kept is not None and kept[0] == before:
+            self._ready.move_to_end(tenant)
+            return list(kept[1])
+        # A record stored before tenants existed has no tenant field: it is the default tenant's.
+        owner: Any = {"$in": [tenant, None]} if tenant == DEFAULT_TENANT else tenant
+        docs = await self.documents.find({"tenant": owner, "status": DocumentStatus.READY.value}).to_list()
+        records = sorted((_record_from(d) for d in docs if _readable(d)), key=lambda r: r.doc_id)
+        if before is not None and before == await self._settled_stamp():
+            self._ready[tenant] = (before, records)
+            self._ready.move_to_end(tenant)
+            while len(self._ready) > READY_LISTINGS_KEPT:
+                self._ready.popitem(last=False)
         return list(records)
 
     async def find_document(self, key: str) -> DocumentRecord | None:
