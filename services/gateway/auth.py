@@ -61,6 +61,14 @@ class Caller:
     def admin(self) -> bool:
         return self.role >= Role.admin
 
+    @property
+    def principal(self) -> str | None:
+        """Who calls, as a document's `uploaded_by` records it: the key or the signed-in user;
+        None for the anonymous caller of a gateway with TREERAG_AUTH=off."""
+        if self.key_id is not None:
+            return f"key:{self.key_id}"
+        return f"user:{self.subject}" if self.subject is not None else None
+
 
 def unauthorized(detail: str, *, invalid: bool) -> HTTPException:
     challenge = f'{REALM}, error="invalid_token"' if invalid else REALM

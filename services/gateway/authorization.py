@@ -35,6 +35,6 @@ def declare_forbidden(app: FastAPI) -> None:
             continue
         for method in route.methods or ():
             needed = needed_role(method, context.path)
-            if needed > Role.reader:
+            if needed > Role.reader and 403 not in route.responses:  # a route may word its own
                 route.responses.update(error_responses(403, meanings={
                     403: f"The caller's role is below {needed.name} (`message` names the role needed)."}))

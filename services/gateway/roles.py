@@ -1,8 +1,10 @@
 """What a caller may do: one role per caller, and the role each route needs, in one table.
 
 - reader: ask and view (documents, trees, pages, queries, chats);
-- editor: also upload and delete documents;
-- admin: also the operations figures of every tenant (/metrics, /v1/pipeline).
+- editor: also upload documents, and delete the ones they uploaded;
+- admin: also delete any document of their tenant, and see the operations figures of every
+  tenant (/metrics, /v1/pipeline). API keys and settings are managed by the operator, outside
+  the API (`treerag keys`, the environment), so no route grants them.
 
 A role includes the ones below it. An API key carries its role (`treerag keys create --role`); a
 key made before roles existed keeps what it could do: admin if it was an admin key, else editor.
@@ -43,6 +45,20 @@ def role_of_key(record: ApiKeyRecord) -> Role:
 
 def needed_role(method: str, path: str | None) -> Role:
     return ROUTE_ROLES.get((method, path or ""), Role.reader)
+
+
+def deletion_refusal(has: Role, caller: str | None, uploaded_by: str | None) -> str | None:
+    """Why a caller may not delete a document `uploaded_by` someone (None: the CLI, or before
+    uploaders were kept); None when they may. An admin deletes any of the tenant's documents,
+    an editor the ones they uploaded: a document with no known uploader is nobody's own."""
+    if has >= Role.admin or (has >= Role.editor and uploaded_by is not None and uploaded_by == caller):
+        return None
+    if has < Role.editor:
+        return refusal(has, Role.editor)
+    return ("an editor deletes only the documents they uploaded, and another caller uploaded this one"
+            if uploaded_by is not None else
+            "nobody's upload is recorded for this document (indexed by the CLI, or before uploaders were "
+            "kept), so only an admin may delete it")
 
 
 def refusal(has: Role, needed: Role) -> str | None:

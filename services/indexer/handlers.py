@@ -169,6 +169,7 @@ class IndexerHandlers:
         update: dict[str, object] = {"tenant": event.tenant, "status": DocumentStatus.READY, "reason": None}
         if previous is not None:
             update["created_at"] = previous.created_at
+            update["uploaded_by"] = previous.uploaded_by
             update["file_name"] = previous.file_name or indexed.record.file_name
         update["version"] = next_version(previous, indexed.record)
         return indexed.record.model_copy(update=update)

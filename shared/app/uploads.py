@@ -40,6 +40,7 @@ class Upload:
     tenant: str
     builder: BuilderChoice = "auto"
     rebuild: bool = False
+    uploaded_by: str | None = None  # the caller, as `DocumentRecord.uploaded_by` names one
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,9 @@ async def accept_upload(upload: Upload, repository: UploadStore, outbox: OutboxP
         format=upload.format,
     )
     await outbox.stage(event)
-    record = existing or DocumentRecord(doc_id=doc_id, file_name=file_name, format=upload.format, tenant=upload.tenant)
+    # A rebuild keeps the first uploader: the document is theirs, whoever asked for the rebuild.
+    record = existing or DocumentRecord(doc_id=doc_id, file_name=file_name, format=upload.format, tenant=upload.tenant,
+                                        uploaded_by=upload.uploaded_by)
     # A deletion that started meanwhile raises `DocumentBeingDeleted` here; the indexer drops the
     # upload owed for it.
     await repository.put_document(record.model_copy(update={"status": DocumentStatus.UPLOADED, "reason": None}))

@@ -54,6 +54,11 @@ class DocumentRecord(BaseModel):
         default=None, description="What the document is, whose and of which period; None for records "
         "indexed before cards were read, or imported.",
     )
+    uploaded_by: str | None = Field(
+        default=None, max_length=300,
+        description="Who uploaded it, as the gateway knows the caller: `key:<key id>` or `user:<subject>`; "
+        "None when it was indexed by the CLI, with authentication off, or before uploaders were kept.",
+    )
 
 
 class DocumentTree(BaseModel):

@@ -22,6 +22,7 @@ from tests.gateway.oidc_provider import CLIENT_ID, CLIENT_SECRET, RunningProvide
 
 USERS = {
     "ana": {"org": "acme", "groups": ["treerag-editors"]},
+    "ivo": {"org": "acme", "groups": ["treerag-editors"]},
     "rui": {"org": "acme", "groups": ["staff"]},
     "eve": {"org": "globex", "groups": ["treerag-editors"]},
     "nobody": {"org": "acme", "groups": []},
@@ -70,6 +71,19 @@ def test_a_signed_in_user_calls_as_its_tenant_and_role(provider: RunningProvider
         assert "editor role" in ErrorBody.model_validate(denied.json()).error.message
         assert client.post("/v1/documents", headers=bearer(ana),
                            files={"file": ("a.md", b"# A\n\ntext\n")}).status_code == 202
+
+
+def test_a_signed_in_editor_deletes_their_own_upload_and_not_another_editors(provider: RunningProvider) -> None:
+    fake = FakeGateway(settings=settings(provider))
+    ana = provider.sign_in("ana")["id_token"]
+    ivo = provider.sign_in("ivo")["id_token"]
+    with fake.client() as client:
+        uploaded = client.post("/v1/documents", headers=bearer(ana), files={"file": ("a.md", b"# Ana\n\nvalves\n")})
+        assert uploaded.status_code == 202
+        doc_id = uploaded.json()["doc_id"]
+        refused = client.delete(f"/v1/documents/{doc_id}", headers=bearer(ivo))
+        assert refused.status_code == 403 and "they uploaded" in ErrorBody.model_validate(refused.json()).error.message
+        assert client.delete(f"/v1/documents/{doc_id}", headers=bearer(ana)).status_code == 200
 
 
 def test_a_user_in_no_mapped_group_gets_403_saying_so(provider: RunningProvider) -> None:

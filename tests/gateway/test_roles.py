@@ -10,7 +10,7 @@ import pytest
 
 from services.gateway.errors import ErrorBody
 from services.gateway.keys import main
-from services.gateway.roles import Role, needed_role, refusal, role_of_key
+from services.gateway.roles import Role, deletion_refusal, needed_role, refusal, role_of_key
 from shared.app.api_keys import issue_key, new_key
 from shared.model.api_keys import ApiKeyRecord
 from shared.settings import Settings
@@ -74,3 +74,39 @@ def test_the_cli_makes_a_key_with_a_role_and_lists_it(tmp_path: pytest.TempPathF
     assert "created reader key" in capsys.readouterr().err
     assert main(["--store", str(tmp_path), "list"]) == 0
     assert "reader" in capsys.readouterr().out
+
+
+def test_an_editor_deletes_what_they_uploaded_and_an_admin_deletes_anything_of_the_tenant() -> None:
+    fake = FakeGateway(settings=SETTINGS)
+    keys = {name: asyncio.run(issue_key(fake.keys, SETTINGS.tenant, role=role)).key
+            for name, role in (("ann", "editor"), ("bob", "editor"), ("admin", "admin"))}
+    with fake.client() as client:
+        def as_(name: str) -> dict[str, str]:
+            return {"Authorization": f"Bearer {keys[name]}"}
+
+        def upload(name: str, text: bytes) -> str:
+            accepted = client.post("/v1/documents", headers=as_(name), files={"file": ("notes.md", text)})
+            assert accepted.status_code == 202
+            return str(accepted.json()["doc_id"])
+
+        anns, bobs = upload("ann", b"# Ann\n\nvalves\n"), upload("bob", b"# Bob\n\npumps\n")
+        refused = client.delete(f"/v1/documents/{bobs}", headers=as_("ann"))
+        assert refused.status_code == 403
+        assert "only the documents they uploaded" in ErrorBody.model_validate(refused.json()).error.message
+        assert client.get(f"/v1/documents/{bobs}", headers=as_("ann")).status_code == 200  # nothing happened to it
+        # Uploading the same bytes again does not make the document Ann's.
+        assert upload("ann", b"# Bob\n\npumps\n") == bobs
+        assert client.delete(f"/v1/documents/{bobs}", headers=as_("ann")).status_code == 403
+
+        assert client.delete(f"/v1/documents/{anns}", headers=as_("ann")).status_code == 200
+        assert client.delete(f"/v1/documents/{bobs}", headers=as_("admin")).status_code == 200
+
+
+def test_a_document_with_no_recorded_uploader_is_deleted_by_an_admin_only() -> None:
+    assert deletion_refusal(Role.admin, "key:k1", None) is None
+    reason = deletion_refusal(Role.editor, "key:k1", None)
+    assert reason is not None and "only an admin" in reason
+    assert deletion_refusal(Role.editor, "user:alice", "user:alice") is None
+    assert deletion_refusal(Role.editor, None, None) is not None  # no caller to match
+    below = deletion_refusal(Role.reader, "key:k1", "key:k1")
+    assert below is not None and "editor role" in below

@@ -29,7 +29,8 @@ class Indexer:
         doc_id = hashlib.sha256(data).hexdigest()[:16]
         await self.repository.put_pdf(doc_id, data)
         if doc_id not in self.repository.documents:
-            await self.repository.put_document(DocumentRecord(doc_id=doc_id, file_name=file_name, tenant="acme"))
+            await self.repository.put_document(DocumentRecord(doc_id=doc_id, file_name=file_name, tenant="acme",
+                                                              uploaded_by="key:k-ann"))
         return DocumentUploaded(doc_id=doc_id, file_name=file_name, size_bytes=len(data), pdf_ref=f"gridfs:{doc_id}",
                                 tenant="acme", rebuild=rebuild)
 
@@ -57,6 +58,7 @@ async def test_an_uploaded_pdf_is_stored_ready_and_announced(manual: tuple[bytes
     record = indexer.repository.documents[event.doc_id]
     assert record.status == DocumentStatus.READY and record.reason is None
     assert record.tenant == "acme" and record.version == 1
+    assert record.uploaded_by == "key:k-ann"  # who may delete it as its editor
     tree = indexer.repository.trees[event.doc_id]
     titles = " ".join(n.title for n in tree.nodes)
     assert headings[0].title in titles

@@ -21,6 +21,7 @@ from services.gateway.pagination import (
     link_next,
 )
 from services.gateway.ports import GatewayDep
+from services.gateway.roles import deletion_refusal
 from services.gateway.schemas import DeletedOut, DocumentDetailOut, ListedDocumentOut, PageOut, TreeOut
 from shared.adapters.logs import correlated
 from shared.app.deletion import delete_document
@@ -96,13 +97,19 @@ async def get_pdf(doc_id: str, caller: CallerDep, gateway: GatewayDep) -> Respon
 
 
 @router.delete("/v1/documents/{doc_id}", response_model=DeletedOut, name="delete_document",
-               responses=error_responses(404, meanings={404: "No such document, or its deletion has started."}))
+               responses=error_responses(403, 404, meanings={
+                   403: "The caller's role is below editor, or an editor asked to delete a document they did not "
+                        "upload (`message` says which).",
+                   404: "No such document, or its deletion has started."}))
 async def delete(doc_id: str, caller: CallerDep, gateway: GatewayDep) -> DeletedOut:
     """Once this answers, nothing serves the document (its routes answer 404, queries never
     use it); its file, pages, tree, vectors, page analysis, cached answers and the stored
     queries asked over or citing it (`queries_removed`) are removed in the background within
     seconds, and the stages drop what they keep in memory."""
-    await tenant_document(gateway.documents, doc_id, caller.tenant)
+    record = await tenant_document(gateway.documents, doc_id, caller.tenant)
+    refused = deletion_refusal(caller.role, caller.principal, record.uploaded_by)
+    if refused is not None:
+        raise HTTPException(403, refused)
     with correlated(doc_id=doc_id):
         deletion = await delete_document(doc_id, gateway.documents, gateway.queries, gateway.outbox,
                                          gateway.outbox.outbox, keys=gateway.document_keys)

@@ -54,7 +54,7 @@ async def accept(gateway: Gateway, file: UploadFile, caller: Caller, builder: Bu
                  rebuild: bool) -> UploadAccepted:
     data, fmt = await read_upload(file, gateway.settings.max_upload_bytes)
     upload = Upload(data=data, format=fmt, client_name=file.filename, tenant=caller.tenant, builder=builder,
-                    rebuild=rebuild)
+                    rebuild=rebuild, uploaded_by=caller.principal)
     with correlated(doc_id=document_id(data, caller.tenant)):
         accepted = await accept_upload(upload, gateway.documents, gateway.outbox, gateway.documents.blobs.scheme)
     return UploadAccepted(doc_id=accepted.doc_id, status=accepted.status, file_name=accepted.file_name,
