@@ -5,8 +5,10 @@ broker is not touched) gets a SASL_SSL listener beside its plaintext one: a CA a
 certificate made here, in PEM (Kafka reads it without keytool), a PLAIN user in the listener's
 JAAS configuration and a SCRAM-SHA-512 user stored when the storage is formatted (KRaft keeps
 SCRAM credentials in its metadata). A stage runtime connects with each mechanism, creates its
-topics, publishes an event and consumes it through the delivery layer. A wrong password and an
-untrusted certificate fail at once, with what to set, instead of waiting for a broker that is up.
+topics, publishes an event and consumes it through the delivery layer; the whole stack (gateway,
+indexer and the query stages as processes) indexes an upload and answers a question through it.
+A wrong password and an untrusted certificate fail at once, with what to set, instead of waiting
+for a broker that is up.
 """
 
 from __future__ import annotations
@@ -42,6 +44,9 @@ from shared.adapters.mongo.store import connect
 from shared.model.delivery import Delivery
 from shared.model.events import DocumentDeleted
 from shared.settings import Settings
+from tests.integration.conftest import upload_ready
+from tests.integration.pdfs import manual_pdf
+from tests.integration.stack import Stack, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -261,3 +266,38 @@ async def test_a_broker_certificate_from_an_unknown_ca_is_refused_at_once(secure
     finally:
         await runtime.close()
     assert time.monotonic() - began < FAIL_FAST_S
+
+
+def test_the_stack_indexes_and_answers_through_a_sasl_ssl_broker(secure_kafka: SecureKafka, infra: Any,
+                                                                tmp_path: Path) -> None:
+    """As on a managed cluster: every process connects with SCRAM over TLS and the test's CA."""
+    security = {
+        "TREERAG_KAFKA_SECURITY_PROTOCOL": "SASL_SSL", "TREERAG_KAFKA_SASL_MECHANISM": "SCRAM-SHA-512",
+        "TREERAG_KAFKA_SASL_USERNAME": SCRAM_USER, "TREERAG_KAFKA_SASL_PASSWORD": SCRAM_PASSWORD,
+        "TREERAG_KAFKA_SSL_CAFILE": str(secure_kafka.cafile),
+    }
+    stack = Stack(kafka_bootstrap=secure_kafka.bootstrap, mongo_url=infra.mongo_url,
+                  namespace=f"sasl{uuid.uuid4().hex[:8]}", workdir=tmp_path)
+    try:
+        stages = [stack.start_stage(name, **security) for name in ("indexer", "navigator", "compressor", "verifier")]
+        for process in stages:
+            stack.wait_consuming(process)
+        gateway = stack.start_gateway(stack.create_key("default", admin=True), **security)
+        wait_until(gateway.ready, 240, "the gateway's /readyz over SASL_SSL", interval_s=0.5)
+
+        document = upload_ready(gateway, manual_pdf(unit=307), "unit-307.pdf")
+        response = gateway.post("/v1/query", json={"question": "At what pressure does the safety valve of unit 307 open?",
+                                                  "doc_ids": [document["doc_id"]]}, timeout=120)
+        assert response.status_code == 200, response.text + stack.logs()
+        body = response.json()
+        assert "317 bar" in body["answer"] and body["citations"][0]["pages"] == [2]
+        assert [t["stage"] for t in body["timings"]["stages"]] == ["navigator", "compressor", "verifier"]
+        logs = "\n".join(p.log_text() for p in stack.processes)
+        assert SCRAM_PASSWORD not in logs
+    finally:
+        stack.stop_all()
+        client = stack.mongo()
+        try:
+            client.drop_database(stack.db_name)
+        finally:
+            client.close()
