@@ -1,16 +1,19 @@
 """A password in the MongoDB URL stays secret: with the store unreachable, the stage that gives
 up, the gateway that answers 503 and the key command that fails all say where they looked and
-why, with the password masked, in every log line and every response."""
+why, with the password masked, in every log line and every response; and so do a gateway and a
+stage that were serving when the store went away under them."""
 
 from __future__ import annotations
 
 import socket
 import subprocess
 import sys
+import threading
+from urllib.parse import urlsplit
 
 import pytest
 
-from .stack import REPO, Stack, free_port, wait_until
+from .stack import REPO, ServiceProcess, Stack, free_port, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -49,3 +52,79 @@ def _listening(port: int) -> bool:
     except OSError:
         return False
     return True
+
+
+class StoreLink:
+    """A TCP relay in front of the test's FerretDB, so that the store can fail under a running
+    stack: `cut()` stops listening and drops every connection."""
+
+    def __init__(self, upstream: tuple[str, int]) -> None:
+        self.upstream = upstream
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = int(self.listener.getsockname()[1])
+        self.sockets: list[socket.socket] = []
+        self.lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return  # cut
+            server = socket.create_connection(self.upstream)
+            with self.lock:
+                self.sockets += [client, server]
+            for source, target in ((client, server), (server, client)):
+                threading.Thread(target=self._pump, args=(source, target), daemon=True).start()
+
+    @staticmethod
+    def _pump(source: socket.socket, target: socket.socket) -> None:
+        try:
+            while data := source.recv(65536):
+                target.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for end in (source, target):
+                try:
+                    end.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def cut(self) -> None:
+        self.listener.close()
+        with self.lock:
+            for end in self.sockets:
+                try:
+                    end.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+                end.close()
+
+
+def test_a_store_lost_while_serving_does_not_reveal_the_password(stack: Stack, query_stages: list[ServiceProcess]) -> None:
+    store = urlsplit(stack.mongo_url)
+    link = StoreLink((store.hostname or "127.0.0.1", store.port or 27017))
+    # FerretDB takes any user and password over PLAIN: the URL carries one, as a production one does.
+    url = f"mongodb://treerag:{PASSWORD}@127.0.0.1:{link.port}/?authMechanism=PLAIN"
+    gateway = stack.start_gateway(stack.create_key("default", admin=True), TREERAG_MONGO_URL=url)
+    navigator = stack.start_stage("navigator", TREERAG_MONGO_URL=url)
+    responses = []
+    try:
+        wait_until(gateway.ready, 240, "the gateway to serve through the relay", interval_s=0.5)
+        stack.wait_consuming(navigator)
+        assert gateway.get("/v1/documents").status_code == 200
+        link.cut()
+        wait_until(lambda: gateway.get("/readyz", timeout=60).status_code == 503, 120, "/readyz to report the store")
+        for path in ("/readyz", "/v1/documents"):
+            responses.append(gateway.get(path, timeout=60))
+        responses.append(gateway.post("/v1/query", json={"question": "At what pressure does the valve open?"},
+                                      timeout=60))
+    finally:
+        link.cut()
+        stack.stop(gateway.process)
+        stack.stop(navigator)
+    assert [r.status_code for r in responses] == [503, 503, 503], [r.text for r in responses]
+    for text in (gateway.process.log_text(), navigator.log_text(), *(r.text for r in responses)):
+        assert PASSWORD not in text
