@@ -1,5 +1,6 @@
 """How a client of an HTTP service (the gateway, a model server) retries what a retry can fix:
-exponential backoff with full jitter, so that many clients do not retry in step, and the
+exponential backoff with equal jitter (a random wait between half the ceiling and the ceiling:
+never near zero, and spread so that many clients do not retry in step), and the
 server's `Retry-After` honoured up to the cap. One rule for every client of the project."""
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ class RetryPolicy:
 
     def delay(self, attempt: int, retry_after_s: float | None = None) -> float:
         """Seconds to wait after failed attempt number `attempt` (0 for the first): the server's
-        `retry_after_s` when it gave one, else a random wait up to a ceiling that doubles."""
+        `retry_after_s` when it gave one, else a random wait from half a ceiling that doubles up to it."""
         if retry_after_s is not None:
             return min(max(retry_after_s, 0.0), self.max_delay_s)
         ceiling = min(self.max_delay_s, self.base_delay_s * (2**attempt))
