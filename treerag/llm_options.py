@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from shared.adapters.embedded.store import EmbeddedRepository
 from shared.adapters.llm.call_cache import DirectoryCallStore
 from shared.adapters.llm.client import BaseLLMClient
 from shared.adapters.llm.factory import make_llm
@@ -39,7 +40,7 @@ def llm_settings(args: argparse.Namespace) -> Settings:
 
 def call_store_for(store_dir: Path) -> DirectoryCallStore:
     """Model replies cached beside the documents, so re-indexing or re-asking costs no call."""
-    return DirectoryCallStore(Path(store_dir) / "cache" / "llm")
+    return DirectoryCallStore(EmbeddedRepository(store_dir))
 
 
 def make_cli_llm(args: argparse.Namespace, store_dir: Path, *, persist_replies: bool = True) -> BaseLLMClient | None:

@@ -9,6 +9,7 @@ come afterwards, many nodes per call.
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import re
 from collections.abc import Sequence
@@ -352,7 +353,9 @@ def summarize_nodes(
         return {s.id.strip(): " ".join(s.summary.split()) for s in reply.summaries}
 
     with ThreadPoolExecutor(max_workers=max(1, min(options.summary_threads, len(batches) or 1))) as pool:
-        results = list(pool.map(run, batches))
+        # Each call in a copy of this thread's context: the documents its prompt is made from go with it.
+        futures = [pool.submit(contextvars.copy_context().run, run, batch) for batch in batches]
+        results = [future.result() for future in futures]
     written = {k: v for result in results for k, v in result.items() if v}
     for node, excerpt in items:
         if node.id in written:

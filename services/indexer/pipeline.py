@@ -47,6 +47,7 @@ from shared.model.documents import (
 from shared.model.formats import FORMAT_NAMES, DocumentFormat, sniff_format
 from shared.model.ids import BuilderChoice, content_id
 from shared.model.tree import TreeNode, count_nodes, walk_tree
+from shared.ports.model_calls import made_from
 from shared.ports.model_roles import Embedder
 from shared.text.page_analysis import analyse_pages
 
@@ -309,7 +310,8 @@ def _index_content(
     # Running headers and footers are printed things: a converted document has none.
     furniture = find_furniture(pages) if content.printed else frozenset()
 
-    nodes, builder = _first_tree(doc_id, content, outline, image_only, options, llm, furniture, warnings)
+    with made_from([doc_id]):  # what a model is asked here quotes this document
+        nodes, builder = _first_tree(doc_id, content, outline, image_only, options, llm, furniture, warnings)
     first_start = min(n.page_start for n in nodes)
     if first_start > 1:
         # Title page, contents, preface before the first section: reachable like any section.
@@ -324,7 +326,8 @@ def _index_content(
     if options.summary_sentences:
         summarise_tree(nodes, pages, furniture, options.summary_sentences)
     if builder is BuilderName.LLM and llm is not None:
-        _llm_summaries(nodes, pages, llm, options.domain, warnings)
+        with made_from([doc_id]):
+            _llm_summaries(nodes, pages, llm, options.domain, warnings)
     embeddings = embed_document(doc_id, pages, nodes, embedder) if embedder is not None else None
 
     card = _card(content, furniture, file_name, doc_id)

@@ -58,6 +58,7 @@ from shared.model.query import (
     TraversalStats,
     VisitedSection,
 )
+from shared.ports.model_calls import made_from
 from shared.ports.model_roles import Embedder, NodeScorer
 from shared.text.lexical import query_terms
 from shared.text.names import bare_name, is_abbreviation, named_words, unmentioned_names
@@ -294,7 +295,8 @@ def navigate(
     """
     started = time.perf_counter()
     model, reranking = models.ranking, models.reranking
-    found = explore(question, indexes, settings, scorer, model.router, models.embedder)
+    with made_from(index.doc_id for index in indexes):  # a scorer model reads their sections
+        found = explore(question, indexes, settings, scorer, model.router, models.embedder)
     stats, warnings = found.stats, found.warnings
     passages: list[Passage] | None = None  # the walk's own, unless the ranking decides otherwise
     if found.candidates is not None:

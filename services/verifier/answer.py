@@ -42,6 +42,7 @@ from shared.model.query import (
     SourceNote,
     VerifiedAnswer,
 )
+from shared.ports.model_calls import made_from
 from shared.ports.model_roles import AnswerGenerator, EntailmentJudge
 from shared.text.citations import (
     format_citation,
@@ -539,8 +540,9 @@ def _generated(
 
     streaming = listener is not None or drafts is not None
     try:
-        text = (generator.generate(question, context.passages, notes, on_text=grow) if streaming
-                else generator.generate(question, context.passages, notes)).strip()
+        with made_from(p.doc_id for p in context.passages):  # the prompt quotes their pages
+            text = (generator.generate(question, context.passages, notes, on_text=grow) if streaming
+                    else generator.generate(question, context.passages, notes)).strip()
     except Exception as exc:  # the caller decides whether to retry; the answer says what failed
         logger.warning("answer generator failed", exc_info=True)
         raise RuntimeError(f"answer generation failed ({generator.name}): {exc}") from exc

@@ -6,6 +6,7 @@ from pydantic import BaseModel, Field
 
 from shared.adapters.llm.client import LLMClient
 from shared.model.query import Passage
+from shared.ports.model_calls import made_from
 
 PROMPT_VERSION = "judge-v1"
 
@@ -46,5 +47,6 @@ def judge_answer(
     llm: LLMClient, question: str, answer: str, passages: list[Passage], reference: str | None = None
 ) -> JudgeScores:
     """Scores in 0..1; raises `shared.adapters.llm.LLMError` when the model fails."""
-    scores = llm.generate_json(judge_prompt(question, answer, passages, reference), JudgeScores, purpose="judge")
+    with made_from(p.doc_id for p in passages):
+        scores = llm.generate_json(judge_prompt(question, answer, passages, reference), JudgeScores, purpose="judge")
     return scores.clamped()

@@ -8,6 +8,7 @@ import pytest
 from prometheus_client import REGISTRY
 from pydantic import BaseModel
 
+from shared.adapters.embedded.store import EmbeddedRepository
 from shared.adapters.llm.call_cache import CallCache, DirectoryCallStore
 from shared.adapters.llm.client import ModelRetryPolicy
 from shared.adapters.llm.errors import (
@@ -129,7 +130,7 @@ def test_failed_replies_are_not_cached(client, provider: FakeProvider) -> None:
 
 
 def test_persistent_call_store_survives_a_new_client(client_kind: str, provider: FakeProvider, tmp_path) -> None:
-    store = DirectoryCallStore(tmp_path / "llm")
+    store = DirectoryCallStore(EmbeddedRepository(tmp_path / "store"))
     provider.script(Reply.json(VALID))
     make_client(client_kind, provider, cache=CallCache(store=store)).generate_json("p", Facts, purpose="tree")
     fresh = make_client(client_kind, provider, cache=CallCache(store=store))

@@ -3,6 +3,8 @@ generated PDF, navigating with model scores, answering with model text, and ever
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 
 from services.indexer.pipeline import IndexOptions, index_pdf
@@ -10,12 +12,14 @@ from services.navigator.index import DocumentIndex
 from services.navigator.llm_scoring import LLMNodeScorer
 from services.verifier.judge import judge_answer
 from services.verifier.llm_answer import LLMAnswerGenerator
+from shared.adapters.llm.call_cache import CallCache
 from shared.adapters.llm.client import BaseLLMClient
 from shared.model.documents import BuilderName
 from shared.model.query import QuerySettings
 from shared.model.tree import walk_tree
 from treerag.pipeline import answer_from_indexes
 
+from .conftest import make_client
 from .fake_provider import FakeProvider, Reply
 from .pdfs import fact, handbook_pdf
 from .scripted_model import ScriptedModel
@@ -146,3 +150,38 @@ def test_judge_scores_are_read_from_the_model(client: BaseLLMClient, provider: F
     provider.responder = lambda call: Reply.json({"faithfulness": 1.7, "relevance": -1, "completeness": 0.5, "rationale": ""})
     clamped = judge_answer(client, "another question", "x", [])
     assert (clamped.faithfulness, clamped.relevance) == (1.0, 0.0)
+
+
+class RecordingCallStore:
+    """A persistent reply store that keeps what it is given, with the documents named for it."""
+
+    def __init__(self) -> None:
+        self.refs: dict[str, tuple[str, ...]] = {}
+
+    def get(self, key: str) -> dict[str, object] | None:
+        return None
+
+    def put(self, key: str, value: dict[str, object], refs: Sequence[str] = ()) -> None:
+        self.refs[key] = tuple(refs)
+
+
+def test_every_reply_a_document_fed_is_stored_under_it(client_kind: str, provider: FakeProvider, handbook) -> None:
+    """So that deleting the document drops them: the tree, the summaries, the node scores and
+    the answer all quote its pages."""
+    data, headings = handbook
+    store = RecordingCallStore()
+    client = make_client(client_kind, provider, cache=CallCache(store=store))
+    model = ScriptedModel(headings)
+    provider.responder = model
+    indexed = _index(data, client)
+    doc_id = indexed.record.doc_id
+    assert model.count("tree") == 1 and model.count("summaries") >= 1
+    indexing = dict(store.refs)
+    assert indexing and set(indexing.values()) == {(doc_id,)}
+
+    index = DocumentIndex.build(indexed.record, indexed.tree, indexed.pages)
+    settings = QuerySettings(llm_scoring=True, mode="beam")
+    answer_from_indexes(QUESTION, [index], settings, LLMNodeScorer(client), LLMAnswerGenerator(client))
+    asked = {key: refs for key, refs in store.refs.items() if key not in indexing}
+    assert model.count("scoring") >= 1 and model.count("answer") == 1
+    assert asked and set(asked.values()) == {(doc_id,)}

@@ -241,12 +241,20 @@ class EmbeddedRepository:
         return self._path(f"cache/{namespace}", digest)
 
     async def get_cached(self, namespace: str, key: str) -> dict[str, Any] | None:
-        path = self._cache_path(namespace, key)
-        return json.loads(path.read_bytes()) if path.is_file() else None
+        return self.read_cached(namespace, key)
 
     async def put_cached(
         self, namespace: str, key: str, value: dict[str, Any], refs: Sequence[str] = ()
     ) -> None:
+        self.write_cached(namespace, key, value, refs)
+
+    def read_cached(self, namespace: str, key: str) -> dict[str, Any] | None:
+        """`get_cached` without an event loop (the model clients' worker threads call it)."""
+        path = self._cache_path(namespace, key)
+        return json.loads(path.read_bytes()) if path.is_file() else None
+
+    def write_cached(self, namespace: str, key: str, value: dict[str, Any], refs: Sequence[str] = ()) -> None:
+        """`put_cached` without an event loop."""
         path = self._cache_path(namespace, key)
         for doc_id in refs:
             marker = self.root / "cache-refs" / doc_id / namespace / path.stem

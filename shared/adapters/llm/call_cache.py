@@ -11,18 +11,17 @@ import asyncio
 import hashlib
 import json
 import logging
-import os
 import threading
 from collections import OrderedDict
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Sequence
 from concurrent.futures import TimeoutError as FutureTimeout
-from pathlib import Path
 from typing import Any, Protocol
 
 from pydantic import BaseModel
 
 from shared.adapters.logs import log_fields
 from shared.adapters.metrics import CACHE_HITS, CACHE_MISSES
+from shared.ports.model_calls import current_sources
 from shared.ports.repository import CachedValues
 
 logger = logging.getLogger(__name__)
@@ -36,39 +35,44 @@ def call_cache_key(provider: str, model: str, prompt: str, schema: type[BaseMode
     return hashlib.sha256(material.encode()).hexdigest()
 
 
+# Where replies are kept among a store's cached values (`CachedValues`).
+CALLS_NAMESPACE = "llm_calls"
+
+
 class CallStore(Protocol):
     """A synchronous persistent store of replies (`{"text": ...}`) by key."""
 
     def get(self, key: str) -> dict[str, Any] | None: ...
 
-    def put(self, key: str, value: dict[str, Any]) -> None: ...
+    def put(self, key: str, value: dict[str, Any], refs: Sequence[str] = ()) -> None:
+        """`refs`: the documents the prompt was made from; deleting one drops the reply."""
+        ...
+
+
+class FolderCachedValues(Protocol):
+    """A folder store's cached values, read and written without an event loop."""
+
+    def read_cached(self, namespace: str, key: str) -> dict[str, Any] | None: ...
+
+    def write_cached(self, namespace: str, key: str, value: dict[str, Any], refs: Sequence[str] = ()) -> None: ...
 
 
 class DirectoryCallStore:
-    """One JSON file per reply, for the one-process CLI."""
+    """Replies among the one-process store's cached values, for the CLI: deleting a document
+    from the store drops the replies made from it, as in the services."""
 
-    def __init__(self, folder: str | Path) -> None:
-        self.folder = Path(folder)
-
-    def _path(self, key: str) -> Path:
-        return self.folder / key[:2] / f"{key}.json"
+    def __init__(self, store: FolderCachedValues) -> None:
+        self.store = store
 
     def get(self, key: str) -> dict[str, Any] | None:
-        path = self._path(key)
         try:
-            return json.loads(path.read_bytes())
-        except FileNotFoundError:
-            return None
+            return self.store.read_cached(CALLS_NAMESPACE, key)
         except ValueError:
-            logger.warning("unreadable cached reply ignored", extra=log_fields(path=str(path)))
+            logger.warning("unreadable cached reply ignored", extra=log_fields(key=key))
             return None
 
-    def put(self, key: str, value: dict[str, Any]) -> None:
-        path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-        tmp.write_text(json.dumps(value, ensure_ascii=False))
-        os.replace(tmp, path)
+    def put(self, key: str, value: dict[str, Any], refs: Sequence[str] = ()) -> None:
+        self.store.write_cached(CALLS_NAMESPACE, key, value, refs)
 
 
 class RepositoryCallStore:
@@ -78,7 +82,7 @@ class RepositoryCallStore:
     own thread would deadlock, so they are refused.
     """
 
-    namespace = "llm_calls"
+    namespace = CALLS_NAMESPACE
 
     def __init__(self, repository: CachedValues, loop: asyncio.AbstractEventLoop, timeout_s: float = 10.0):
         self.repository = repository
@@ -107,9 +111,9 @@ class RepositoryCallStore:
             logger.warning("LLM call cache read failed", exc_info=True)
             return None
 
-    def put(self, key: str, value: dict[str, Any]) -> None:
+    def put(self, key: str, value: dict[str, Any], refs: Sequence[str] = ()) -> None:
         try:
-            self._run(self.repository.put_cached(self.namespace, key, value))
+            self._run(self.repository.put_cached(self.namespace, key, value, refs))
         except Exception:
             logger.warning("LLM call cache write failed", exc_info=True)
 
@@ -139,9 +143,10 @@ class CallCache:
         return text
 
     def put(self, key: str, text: str) -> None:
+        """Kept under the documents the call was made from (`shared.ports.model_calls`)."""
         self._remember(key, text)
         if self.store is not None:
-            self.store.put(key, {"text": text})
+            self.store.put(key, {"text": text}, current_sources())
 
     def _remember(self, key: str, text: str) -> None:
         with self._lock:
