@@ -80,3 +80,13 @@ def test_only_the_gateway_is_published_and_only_on_the_hosts_loopback() -> None:
     gateway_env = services["gateway"]["environment"]
     assert "gateway" in gateway_env["TREERAG_ALLOWED_HOSTS"]  # Prometheus scrapes it by that name
     assert gateway_env["TREERAG_CORS_ORIGINS"] == "${TREERAG_CORS_ORIGINS:-}"
+
+
+def test_every_stage_is_probed_on_its_own_readiness_endpoint() -> None:
+    services = compose()["services"]
+    for name in STAGES:
+        check = services[name].get("healthcheck")
+        assert check is not None, f"{name} has no healthcheck"
+        probe = " ".join(check["test"])
+        assert f"http://127.0.0.1:{STAGE_METRICS_PORTS[name]}/readyz" in probe, probe
+        assert services[name]["environment"]["TREERAG_METRICS_PORT"] == str(STAGE_METRICS_PORTS[name])
