@@ -396,6 +396,35 @@ def test_the_list_polls_only_while_a_document_is_indexed_and_the_tab_is_visible(
             tab.close()
 
 
+def test_a_document_page_asks_again_only_while_it_is_indexed_and_the_tab_is_visible(browser: Any) -> None:
+    for fake_site in site_of([filing("pending", "pending.pdf", None, DocumentStatus.INDEXING)]):
+        tab = Tab(browser, DESKTOP, key=fake_site.key)
+        try:
+            asked: list[str] = []
+            tab.page.on("request", lambda r: asked.append(r.url) if r.url.endswith("/v1/documents/pending") else None)
+            tab.page.goto(f"{fake_site.url}/documents/pending")
+            tab.page.locator("#tree-status", has_text="Indexing").wait_for()
+            tab.page.wait_for_timeout(4_500)
+            assert len(asked) >= 2, asked  # asked again while it is indexed
+            tab.page.evaluate("""() => { Object.defineProperty(document, 'visibilityState', {value: 'hidden', configurable: true});
+                                        document.dispatchEvent(new Event('visibilitychange')); }""")
+            tab.page.wait_for_timeout(2_500)
+            hidden_at = len(asked)
+            tab.page.wait_for_timeout(4_500)
+            assert len(asked) == hidden_at, asked  # a hidden tab asks nothing
+            record = fake_site.fake.store.documents["pending"]
+            fake_site.fake.store.documents["pending"] = record.model_copy(update={"status": DocumentStatus.READY})
+            tab.page.evaluate("""() => { Object.defineProperty(document, 'visibilityState', {value: 'visible', configurable: true});
+                                        document.dispatchEvent(new Event('visibilitychange')); }""")
+            # Shown again: asked at once, and the page leaves "Indexing…" for the tree.
+            tab.page.wait_for_function("() => !document.getElementById('tree-status').textContent.startsWith('Indexing')")
+            ready_at = len(asked)
+            tab.page.wait_for_timeout(4_500)
+            assert len(asked) == ready_at, asked  # ready: nothing more to ask
+        finally:
+            tab.close()
+
+
 def test_the_section_tree_and_the_pipeline_page_are_accessible_at_both_widths(tab: Tab, site: Site) -> None:
     page = tab.page
     page.goto(f"{site.url}/documents/apple-10k")

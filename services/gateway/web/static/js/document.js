@@ -61,6 +61,8 @@ function node(n, doc) {
 }
 
 async function load() {
+  timer = null;
+  waiting = false;
   let doc;
   try {
     doc = await api(`/v1/documents/${encodeURIComponent(docId)}`);
@@ -83,7 +85,9 @@ async function load() {
   warnings.replaceChildren(...doc.warnings.map((w) => el("li", { text: w })));
   if (doc.status !== "ready") {
     treeStatus.textContent = doc.status === "failed" ? "No tree: indexing failed." : "Indexing… this page updates when the tree is ready.";
-    if (doc.status !== "failed") setTimeout(load, 2000);
+    // Asked again while it is indexed and someone can see it; a hidden tab asks when shown.
+    waiting = doc.status !== "failed";
+    if (waiting && document.visibilityState === "visible") timer = setTimeout(load, 2000);
     return;
   }
   try {
@@ -95,4 +99,9 @@ async function load() {
   }
 }
 
+let waiting = false; // the document is being indexed
+let timer = null; // the next ask, when one is due
+document.addEventListener("visibilitychange", () => {
+  if (document.visibilityState === "visible" && waiting && !timer) load();
+});
 load();
