@@ -441,6 +441,13 @@ def test_the_section_tree_and_the_pipeline_page_are_accessible_at_both_widths(ta
     for viewport, name in ((DESKTOP, "document"), (PHONE, "document on a phone")):
         page.set_viewport_size(viewport)
         tab.check(name)
+    # The page a provider sends a signed-in user back to, opened as a bookmark would be.
+    page.goto(f"{site.url}/signin")
+    page.wait_for_load_state("networkidle")
+    for viewport, name in ((DESKTOP, "sign-in return"), (PHONE, "sign-in return on a phone")):
+        page.set_viewport_size(viewport)
+        tab.check(name)
+    page.set_viewport_size(DESKTOP)
     page.goto(f"{site.url}/pipeline")
     page.locator("#stages-status", has_text="Prometheus").wait_for()
     page.locator("#pipeline-status", has_text="Updated").wait_for()
