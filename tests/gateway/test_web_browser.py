@@ -136,6 +136,13 @@ def listings(page: Any) -> list[str]:
     return seen
 
 
+def document_reads(page: Any, doc_id: str) -> list[str]:
+    """The reads of one document's record the page sends."""
+    seen: list[str] = []
+    page.on("request", lambda request: seen.append(request.url) if request.url.endswith(f"/v1/documents/{doc_id}") else None)
+    return seen
+
+
 def test_a_first_visit_says_where_a_key_comes_from_and_the_key_can_be_remembered(browser: Any, site: Site) -> None:
     tab = Tab(browser, DESKTOP)
     try:
@@ -400,8 +407,7 @@ def test_a_document_page_asks_again_only_while_it_is_indexed_and_the_tab_is_visi
     for fake_site in site_of([filing("pending", "pending.pdf", None, DocumentStatus.INDEXING)]):
         tab = Tab(browser, DESKTOP, key=fake_site.key)
         try:
-            asked: list[str] = []
-            tab.page.on("request", lambda r: asked.append(r.url) if r.url.endswith("/v1/documents/pending") else None)
+            asked = document_reads(tab.page, "pending")
             tab.page.goto(f"{fake_site.url}/documents/pending")
             tab.page.locator("#tree-status", has_text="Indexing").wait_for()
             tab.page.wait_for_timeout(4_500)
