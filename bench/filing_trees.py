@@ -12,7 +12,9 @@ The filings are those the FinanceBench dev questions ask about, indexed into `--
 - the tree's shape: nodes, depth, top-level nodes, the largest fan-out, and the share of pages
   under the largest top-level node (one node holding nearly every page is no tree to read);
 - `shared_summaries`: sections whose summary is word for word another section's of the same
-  filing.
+  filing;
+- `contents_summaries`: sections whose summary holds a contents entry (dot leaders to a page
+  number), which names other sections instead of saying what this one holds.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import Any
 from bench.common import configure_bench_logging, shared_data, write_result
 from shared.adapters.embedded.store import EmbeddedRepository
 from shared.model.tree import TreeNode, walk_tree
+from shared.text.normalize import DOT_LEADER
 from treerag.evaluation.dataset import load_dataset
 from treerag.evaluation.runner import ensure_indexed
 
@@ -72,6 +75,7 @@ def measure(pages: list[str], roots: list[TreeNode]) -> dict[str, Any]:
         "largest_top_level_page_share": round((largest.page_end - largest.page_start + 1) / max(1, len(pages)), 4)
         if largest else 0.0,
         "shared_summaries": sum(count for count in summaries.values() if count > 1),
+        "contents_summaries": sum(bool(DOT_LEADER.search(n.summary)) for n in nodes),
     }
 
 
@@ -94,6 +98,7 @@ async def run(store: Path) -> dict[str, Any]:
         "filings": len(per_filing), "headings": nodes, "split_headings": split,
         "split_heading_share": round(split / max(1, nodes), 4),
         "sections_with_a_shared_summary": sum(f["shared_summaries"] for f in per_filing.values()),
+        "sections_summarised_by_a_contents_entry": sum(f["contents_summaries"] for f in per_filing.values()),
         "median_depth": sorted(f["depth"] for f in per_filing.values())[len(per_filing) // 2],
         "filings_with_one_top_level_node_over_90pct_of_pages": sum(
             f["largest_top_level_page_share"] > 0.9 for f in per_filing.values()),

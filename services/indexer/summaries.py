@@ -15,7 +15,7 @@ from collections import Counter
 
 from services.indexer.furniture import content_lines
 from shared.model.tree import TreeNode, walk_tree
-from shared.text.normalize import compact, split_sentences, tokenize
+from shared.text.normalize import DOT_LEADER, compact, split_sentences, tokenize
 
 _MAX_SOURCE_CHARS = 2000  # of a node's own text: its key sentences are near the start
 _MAX_CANDIDATES = 8
@@ -138,7 +138,8 @@ def _own_text(node: TreeNode, span: tuple[int, int] | None, stop: TreeNode | Non
         if (stop is not None and stop_span is not None and number == stop.page_start
                 and (number > node.page_start or stop_span[0] > 0) and stop_span[0] >= first):
             end = stop_span[0]
-        lines = lines[first:end]
+        # A contents entry names sections; it says nothing of this one.
+        lines = [line for line in lines[first:end] if not DOT_LEADER.search(line)]
         for line in lines:
             previous = parts[-1].rstrip() if parts else ""
             if (

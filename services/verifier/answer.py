@@ -50,7 +50,7 @@ from shared.text.citations import (
     strip_citations,
 )
 from shared.text.lexical import query_terms, sentences_of, terms
-from shared.text.normalize import fold, normalize
+from shared.text.normalize import DOT_LEADER, fold, normalize
 from shared.text.question import asked_scale, asks_for_statement, literal_share, literals
 from shared.text.seams import line_breaks
 from shared.text.substitution import WordVectors
@@ -76,7 +76,6 @@ MAX_SENTENCE_TERMS = 120
 MAX_ANSWER_WORDS = 120
 # Question words that ask for a table row, a command or code rather than prose.
 _ASKS_FOR_SYMBOLS = frozenset({"command", "commands", "code", "syntax", "table", "snippet", "example", "call"})
-_DOT_LEADER = re.compile(r"(?:\.\s?){5,}")
 _FIRST_WORD = re.compile(r"\W*(\w+)")
 _LAST_WORD = re.compile(r"(\w+)\W*$")
 
@@ -113,7 +112,7 @@ def _candidates(passages: list[Passage], sources: _Sources) -> list[_Candidate]:
         for piece in passage.text.split("…"):
             piece = _whole_words(piece, sources.folded(passage.doc_id, passage.pages))
             for sentence, seq in _statements(piece, passage, sources):
-                if _DOT_LEADER.search(sentence):  # table-of-contents lines
+                if DOT_LEADER.search(sentence):  # table-of-contents lines
                     continue
                 if not MIN_SENTENCE_TERMS <= len(seq) <= MAX_SENTENCE_TERMS:
                     continue

@@ -62,6 +62,8 @@ _HYPHEN_BREAK = re.compile(r"(\w)[-\x02]\s*\n\s*(\w)")
 # the whole pattern (which tries a word character at every position), and most text has none.
 _BREAK_AT_LINE_END = re.compile(r"[-\x02]\s*\n")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# The dots that lead a contents or index entry to its page number ("2 Valves ........ 7").
+DOT_LEADER = re.compile(r"(?:\.\s?){5,}")
 
 # Scripts tokenised without spaces: Han ideographs, kana; Hangul is space-delimited but
 # agglutinative, so its runs are also split into bigrams to match particles-attached forms.

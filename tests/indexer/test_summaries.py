@@ -90,3 +90,14 @@ def test_sections_on_one_page_each_summarise_their_own_text() -> None:
     assert second.summary.startswith("The second plant reports")
     summaries = [n.summary for n in walk_tree(nodes)]
     assert len(set(summaries)) == len(summaries)
+
+
+def test_a_contents_list_is_not_a_sections_summary() -> None:
+    pages = [
+        "Part II\nItem 5. Market for Common Equity ........ 21\nItem 6. Selected Financial Data . . . . . . . 23\n"
+        "Item 7. Management's Discussion ..................... 24\n"
+        "The company's shares trade on the New York Stock Exchange under the symbol NWT.",
+    ]
+    nodes = [TreeNode(id="0001", title="Part II", page_start=1, page_end=1, level=1)]
+    summarise_tree(nodes, pages, frozenset())
+    assert nodes[0].summary == "The company's shares trade on the New York Stock Exchange under the symbol NWT."
