@@ -5,8 +5,13 @@ tenant's documents only, and the tab renews its tokens with the refresh token be
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
+import json
 import re
 import time
+from typing import Any
+from urllib.parse import parse_qs, urlparse
 
 from shared.model.documents import DocumentRecord, DocumentStatus
 from shared.settings import Settings
@@ -29,6 +34,8 @@ def test_sign_in_in_chromium_shows_the_tenants_documents_and_refreshes_before_ex
         with served(fake.app()) as port, launched() as browser:
             tab = Tab(browser, DESKTOP)
             page = tab.page
+            sent: list[Any] = []
+            page.on("request", lambda request: sent.append(request))
             page.goto(f"http://127.0.0.1:{port}/")
             page.get_by_role("button", name="Sign in").click()
             page.wait_for_url(re.compile(re.escape(provider.issuer)))
@@ -37,6 +44,15 @@ def test_sign_in_in_chromium_shows_the_tenants_documents_and_refreshes_before_ex
             page.wait_for_url(f"http://127.0.0.1:{port}/")
             page.get_by_text("ours-report.md").first.wait_for()
             assert page.get_by_text("theirs-report.md").count() == 0
+            # PKCE as RFC 7636 has it (the provider here does not check it): the authorization
+            # request carries the S256 challenge of the verifier the code is redeemed with.
+            authorize = next(parse_qs(urlparse(r.url).query) for r in sent if r.url.startswith(provider.issuer)
+                             and "code_challenge" in r.url)
+            redeemed = next(json.loads(r.post_data) for r in sent if r.url.endswith("/v1/auth/token"))
+            digest = hashlib.sha256(redeemed["code_verifier"].encode("ascii")).digest()
+            assert authorize["code_challenge_method"] == ["S256"]
+            assert authorize["code_challenge"] == [base64.urlsafe_b64encode(digest).rstrip(b"=").decode()]
+            assert 43 <= len(redeemed["code_verifier"]) <= 128
             assert page.get_by_role("button", name="Sign out").is_visible()
             # 16 s tokens: the tab redeems its refresh token at half their remaining life.
             signed_in_at = time.monotonic()
