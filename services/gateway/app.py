@@ -25,14 +25,14 @@ from services.gateway.limits import install_body_limits
 from services.gateway.mcp import install_mcp, serving_mcp
 from services.gateway.outages import CLIENT_TIMEOUT, PROBE_TIMEOUT_S, UNAVAILABLE_RESPONSES, install_outage_handling
 from services.gateway.ports import live
-from services.gateway.routes import chats, completions, documents, health, queries, signin, uploads, verify
+from services.gateway.routes import chats, completions, documents, health, keys, queries, signin, uploads, verify
 from services.gateway.security import install_client_address, install_security
 from services.gateway.web import mount_web
 from shared.adapters.metrics import HTTP_SECONDS, export_http_series
 from shared.settings import Settings, get_settings
 
 ROUTERS = (health.router, uploads.router, documents.router, queries.router, verify.router, chats.router,
-           completions.router, signin.router)
+           completions.router, signin.router, keys.router)
 
 
 def create_app(settings: Settings | None = None, connect: Connector = connected) -> FastAPI:

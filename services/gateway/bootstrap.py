@@ -31,7 +31,7 @@ from shared.adapters.mongo.outbox import MongoOutbox
 from shared.app.outbox import OutboxPublisher
 from shared.model.delivery import Delivery
 from shared.model.events import AnswerVerified, DocumentUploaded, QueryFailed, QueryProgress, QueryReceived
-from shared.ports.api_keys import KeyLookup
+from shared.ports.api_keys import KeyStore
 from shared.ports.bus import Publisher
 from shared.ports.chats import ChatStore
 from shared.ports.document_keys import DocumentKeys
@@ -49,7 +49,7 @@ Connector = Callable[[Settings], AbstractAsyncContextManager[Gateway]]
 
 
 def assemble(settings: Settings, documents: GatewayStore, queries: QueryStore, chats: ChatStore, outbox: Outbox,
-             keys: KeyLookup, heartbeats: HeartbeatReader, bus: Publisher,
+             keys: KeyStore, heartbeats: HeartbeatReader, bus: Publisher,
              ping_kafka: Callable[[float], Awaitable[bool]], follow_ups: FollowUpWriter | None = None,
              document_keys: DocumentKeys | None = None) -> Gateway:
     """The gateway on these ports (and the model that rewrites follow-ups, when there is one)."""

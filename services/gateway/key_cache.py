@@ -87,6 +87,11 @@ class KeyCache:
         finally:
             del self._reading[key_id]
 
+    def forget(self, key_id: str) -> None:
+        """Drop what is held of `key_id` (revoked here: the next request reads the store)."""
+        self._known.pop(key_id)
+        self._unknown.pop(key_id)
+
     def _remember(self, key_id: str, record: ApiKeyRecord | None) -> None:
         now = self.clock()
         if record is None:

@@ -18,7 +18,7 @@ from services.gateway.progress import ProgressHub
 from services.gateway.stage_watch import LiveStages
 from services.gateway.store import GatewayStore
 from shared.app.outbox import OutboxPublisher
-from shared.ports.api_keys import KeyLookup
+from shared.ports.api_keys import KeyStore
 from shared.ports.bus import Publisher
 from shared.ports.chats import ChatStore
 from shared.ports.document_keys import DocumentKeys
@@ -35,7 +35,7 @@ class Gateway:
     queries: QueryStore
     chats: ChatStore
     outbox: OutboxPublisher  # document events: never lost to a Kafka outage
-    keys: KeyLookup
+    keys: KeyStore  # looked up per request; admins manage their tenant's (routes/keys.py)
     heartbeats: HeartbeatReader
     bus: Publisher  # queries: published at once, or refused (their client is waiting)
     ping_kafka: Callable[[float], Awaitable[bool]]  # within a timeout in seconds

@@ -2,9 +2,9 @@
 
 - reader: ask and view (documents, trees, pages, queries, chats);
 - editor: also upload documents, and delete the ones they uploaded;
-- admin: also delete any document of their tenant, and see the operations figures of every
-  tenant (/metrics, /v1/pipeline). API keys and settings are managed by the operator, outside
-  the API (`treerag keys`, the environment), so no route grants them.
+- admin: also delete any document of their tenant, make, list and revoke their tenant's API
+  keys (/v1/keys), and see the operations figures of every tenant (/metrics, /v1/pipeline).
+  Settings are the operator's (the environment), so no route changes them.
 
 A role includes the ones below it. An API key carries its role (`treerag keys create --role`); a
 key made before roles existed keeps what it could do: admin if it was an admin key, else editor.
@@ -32,6 +32,9 @@ ROUTE_ROLES: dict[tuple[str, str], Role] = {
     ("POST", "/v1/documents"): Role.editor,
     ("POST", "/v1/documents/batch"): Role.editor,
     ("DELETE", "/v1/documents/{doc_id}"): Role.editor,
+    ("GET", "/v1/keys"): Role.admin,
+    ("POST", "/v1/keys"): Role.admin,
+    ("DELETE", "/v1/keys/{key_id}"): Role.admin,
     ("GET", "/metrics"): Role.admin,
     ("GET", "/v1/pipeline"): Role.admin,
 }
