@@ -95,7 +95,8 @@ async def ask(gateway: Gateway, question: Question) -> tuple[QueryRecord, QueryR
     INFLIGHT_QUERIES.inc()
     try:
         await publish(gateway, question, record)
-        finished = await gateway.waiter.wait(question.query_id, question.remaining_s() - RESPOND_MARGIN_S)
+        finished = gateway.deleted.withdrawn(
+            await gateway.waiter.wait(question.query_id, question.remaining_s() - RESPOND_MARGIN_S))
     finally:
         gateway.waiter.forget(question.query_id)
         INFLIGHT_QUERIES.dec()

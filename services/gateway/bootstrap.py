@@ -30,7 +30,14 @@ from shared.adapters.mongo.heartbeats import MongoHeartbeats
 from shared.adapters.mongo.outbox import MongoOutbox
 from shared.app.outbox import OutboxPublisher
 from shared.model.delivery import Delivery
-from shared.model.events import AnswerVerified, DocumentUploaded, QueryFailed, QueryProgress, QueryReceived
+from shared.model.events import (
+    AnswerVerified,
+    DocumentDeleted,
+    DocumentUploaded,
+    QueryFailed,
+    QueryProgress,
+    QueryReceived,
+)
 from shared.ports.api_keys import KeyStore
 from shared.ports.bus import Publisher
 from shared.ports.chats import ChatStore
@@ -117,6 +124,14 @@ async def connected(settings: Settings) -> AsyncIterator[Gateway]:
     runtime.subscribe_broadcast(QueryProgress, on_progress,
                                 wanted=lambda event: bool(built) and built[0].progress.holds(event))
 
+    async def on_deleted(event: DocumentDeleted, delivery: Delivery) -> None:
+        MESSAGES_CONSUMED.labels(STAGE, delivery.topic).inc()
+        if built:
+            built[0].deleted.note(event.doc_id)
+
+    # Every replica learns of every deletion: none serves an answer citing the document after it.
+    runtime.subscribe_broadcast(DocumentDeleted, on_deleted)
+
     async def build() -> None:
         db = runtime.database
         outbox = MongoOutbox(db)
@@ -132,7 +147,7 @@ async def connected(settings: Settings) -> AsyncIterator[Gateway]:
     runtime.on_startup(build)
     export_known_series(STAGE, produced=[runtime.bus.topic(DocumentUploaded.TOPIC),
                                          runtime.bus.topic(QueryReceived.TOPIC)])
-    for topic in (AnswerVerified.TOPIC, QueryFailed.TOPIC, QueryProgress.TOPIC):
+    for topic in (AnswerVerified.TOPIC, QueryFailed.TOPIC, QueryProgress.TOPIC, DocumentDeleted.TOPIC):
         MESSAGES_CONSUMED.labels(STAGE, runtime.bus.topic(topic))
     await runtime.start()
     try:

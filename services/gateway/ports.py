@@ -15,8 +15,10 @@ from services.gateway.answers import AnswerWaiter
 from services.gateway.deletions import BackgroundDeletions
 from services.gateway.outages import BackendUnavailable
 from services.gateway.progress import ProgressHub
+from services.gateway.schemas import QUERY_TIMEOUT_MAX_S
 from services.gateway.stage_watch import LiveStages
 from services.gateway.store import GatewayStore
+from services.gateway.withdrawn import RecentDeletions
 from shared.app.outbox import OutboxPublisher
 from shared.ports.api_keys import KeyStore
 from shared.ports.bus import Publisher
@@ -45,6 +47,8 @@ class Gateway:
     follow_ups: FollowUpWriter | None = None  # the configured model, when there is one
     document_keys: DocumentKeys | None = None  # what seals document text on the bus (destroyed on delete)
     progress: ProgressHub = field(default_factory=ProgressHub)  # the streamed queries' progress
+    # Documents deleted lately: an answer citing one is not served (services/gateway/withdrawn.py).
+    deleted: RecentDeletions = field(default_factory=lambda: RecentDeletions(QUERY_TIMEOUT_MAX_S))
 
 def live(app: FastAPI) -> Gateway:
     """The gateway `app` serves, once its backends are connected; 503 "starting" before."""

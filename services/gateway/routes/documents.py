@@ -115,5 +115,6 @@ async def delete(doc_id: str, caller: CallerDep, gateway: GatewayDep) -> Deleted
                                          gateway.outbox.outbox, keys=gateway.document_keys)
         if deletion is None:  # another request's deletion started first
             raise DocumentNotFound(doc_id)
+        gateway.deleted.note(doc_id)  # before the call returns: no answer citing it is served from now
         gateway.deletions.finish(doc_id)
     return DeletedOut(doc_id=doc_id, file_name=deletion.record.file_name, queries_removed=deletion.queries_removed)

@@ -98,7 +98,7 @@ async def query(req: QueryRequest, request: Request, caller: CallerDep, gateway:
 
 @router.get("/v1/queries/{query_id}", response_model=QueryResponse, responses=error_responses(404))
 async def get_query(query_id: str, caller: CallerDep, gateway: GatewayDep) -> QueryResponse:
-    record = await gateway.queries.get(query_id)
+    record = gateway.deleted.withdrawn(await gateway.queries.get(query_id))
     if record is None or record.tenant != caller.tenant:
         raise HTTPException(404, f"no query {shortened(query_id, 64)!r}")
     return QueryResponse.of(record)
