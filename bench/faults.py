@@ -1,14 +1,20 @@
-"""Faults under load: kill -9 of each stage, Kafka and FerretDB restarts, mid-upload and mid-query.
+"""Faults under load: kill -9 of each stage, Kafka and FerretDB restarts, a stage left down, and a
+deletion of the document being asked, mid-upload and mid-query.
 
 For each fault a light load runs for `--window` seconds (query clients asking with a deadline,
 one client uploading new PDFs); the fault strikes a few seconds in: a stage process is killed
-with SIGKILL and started again (as a supervisor would), or Kafka / FerretDB is stopped and
-started. Then every upload accepted with 202 must become `ready`, every answer must be published
-once, and every query must end (answered, 503 or 504) within its `timeout_s`:
+with SIGKILL and started again (as a supervisor would), Kafka / FerretDB is stopped and started,
+the navigator is killed and left down past the heartbeats' lifetime before it is started again
+(`navigator down`), or the document the queries ask is deleted (`delete under load`). Then every
+upload accepted with 202 must become `ready`, every answer must be published once, and every
+query must end (answered, 503, 504, or 404 once its document is deleted) within its `timeout_s`:
 
     uploads lost        accepted (202) but not ready once the pipeline drained
     answers duplicated  query ids with more than one `answer.verified` event
     within deadline     share of queries whose HTTP answer came within timeout_s (+ 1 s)
+    fast refusals       with the navigator down: 503s that came at once (<= 2 s), each with
+                        Retry-After and the query id, against those that waited out the deadline
+    served after delete answers citing the deleted document that came after DELETE answered
 
 `python -m bench.faults` writes bench/results/faults.json (private Kafka/FerretDB ports, see
 bench/stack.py).
@@ -49,7 +55,11 @@ QUERY_CLIENTS = 2
 FAULT_AT_S = 4.0
 OUTAGE_S = 5.0
 DRAIN_TIMEOUT_S = 240.0
-FAULTS = (*(f"kill -9 {stage}" for stage in STAGES), "restart kafka", "restart ferretdb")
+# Past the heartbeats' lifetime (TREERAG_HEARTBEAT_TTL_S, 10 s), so the gateway knows the stage is gone.
+STAGE_DOWN_S = 16.0
+FAST_REFUSAL_S = 2.0
+FAULTS = (*(f"kill -9 {stage}" for stage in STAGES), "restart kafka", "restart ferretdb", "navigator down",
+          "delete under load")
 
 
 def manual(serial: int) -> bytes:
@@ -85,12 +95,15 @@ class Load:
                     question = f"How often is the pump maintenance procedure repeated? (request {next(self.asked)})"
                     response = client.post(f"{self.url}/v1/query", json={
                         "question": question, "doc_ids": [self.doc_id], "timeout_s": QUERY_TIMEOUT_S})
-                    status, query_id = response.status_code, response.json().get("query_id")
+                    status, body = response.status_code, response.json()
+                    query_id, retry_after = body.get("query_id"), response.headers.get("retry-after")
+                    cited = sorted({c["doc_id"] for c in body.get("citations", [])})
                 except (httpx.HTTPError, ValueError) as exc:
-                    status, query_id = type(exc).__name__, None
-                took = time.monotonic() - started
+                    status, query_id, retry_after, cited = type(exc).__name__, None, None, []
+                ended = time.monotonic()
                 with self.lock:
-                    self.queries.append({"status": status, "seconds": round(took, 3), "query_id": query_id})
+                    self.queries.append({"status": status, "seconds": round(ended - started, 3), "query_id": query_id,
+                                         "ended": ended, "retry_after": retry_after, "cited": cited})
                 if status == 503:
                     time.sleep(1.0)  # what Retry-After asks for, shortened
 
@@ -128,20 +141,30 @@ def wait_document(url: str, doc_id: str, timeout_s: float) -> str:
     return status
 
 
-def strike(stack: BusStack, fault: str) -> None:
-    if fault.startswith("kill -9 "):
-        stage = fault.removeprefix("kill -9 ")
+def strike(stack: BusStack, fault: str) -> dict[str, Any]:
+    """Strike `fault`; what it measured of itself (the deletion's answer)."""
+    if fault.startswith("kill -9 ") or fault.endswith(" down"):
+        stage = fault.removeprefix("kill -9 ").removesuffix(" down")
         victim = next(s for s in stack.services if s.stage == stage)
         os.killpg(victim.process.pid, signal.SIGKILL)
         victim.process.wait(10)
         stack.services.remove(victim)
-        time.sleep(1.0)
+        time.sleep(1.0 if fault.startswith("kill -9 ") else STAGE_DOWN_S)
         stack._spawn(stage, victim.replica)  # the supervisor's restart
-        return
+        return {}
     script = {"restart kafka": "kafka.sh", "restart ferretdb": "ferretdb.sh"}[fault]
     stack._infra(script, "stop")
     time.sleep(OUTAGE_S)
     stack._infra(script, "start")
+    return {}
+
+
+def delete_asked(url: str, doc_id: str) -> dict[str, Any]:
+    started = time.monotonic()
+    response = httpx.delete(f"{url}/v1/documents/{doc_id}", timeout=30)
+    answered = time.monotonic()
+    return {"delete_status": response.status_code, "delete_seconds": round(answered - started, 3),
+            "deleted_at": answered}
 
 
 async def answers_per_query(bootstrap: str, topic: str) -> Counter[str]:
@@ -163,6 +186,11 @@ async def answers_per_query(bootstrap: str, topic: str) -> Counter[str]:
 
 
 def run_fault(stack: BusStack, fault: str, doc_id: str, serial: int, window_s: float) -> dict[str, Any]:
+    if fault == "delete under load":  # a document of its own, asked until it is deleted
+        doc_id = httpx.post(f"{stack.gateway_url}/v1/documents", timeout=60,
+                            files={"file": (f"unit-{serial}.pdf", manual(serial), "application/pdf")}).json()["doc_id"]
+        assert wait_document(stack.gateway_url, doc_id, DRAIN_TIMEOUT_S) == "ready", "the document to delete"
+        serial += 1
     load = Load(stack.gateway_url, doc_id, serial)
     workers = [threading.Thread(target=load.ask) for _ in range(QUERY_CLIENTS)]
     workers.append(threading.Thread(target=load.upload))
@@ -170,7 +198,7 @@ def run_fault(stack: BusStack, fault: str, doc_id: str, serial: int, window_s: f
         worker.start()
     time.sleep(FAULT_AT_S)
     struck = time.monotonic()
-    strike(stack, fault)
+    measured = delete_asked(stack.gateway_url, doc_id) if fault == "delete under load" else strike(stack, fault)
     recovered_in = time.monotonic() - struck
     time.sleep(max(0.0, window_s - FAULT_AT_S - recovered_in))
     load.stop.set()
@@ -196,6 +224,21 @@ def run_fault(stack: BusStack, fault: str, doc_id: str, serial: int, window_s: f
         "query_ids": [q["query_id"] for q in load.queries if q["query_id"]],
         "fault_seconds": round(recovered_in, 1),
     }
+    refused = [q for q in load.queries if q["status"] == 503]
+    if fault.endswith(" down"):
+        result |= {
+            "refused": len(refused),
+            "refused_fast": sum(q["seconds"] <= FAST_REFUSAL_S for q in refused),
+            "refused_with_retry_after_and_query_id": sum(bool(q["retry_after"] and q["query_id"]) for q in refused),
+            "slowest_refusal_s": max((q["seconds"] for q in refused), default=None),
+        }
+    if "deleted_at" in measured:
+        deleted_at = measured.pop("deleted_at")
+        result |= measured | {
+            "served_after_delete": sum(q["status"] == 200 and doc_id in q["cited"] and q["ended"] > deleted_at
+                                       for q in load.queries),
+            "not_found_after_delete": sum(q["status"] == 404 for q in load.queries),
+        }
     logger.info("%s: %s", fault, {k: v for k, v in result.items() if k != "query_ids"})
     return result
 
