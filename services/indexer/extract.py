@@ -11,7 +11,8 @@ from __future__ import annotations
 import ctypes
 import logging
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 import pypdfium2 as pdfium
@@ -25,7 +26,7 @@ from services.indexer.errors import (
     NotAPdfError,
     TooManyPagesError,
 )
-from services.indexer.ocr import OCR_DPI, OcrPage, OcrWord, TesseractOcr, snap_sizes
+from services.indexer.ocr import OCR_DPI, OcrPage, OcrQueue, OcrWord, TesseractOcr, snap_sizes
 from shared.model.text_layer import Box, TextLayer, TextLine, TextWord
 
 logger = logging.getLogger(__name__)
@@ -339,37 +340,31 @@ def has_text(page_text: str) -> bool:
     return len(page_text.strip()) >= MIN_PAGE_CHARS
 
 
-def _recognise(
+def _page_image(pdf: pdfium.PdfDocument, index: int) -> Image.Image:
+    """The page rendered for OCR, in the calling thread: pdfium is not thread-safe."""
+    page = pdf[index]
+    try:
+        return page.render(scale=OCR_DPI / 72, grayscale=True).to_pil()
+    finally:
+        page.close()
+
+
+def _take_recognised(
     pdf: pdfium.PdfDocument,
-    indices: list[int],
-    ocr: TesseractOcr,
+    results: list[tuple[int, OcrPage]],
     pages: list[str],
     layouts: list[PageLayout] | None,
-    progress: Callable[[int], object] | None,
 ) -> tuple[list[int], list[str], list[TextLayer]]:
-    """OCR of the pages at `indices` into `pages` (and their lines into `layouts`): the pages
+    """The recognised pages' text into `pages` (and their lines into `layouts`): the pages
     recognised (1-based), why others were not, and the recognised pages' words as text layers."""
-    scale = OCR_DPI / 72
-
-    def images() -> Iterator[Image.Image]:
-        # Rendered in this thread as the engine asks for them: pdfium is not thread-safe.
-        for index in indices:
-            page = pdf[index]
-            try:
-                yield page.render(scale=scale, grayscale=True).to_pil()
-            finally:
-                page.close()
-
     recognised: dict[int, OcrPage] = {}
     errors: list[str] = []
-    for index, result in zip(indices, ocr.recognise(images()), strict=True):
+    for index, result in results:
         if result.error:
             errors.append(f"page {index + 1}: {result.error}")
         elif result.text.strip():
             pages[index] = result.text
             recognised[index] = result
-        if progress is not None:
-            progress(1)
     snap_sizes([line for result in recognised.values() for line in result.lines])
     if layouts is not None:
         for index, result in recognised.items():
@@ -404,13 +399,27 @@ def extract_content(
     ocr: TesseractOcr | None = None,
 ) -> PdfContent:
     """Text of every page (and line layout when asked), in one pass over the pages; with `ocr`,
-    pages without a text layer are then recognised from their image."""
+    pages without a text layer are recognised from their image by the engine's workers while the
+    pass reads the pages after them."""
+    with ocr.beside() if ocr is not None else nullcontext() as queue:
+        return _read_pages(pdf, with_layout, progress, outline, queue)
+
+
+def _read_pages(pdf: pdfium.PdfDocument, with_layout: bool, progress: Callable[[int], object] | None,
+                outline: list[OutlineEntry] | None, queue: OcrQueue | None) -> PdfContent:
     count = len(pdf)
     pages: list[str] = []
     layouts: list[PageLayout] | None = [] if with_layout else None
     sampler = _LineSampler() if with_layout else None
     unreadable: list[int] = []
     textless: list[int] = []
+    results: list[OcrPage] = []
+
+    def recognised(done: list[OcrPage]) -> None:
+        results.extend(done)
+        if progress is not None:
+            progress(len(done))
+
     for index in range(count):
         text = ""
         layout = PageLayout(0.0, 0.0)
@@ -430,13 +439,17 @@ def extract_content(
         pages.append(_clean(text))
         if layouts is not None:
             layouts.append(layout)
-        if page and ocr is not None and not has_text(pages[-1]):
+        if page and queue is not None and not has_text(pages[-1]):
             textless.append(index)  # its progress is reported once it is recognised
+            recognised(queue.put(_page_image(pdf, index)))
         elif progress is not None:
             progress(1)
     if len(unreadable) == count:
         raise CorruptPdfError("no page could be read")
-    ocr_pages, ocr_errors, text_layers = _recognise(pdf, textless, ocr, pages, layouts, progress) if ocr else ([], [], [])
+    if queue is not None:
+        recognised(queue.drain())
+    ocr_pages, ocr_errors, text_layers = _take_recognised(pdf, list(zip(textless, results, strict=True)), pages,
+                                                          layouts)
     cover_lines = layouts[0].lines if layouts else _first_page_lines(pdf)
     metadata = _metadata(pdf)
     return PdfContent(

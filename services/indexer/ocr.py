@@ -17,8 +17,10 @@ import logging
 import os
 import shutil
 import subprocess
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from PIL import Image
@@ -174,14 +176,39 @@ class TesseractOcr:
 
     def recognise(self, images: Iterable[Image.Image]) -> Iterator[OcrPage]:
         """Recognised pages in the order of `images`; at most 2 × workers images are held."""
-        with ThreadPoolExecutor(max_workers=self.workers) as pool:
-            pending = []
+        with self.beside() as queue:
             for image in images:
-                pending.append(pool.submit(self.recognise_one, image))
-                if len(pending) >= 2 * self.workers:
-                    yield pending.pop(0).result()
-            for future in pending:
-                yield future.result()
+                yield from queue.put(image)
+            yield from queue.drain()
+
+    @contextmanager
+    def beside(self) -> Iterator[OcrQueue]:
+        """A queue of pages to recognise while the caller goes on with other work."""
+        with ThreadPoolExecutor(max_workers=self.workers) as pool:
+            yield OcrQueue(pool, self.recognise_one, 2 * self.workers)
+
+
+class OcrQueue:
+    """Page images handed to the engine's workers as they come; results in the order given.
+    `put` returns the results that had to be waited for to keep at most `held` images."""
+
+    def __init__(self, pool: ThreadPoolExecutor, recognise_one: Callable[[Image.Image], OcrPage], held: int) -> None:
+        self.pool = pool
+        self.recognise_one = recognise_one
+        self.held = held
+        self._pending: deque[Future[OcrPage]] = deque()
+
+    def put(self, image: Image.Image) -> list[OcrPage]:
+        ready = []
+        while len(self._pending) >= self.held:
+            ready.append(self._pending.popleft().result())
+        self._pending.append(self.pool.submit(self.recognise_one, image))
+        return ready
+
+    def drain(self) -> list[OcrPage]:
+        ready = [future.result() for future in self._pending]
+        self._pending.clear()
+        return ready
 
 
 PageRecogniser = Callable[[Iterable[Image.Image]], Iterator[OcrPage]]
