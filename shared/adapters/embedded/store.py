@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import shutil
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from stat import S_ISREG
@@ -25,7 +26,8 @@ from shared.ports.repository import DocumentBeingDeleted
 
 def _write_atomic(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + f".{os.getpid()}.tmp")
+    # Named by process and thread: the model clients' worker threads write cached replies at once.
+    tmp = path.with_suffix(path.suffix + f".{os.getpid()}.{threading.get_ident()}.tmp")
     tmp.write_bytes(data)
     os.replace(tmp, path)
 
