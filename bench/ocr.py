@@ -48,7 +48,7 @@ from shared.adapters.embedded.store import EmbeddedRepository
 from shared.model.documents import IndexedDocument
 from shared.model.query import QuerySettings
 from shared.model.tree import walk_tree
-from tests.pdfs import scanned_copy  # the scans the OCR tests index, so both measure the same
+from tests.support.pdfs import scanned_copy  # the scans the OCR tests index, so both measure the same
 from treerag.engine import QueryEngine
 
 TARGET_ACCURACY = 0.95

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.polling import until
+from tests.support.polling import until
 
 SUPERVISE = Path(__file__).resolve().parents[2] / "scripts" / "supervise.py"
 

@@ -19,9 +19,9 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from .conftest import upload_ready
-from .pdfs import manual_pdf
-from .stack import Gateway
+from tests.support.integration.pdfs import manual_pdf
+from tests.support.integration.stack import Gateway
+from tests.support.integration.uploads import upload_ready
 
 pytestmark = pytest.mark.integration
 

@@ -14,12 +14,11 @@ from services.indexer.pipeline import index_pdf
 from shared.adapters.embedded.store import EmbeddedRepository
 from shared.model.events import QueryProgress
 from shared.model.query import QuerySettings
+from tests.support.integration.kafka_tools import opened, read_topic
+from tests.support.integration.pdfs import TOPICS, corrupt_pdf, manual_pdf
+from tests.support.integration.stack import Gateway, ServiceProcess, Stack, wait_until
+from tests.support.integration.uploads import upload, upload_ready, wait_document
 from treerag.engine import QueryEngine
-
-from .conftest import upload, upload_ready, wait_document
-from .kafka_tools import opened, read_topic
-from .pdfs import TOPICS, corrupt_pdf, manual_pdf
-from .stack import Gateway, ServiceProcess, Stack, wait_until
 
 pytestmark = pytest.mark.integration
 

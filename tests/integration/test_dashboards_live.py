@@ -18,10 +18,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from .conftest import upload, wait_document
-from .kafka_tools import publish
-from .pdfs import TOPICS, corrupt_pdf, manual_pdf
-from .prometheus import (
+from tests.support.integration.kafka_tools import publish
+from tests.support.integration.pdfs import TOPICS, corrupt_pdf, manual_pdf
+from tests.support.integration.prometheus import (
     BUILT_INS,
     Prometheus,
     panel_queries,
@@ -29,7 +28,8 @@ from .prometheus import (
     template_variables,
     wait_for_scrapes,
 )
-from .stack import Gateway, ServiceProcess, Stack
+from tests.support.integration.stack import Gateway, ServiceProcess, Stack
+from tests.support.integration.uploads import upload, wait_document
 
 pytestmark = pytest.mark.integration
 

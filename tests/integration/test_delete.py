@@ -14,11 +14,10 @@ from shared.adapters.mongo.document_keys import COLLECTION as DOCUMENT_KEYS
 from shared.adapters.mongo.store import MongoRepository
 from shared.adapters.sealing import TextErased
 from shared.model.events import AnswerVerified, ContextCompressed, NodesSelected, QueryEvent
-
-from .conftest import upload, upload_ready
-from .kafka_tools import opened, read_topic
-from .pdfs import manual_pdf
-from .stack import Gateway, ServiceProcess, Stack, wait_until
+from tests.support.integration.kafka_tools import opened, read_topic
+from tests.support.integration.pdfs import manual_pdf
+from tests.support.integration.stack import Gateway, ServiceProcess, Stack, wait_until
+from tests.support.integration.uploads import upload, upload_ready
 
 pytestmark = pytest.mark.integration
 

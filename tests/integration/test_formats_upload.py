@@ -7,10 +7,9 @@ from typing import Any
 
 import pytest
 
-from tests import formats
-
-from .conftest import upload, wait_document
-from .stack import Gateway, ServiceProcess, Stack
+from tests.support import formats
+from tests.support.integration.stack import Gateway, ServiceProcess, Stack
+from tests.support.integration.uploads import upload, wait_document
 
 pytestmark = pytest.mark.integration
 

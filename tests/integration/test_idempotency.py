@@ -18,11 +18,10 @@ from shared.model.events import (
 )
 from shared.model.ids import content_id
 from shared.model.query import QuerySettings
-
-from .conftest import upload_ready, wait_document
-from .kafka_tools import opened, publish, publish_event, read_topic, wait_for_key
-from .pdfs import manual_pdf
-from .stack import Gateway, ServiceProcess, Stack, wait_until
+from tests.support.integration.kafka_tools import opened, publish, publish_event, read_topic, wait_for_key
+from tests.support.integration.pdfs import manual_pdf
+from tests.support.integration.stack import Gateway, ServiceProcess, Stack, wait_until
+from tests.support.integration.uploads import upload_ready, wait_document
 
 pytestmark = pytest.mark.integration
 

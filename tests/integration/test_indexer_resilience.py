@@ -8,10 +8,9 @@ import pytest
 from aiokafka.partitioner import DefaultPartitioner
 
 from shared.model.ids import content_id
-
-from .conftest import upload, wait_document
-from .pdfs import manual_pdf
-from .stack import Gateway, Stack, wait_until
+from tests.support.integration.pdfs import manual_pdf
+from tests.support.integration.stack import Gateway, Stack, wait_until
+from tests.support.integration.uploads import upload, wait_document
 
 pytestmark = pytest.mark.integration
 

@@ -44,9 +44,9 @@ from shared.adapters.mongo.store import connect
 from shared.model.delivery import Delivery
 from shared.model.events import DocumentDeleted
 from shared.settings import Settings
-from tests.integration.conftest import upload_ready
-from tests.integration.pdfs import manual_pdf
-from tests.integration.stack import Stack, wait_until
+from tests.support.integration.pdfs import manual_pdf
+from tests.support.integration.stack import Stack, wait_until
+from tests.support.integration.uploads import upload_ready
 
 pytestmark = pytest.mark.integration
 

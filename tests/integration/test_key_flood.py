@@ -11,7 +11,7 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from .stack import Gateway, Stack, wait_until
+from tests.support.integration.stack import Gateway, Stack, wait_until
 
 pytestmark = pytest.mark.integration
 

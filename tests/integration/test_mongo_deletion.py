@@ -25,8 +25,8 @@ from shared.model.events import QueryOutcome
 from shared.model.query import Citation, QuerySettings, VerifiedAnswer
 from shared.model.query_records import QueryRecord
 from shared.ports.repository import DocumentBeingDeleted
-from tests.integration.pdfs import manual_pdf
-from tests.query.documents import indexed, node
+from tests.support.integration.pdfs import manual_pdf
+from tests.support.query.documents import indexed, node
 
 pytestmark = pytest.mark.integration
 

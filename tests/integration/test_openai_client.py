@@ -9,9 +9,9 @@ from typing import Any
 import openai
 import pytest
 
-from .conftest import upload_ready
-from .pdfs import manual_pdf
-from .stack import Gateway, ServiceProcess
+from tests.support.integration.pdfs import manual_pdf
+from tests.support.integration.stack import Gateway, ServiceProcess
+from tests.support.integration.uploads import upload_ready
 
 pytestmark = pytest.mark.integration
 

@@ -13,10 +13,9 @@ import pytest
 
 from shared.model.documents import DocumentRecord, DocumentStatus
 from shared.settings import Settings
-
-from .conftest import upload, upload_ready
-from .pdfs import manual_pdf
-from .stack import REPO, Gateway, ServiceProcess, Stack, wait_until
+from tests.support.integration.pdfs import manual_pdf
+from tests.support.integration.stack import REPO, Gateway, ServiceProcess, Stack, wait_until
+from tests.support.integration.uploads import upload, upload_ready
 
 pytestmark = pytest.mark.integration
 

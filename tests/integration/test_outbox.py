@@ -12,10 +12,9 @@ import pytest
 from shared.adapters.mongo.store import MongoRepository
 from shared.model.documents import DocumentRecord, DocumentStatus
 from shared.model.ids import content_id
-
-from .conftest import upload, wait_document
-from .pdfs import manual_pdf
-from .stack import Gateway, ServiceProcess, Stack, wait_until
+from tests.support.integration.pdfs import manual_pdf
+from tests.support.integration.stack import Gateway, ServiceProcess, Stack, wait_until
+from tests.support.integration.uploads import upload, wait_document
 
 pytestmark = pytest.mark.integration
 

@@ -36,11 +36,10 @@ from shared.model.query import (
     TraversalStats,
 )
 from shared.settings import get_settings
-
-from .conftest import upload_ready
-from .kafka_tools import publish, read_topic
-from .pdfs import manual_pdf
-from .stack import Gateway, ServiceProcess, Stack, wait_until
+from tests.support.integration.kafka_tools import publish, read_topic
+from tests.support.integration.pdfs import manual_pdf
+from tests.support.integration.stack import Gateway, ServiceProcess, Stack, wait_until
+from tests.support.integration.uploads import upload_ready
 
 pytestmark = pytest.mark.integration
 

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from .stack import REPO, ServiceProcess, Stack, free_port, wait_until
+from tests.support.integration.stack import REPO, ServiceProcess, Stack, free_port, wait_until
 
 pytestmark = pytest.mark.integration
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from tests.integration.stack import ServiceProcess, wait_until
+from tests.support.integration.stack import ServiceProcess, wait_until
 
 pytestmark = pytest.mark.integration
 

@@ -12,9 +12,9 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from .conftest import upload_ready
-from .pdfs import manual_pdf
-from .stack import Gateway, ServiceProcess, Stack
+from tests.support.integration.pdfs import manual_pdf
+from tests.support.integration.stack import Gateway, ServiceProcess, Stack
+from tests.support.integration.uploads import upload_ready
 
 pytestmark = pytest.mark.integration
 

@@ -15,10 +15,9 @@ import pytest
 from services.gateway.app import create_app
 from services.gateway.auth import PUBLIC_ROUTES
 from shared.settings import Settings
-
-from .conftest import upload_ready
-from .pdfs import manual_pdf
-from .stack import REPO, Gateway, Stack, wait_until
+from tests.support.integration.pdfs import manual_pdf
+from tests.support.integration.stack import REPO, Gateway, Stack, wait_until
+from tests.support.integration.uploads import upload_ready
 
 pytestmark = pytest.mark.integration
 

@@ -8,9 +8,8 @@ from pathlib import Path
 import pytest
 
 from shared.settings import Settings
-from tests.gateway.streams import send_chunked_upload
-
-from .stack import Gateway
+from tests.support.gateway.streams import send_chunked_upload
+from tests.support.integration.stack import Gateway
 
 pytestmark = pytest.mark.integration
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import upload_ready
-from .pdfs import TOPICS, manual_pdf
-from .stack import Gateway, ServiceProcess
+from tests.support.integration.pdfs import TOPICS, manual_pdf
+from tests.support.integration.stack import Gateway, ServiceProcess
+from tests.support.integration.uploads import upload_ready
 
 pytestmark = pytest.mark.integration
 

@@ -10,11 +10,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests import pdfs
+from tests.support import pdfs
+from tests.support.integration.stack import Gateway, ServiceProcess
+from tests.support.integration.uploads import wait_document
 from treerag.cli import main
-
-from .conftest import wait_document
-from .stack import Gateway, ServiceProcess
 
 pytestmark = pytest.mark.integration
 

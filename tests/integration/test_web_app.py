@@ -3,7 +3,7 @@ pages, and a question's citation opens the cited page with a highlight box over 
 sentence. The PDF's title, headings, text and file name carry markup that must never run.
 
 The browser is Debian's Chromium (`make test` installs it) driven by Playwright's Python package
-(tests/browser.py); every page is checked with axe-core, at 1280x800 and at a 390-px phone width,
+(tests/support/browser.py); every page is checked with axe-core, at 1280x800 and at a 390-px phone width,
 and a screenshot of each is saved to docs/ui/ for the README.
 """
 
@@ -21,11 +21,10 @@ from fpdf import FPDF
 from PIL import Image, ImageStat
 
 from services.gateway.web.rendering import text_layer
-from tests.browser import DESKTOP, PHONE, assert_accessible, launched
-
-from .pdfs import FILLER, TOPICS, corrupt_pdf
-from .prometheus import Prometheus, wait_for_scrapes
-from .stack import Gateway, ServiceProcess, Stack, wait_until
+from tests.support.browser import DESKTOP, PHONE, assert_accessible, launched
+from tests.support.integration.pdfs import FILLER, TOPICS, corrupt_pdf
+from tests.support.integration.prometheus import Prometheus, wait_for_scrapes
+from tests.support.integration.stack import Gateway, ServiceProcess, Stack, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -390,7 +389,7 @@ def test_the_ask_page_fits_a_phone(gateway: Gateway, browser: Any, uploaded: dic
 def test_a_markdown_file_picked_in_the_browser_is_cited_with_its_page_text_marked(
         gateway: Gateway, browser: Any, uploaded: dict[str, Any]) -> None:
     """A format without page images: the viewer shows the cited page's text, the evidence marked."""
-    from tests.formats import guide_markdown
+    from tests.support.formats import guide_markdown
 
     tab = Page(browser, DESKTOP)
     try:

@@ -1,0 +1,103 @@
+"""Offline summaries: key sentences of a node's own text, never empty when it has text."""
+
+from __future__ import annotations
+
+from services.indexer.pipeline import index_pdf
+from services.indexer.summaries import summarise_tree
+from shared.model.tree import TreeNode, walk_tree
+from shared.text.normalize import split_sentences
+from tests.support import pdfs
+
+
+def test_every_node_with_text_gets_at_most_three_sentences_from_its_pages() -> None:
+    data, _ = pdfs.manual_pdf(chapters=2, sections=2, pages_per_section=2)
+    indexed = index_pdf(data, "manual.pdf")
+    for node in walk_tree(indexed.tree.nodes):
+        assert node.summary, f"empty summary for {node.title!r}"
+        assert len(split_sentences(node.summary)) <= 3
+        own_pages = " ".join(" ".join(indexed.pages[p - 1].split()) for p in node.pages)
+        for sentence in split_sentences(node.summary):
+            assert sentence.rstrip(" …") in own_pages
+
+
+def test_section_summary_prefers_its_distinctive_sentence() -> None:
+    data, _ = pdfs.manual_pdf(chapters=2, sections=2, pages_per_section=1)
+    indexed = index_pdf(data, "manual.pdf")
+    section = next(n for n in walk_tree(indexed.tree.nodes) if n.title == "2.2 Operating limits")
+    # The boilerplate paragraph repeats on every page; the section's own fact does not.
+    assert pdfs.fact(1, 1) in section.summary
+
+
+def test_summary_stays_within_the_node_and_falls_back_to_text_without_sentences() -> None:
+    pages = [
+        "Pump overview\nThe pump moves feedwater into the boiler drum at constant pressure.",
+        "Parts list\nimpeller shaft seal bearing housing",
+    ]
+    nodes = [
+        TreeNode(id="0001", title="Pump overview", page_start=1, page_end=1, level=1),
+        TreeNode(id="0002", title="Parts list", page_start=2, page_end=2, level=1),
+    ]
+    summarise_tree(nodes, pages, frozenset())
+    assert nodes[0].summary == "The pump moves feedwater into the boiler drum at constant pressure."
+    assert nodes[1].summary == "impeller shaft seal bearing housing"
+
+
+def test_node_without_text_has_empty_summary() -> None:
+    nodes = [TreeNode(id="0001", title="Scan", page_start=1, page_end=1, level=1)]
+    summarise_tree(nodes, [""], frozenset())
+    assert nodes[0].summary == ""
+
+
+def test_own_text_starts_at_the_heading_not_at_a_running_header_with_the_same_words() -> None:
+    pages = [
+        "Valves 7\nThe previous entry ends here with its closing remark about flanges.\n"
+        "Valves Isolation and Control\nValves isolate sections of the feedwater line during repairs.",
+    ]
+    nodes = [TreeNode(id="0001", title="Valves", page_start=1, page_end=1, level=1)]
+    summarise_tree(nodes, pages, frozenset())
+    assert "flanges" not in nodes[0].summary
+    assert "Valves isolate sections of the feedwater line during repairs." in nodes[0].summary
+
+
+def test_sections_on_one_page_each_summarise_their_own_text() -> None:
+    # A heading set over two lines, then a title the page prints twice: each section starts
+    # below its own heading, and no two sections read the same text.
+    page = "\n".join([
+        "Item 7. Management's Discussion and Analysis of",
+        "Financial Condition and Results of Operations",
+        "Revenue grew by eleven percent as the new plants came into service during the year.",
+        "Regulation",
+        "The first plant is licensed by the state water board under permit four.",
+        "Item 7A. Quantitative and Qualitative Disclosures",
+        "About Market Risk",
+        "Interest rate swaps hedge the floating rate debt of the company against rising rates.",
+        "Regulation",
+        "The second plant reports to the federal energy regulator every quarter.",
+    ])
+    nodes = [
+        TreeNode(id="0001", title="Item 7. Management's Discussion and Analysis of Financial Condition and Results "
+                 "of Operations", page_start=1, page_end=1, level=1, children=[
+                     TreeNode(id="0002", title="Regulation", page_start=1, page_end=1, level=2)]),
+        TreeNode(id="0003", title="Item 7A. Quantitative and Qualitative Disclosures About Market Risk",
+                 page_start=1, page_end=1, level=1, children=[
+                     TreeNode(id="0004", title="Regulation", page_start=1, page_end=1, level=2)]),
+    ]
+    summarise_tree(nodes, [page], frozenset())
+    item7, first, item7a, second = walk_tree(nodes)
+    assert item7.summary.startswith("Revenue grew by eleven percent")
+    assert first.summary.startswith("The first plant is licensed")
+    assert item7a.summary.startswith("Interest rate swaps hedge")
+    assert second.summary.startswith("The second plant reports")
+    summaries = [n.summary for n in walk_tree(nodes)]
+    assert len(set(summaries)) == len(summaries)
+
+
+def test_a_contents_list_is_not_a_sections_summary() -> None:
+    pages = [
+        "Part II\nItem 5. Market for Common Equity ........ 21\nItem 6. Selected Financial Data . . . . . . . 23\n"
+        "Item 7. Management's Discussion ..................... 24\n"
+        "The company's shares trade on the New York Stock Exchange under the symbol NWT.",
+    ]
+    nodes = [TreeNode(id="0001", title="Part II", page_start=1, page_end=1, level=1)]
+    summarise_tree(nodes, pages, frozenset())
+    assert nodes[0].summary == "The company's shares trade on the New York Stock Exchange under the symbol NWT."

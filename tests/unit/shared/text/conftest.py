@@ -1,0 +1,6 @@
+"""The shared data folder for the grounding tests on the dev documents (skipped with a reason if
+absent)."""
+
+from tests.support.shared_data import shared_data_with_questions
+
+__all__ = ["shared_data_with_questions"]
