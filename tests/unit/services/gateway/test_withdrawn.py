@@ -9,7 +9,7 @@ from shared.model.documents import DocumentRecord, DocumentStatus
 from shared.model.events import QueryReceived
 from shared.model.query import Citation
 from shared.model.query_records import QueryRecord, QueryStatus
-from tests.gateway.fake_gateway import FakeGateway, supported, verified
+from tests.support.gateway.fake_gateway import FakeGateway, supported, verified
 
 
 def _fake() -> FakeGateway:

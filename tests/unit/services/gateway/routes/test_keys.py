@@ -9,7 +9,7 @@ import asyncio
 from services.gateway.errors import ErrorBody
 from shared.app.api_keys import issue_key
 from shared.settings import Settings
-from tests.gateway.fake_gateway import FakeGateway
+from tests.support.gateway.fake_gateway import FakeGateway
 
 SETTINGS = Settings(auth="on", rate_limit_per_s=0, kafka_bootstrap="127.0.0.1:1", mongo_url="mongodb://127.0.0.1:1/")
 
