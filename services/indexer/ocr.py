@@ -18,7 +18,7 @@ import os
 import shutil
 import subprocess
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -174,13 +174,6 @@ class TesseractOcr:
             return OcrPage(text="", error=f"tesseract failed ({reason[-1] if reason else done.returncode})")
         return parse_tsv(done.stdout.decode("utf-8", "replace"), self.dpi)
 
-    def recognise(self, images: Iterable[Image.Image]) -> Iterator[OcrPage]:
-        """Recognised pages in the order of `images`; at most 2 × workers images are held."""
-        with self.beside() as queue:
-            for image in images:
-                yield from queue.put(image)
-            yield from queue.drain()
-
     @contextmanager
     def beside(self) -> Iterator[OcrQueue]:
         """A queue of pages to recognise while the caller goes on with other work."""
@@ -209,9 +202,6 @@ class OcrQueue:
         ready = [future.result() for future in self._pending]
         self._pending.clear()
         return ready
-
-
-PageRecogniser = Callable[[Iterable[Image.Image]], Iterator[OcrPage]]
 
 
 def make_ocr(mode: str, languages: str = "eng", workers: int = 0) -> TesseractOcr | None:
