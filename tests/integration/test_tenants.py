@@ -41,6 +41,7 @@ class Tenants:
     globex_query: dict[str, Any]
     acme_key_id: str
     acme_chat: str
+    globex_admin: Gateway  # manages globex's keys
 
 
 def ask(gateway: Gateway, **body: Any) -> httpx.Response:
@@ -72,7 +73,8 @@ def tenants(stack: Stack, gateway: Gateway) -> Tenants:
     chat = acme.post("/v1/chats", json={"doc_ids": [acme_doc]}).json()["chat_id"]
     turn = acme.post(f"/v1/chats/{chat}/messages", json={"question": QUESTION}, timeout=120)
     assert turn.status_code == 200, turn.text
-    return Tenants(acme, globex, acme_doc, globex_doc, first.json(), other.json(), acme_key[4:16], chat)
+    return Tenants(acme, globex, acme_doc, globex_doc, first.json(), other.json(), acme_key[4:16], chat,
+                   gateway.as_key(stack.create_key("globex", admin=True)))
 
 
 def test_the_same_pdf_gets_one_document_per_tenant(tenants: Tenants) -> None:
@@ -136,6 +138,21 @@ def probe(t: Tenants, method: str, path: str) -> None:
         return
     if (method, path) == ("GET", "/v1/chats"):
         assert t.acme_chat not in {c["chat_id"] for c in g.get("/v1/chats").json()}
+        return
+    if (method, path) == ("GET", "/v1/keys"):
+        assert t.acme_key_id not in {k["key_id"] for k in t.globex_admin.get("/v1/keys").json()}
+        return
+    if (method, path) == ("POST", "/v1/keys"):
+        made = t.globex_admin.post("/v1/keys", json={"role": "reader"}).json()
+        assert made["tenant"] == "globex"
+        assert t.globex_admin.as_key(made["key"]).get(f"/v1/documents/{doc}").status_code == 404
+        return
+    if (method, path) == ("DELETE", "/v1/keys/{key_id}"):
+        response = t.globex_admin.delete(f"/v1/keys/{t.acme_key_id}")
+        missing = t.globex_admin.delete("/v1/keys/0123456789ab")
+        assert response.status_code == 404
+        assert response.text.replace(t.acme_key_id, "0123456789ab") == missing.text
+        assert t.acme.get("/v1/documents").status_code == 200  # acme's key still works
         return
     if (method, path) == ("GET", "/v1/models"):
         assert f"treerag/{doc}" not in {m["id"] for m in g.get("/v1/models").json()["data"]}
