@@ -10,9 +10,9 @@ a failure that says to ask again.
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 
+from shared.model.lru import Lru
 from shared.model.query_records import QueryRecord, QueryStatus
 
 STAGE = "gateway"
@@ -24,21 +24,14 @@ class RecentDeletions:
     def __init__(self, keep_s: float, clock: Callable[[], float] = time.monotonic) -> None:
         self.keep_s = keep_s
         self.clock = clock
-        self._at: OrderedDict[str, float] = OrderedDict()
+        self._at: Lru[str, float] = Lru(MAX_REMEMBERED)
 
     def note(self, doc_id: str) -> None:
-        self._at[doc_id] = self.clock()
-        self._at.move_to_end(doc_id)
-        self._expire()
+        self._at.put(doc_id, self.clock())
 
     def __contains__(self, doc_id: object) -> bool:
-        self._expire()
-        return doc_id in self._at
-
-    def _expire(self) -> None:
-        now = self.clock()
-        while self._at and (len(self._at) > MAX_REMEMBERED or now - next(iter(self._at.values())) > self.keep_s):
-            self._at.popitem(last=False)
+        noted = self._at.peek(doc_id) if isinstance(doc_id, str) else None
+        return noted is not None and self.clock() - noted <= self.keep_s
 
     def withdrawn(self, record: QueryRecord | None) -> QueryRecord | None:
         """`record`, or, when its answer cites a document deleted lately, a failure saying so."""

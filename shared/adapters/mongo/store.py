@@ -56,7 +56,6 @@ import itertools
 import logging
 import re
 import secrets
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from datetime import timedelta
@@ -80,6 +79,7 @@ from shared.model.documents import (
 )
 from shared.model.ids import DEFAULT_TENANT
 from shared.model.listing import DocumentPage
+from shared.model.lru import Lru
 from shared.model.text_layer import TextLayer
 from shared.ports.blobs import BlobStore
 from shared.ports.repository import DocumentBeingDeleted
@@ -268,7 +268,7 @@ class MongoRepository:
         self._listing: tuple[tuple[str, int, int], list[DocumentRecord]] | None = None
         # Each tenant's ready records and the write stamp they were read under, the tenants
         # asked last kept (see `ready_documents`).
-        self._ready: OrderedDict[str, tuple[tuple[str, int, int], list[DocumentRecord]]] = OrderedDict()
+        self._ready: Lru[str, tuple[tuple[str, int, int], list[DocumentRecord]]] = Lru(READY_LISTINGS_KEPT)
         self.gridfs = GridFsBlobs(self.db)
         self.blobs: BlobStore = blobs if blobs is not None else self.gridfs
         self._owns_client = owns_client
@@ -367,17 +367,13 @@ class MongoRepository:
         before = await self._settled_stamp()
         kept = self._ready.get(tenant)
         if before is not None and kept is not None and kept[0] == before:
-            self._ready.move_to_end(tenant)
             return list(kept[1])
         # A record stored before tenants existed has no tenant field: it is the default tenant's.
         owner: Any = {"$in": [tenant, None]} if tenant == DEFAULT_TENANT else tenant
         docs = await self.documents.find({"tenant": owner, "status": DocumentStatus.READY.value}).to_list()
         records = sorted((_record_from(d) for d in docs if _readable(d)), key=lambda r: r.doc_id)
         if before is not None and before == await self._settled_stamp():
-            self._ready[tenant] = (before, records)
-            self._ready.move_to_end(tenant)
-            while len(self._ready) > READY_LISTINGS_KEPT:
-                self._ready.popitem(last=False)
+            self._ready.put(tenant, (before, records))
         return list(records)
 
     async def find_document(self, key: str) -> DocumentRecord | None:
