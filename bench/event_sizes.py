@@ -1,9 +1,10 @@
 """Bytes per query on the bus: every event a question's stages publish, serialised as on Kafka
-(the event's JSON), summed by topic, over the r-manuals dev questions in one process.
+(the event's JSON as published: whole pages by reference, `Event.as_published`), summed by
+topic, over the r-manuals dev questions in one process.
 
-It also reports what `context.compressed` weighed when it repeated the whole navigation
-result (page texts included) instead of the navigation summary the verifier reads, computed
-from the same run: the summary's bytes swapped for the `nodes.selected` navigation's.
+It also reports, from the same run, what the events weighed with the selected pages' text
+inline in `nodes.selected`, and with `context.compressed` repeating the whole navigation result
+(page texts included) instead of the navigation summary the verifier reads.
 
     python -m bench.event_sizes [--store DIR] [--dataset r-manuals-dev]
 """
@@ -36,15 +37,18 @@ class SizeLog:
         self.navigation_bytes: dict[str, int] = defaultdict(int)
         self.summary_bytes: dict[str, int] = defaultdict(int)
         self.sealed: dict[str, int] = defaultdict(int)
+        self.inline: dict[str, int] = defaultdict(int)
         self._sealer = EventSealer(InMemoryDocumentKeys())
 
     async def record(self, event: Event) -> None:
         query_id = getattr(event, "query_id", None)
         if query_id is None:
             return
-        self.sizes[query_id][event.TOPIC] += len(event.model_dump_json().encode())
+        published = event.as_published()
+        self.sizes[query_id][event.TOPIC] += len(published.model_dump_json().encode())
+        self.inline[query_id] += len(event.model_dump_json().encode())
         # As the services publish it: its document text sealed (shared/adapters/sealing.py).
-        self.sealed[query_id] += len((await self._sealer.seal(event)).model_dump_json().encode())
+        self.sealed[query_id] += len((await self._sealer.seal(published)).model_dump_json().encode())
         if isinstance(event, NodesSelected):
             self.navigation_bytes[query_id] += len(event.navigation.model_dump_json().encode())
         if isinstance(event, ContextCompressed):
@@ -65,13 +69,15 @@ def recording(log: SizeLog) -> None:
 def summary(log: SizeLog) -> dict[str, Any]:
     queries = list(log.sizes)
     totals = [sum(log.sizes[q].values()) for q in queries]
-    before = [total - log.summary_bytes[q] + log.navigation_bytes[q] for q, total in zip(queries, totals, strict=True)]
+    inline = [log.inline[q] for q in queries]
+    before = [total - log.summary_bytes[q] + log.navigation_bytes[q] for q, total in zip(queries, inline, strict=True)]
     topics = sorted({t for q in queries for t in log.sizes[q]})
     return {
         "queries": len(queries),
         "bytes_per_query_mean": round(statistics.mean(totals)),
         "bytes_per_query_median": round(statistics.median(totals)),
         "bytes_per_query_mean_sealed": round(statistics.mean(log.sealed[q] for q in queries)),
+        "bytes_per_query_mean_with_pages_inline": round(statistics.mean(inline)),
         "bytes_per_query_mean_with_navigation_result": round(statistics.mean(before)),
         "bytes_per_query_median_with_navigation_result": round(statistics.median(before)),
         "by_topic_mean": {t: round(statistics.mean(log.sizes[q].get(t, 0) for q in queries)) for t in topics},
@@ -104,6 +110,7 @@ def main() -> None:
     result = run_in_store(lambda store: main_async(store, args.dataset), args.store, "treerag-events-")
     print(f"{result['queries']} queries: {result['bytes_per_query_mean']} bytes per query on the bus (mean), "
           f"{result['bytes_per_query_mean_sealed']} with the document text sealed, "
+          f"{result['bytes_per_query_mean_with_pages_inline']} with the selected pages' text inline, "
           f"{result['bytes_per_query_mean_with_navigation_result']} with the navigation result repeated")
 
 

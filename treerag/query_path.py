@@ -25,7 +25,7 @@ from services.navigator.main import routes as navigator_routes
 from services.navigator.models import NavigatorModels
 from services.navigator.models import configured_models as navigator_models
 from services.verifier.handlers import STAGE as VERIFIER
-from services.verifier.handlers import PageStore, VerifierHandlers
+from services.verifier.handlers import VerifierHandlers
 from services.verifier.main import routes as verifier_routes
 from services.verifier.models import VerifierModels
 from services.verifier.models import configured_models as verifier_models
@@ -33,6 +33,7 @@ from shared.adapters.cache import AnswerCache
 from shared.adapters.memory.bus import InMemoryBus
 from shared.adapters.memory.queries import InMemoryQueryStore
 from shared.app.answer_key import EXTRACTIVE
+from shared.app.page_texts import PageStore
 from shared.model.documents import DocumentRecord
 from shared.model.events import (
     AnswerVerified,
@@ -127,7 +128,7 @@ class QueryPath:
         self.bus, self.queries = InMemoryBus(), InMemoryQueryStore()
         navigator = NavigatorHandlers(indexes, self.bus, self.queries, scorer=scorer, cache=cache,
                                       answered_by=answered_by, models=models.navigator)
-        compressor = CompressorHandlers(self.bus, self.queries)
+        compressor = CompressorHandlers(self.bus, self.queries, pages)
         verifier = VerifierHandlers(pages, self.bus, self.queries, generator=generator, cache=cache,
                                     models=models.verifier)
         self.bus.attach(NAVIGATOR, navigator_routes(navigator))

@@ -7,4 +7,4 @@ from shared.stage import StagePorts
 
 
 async def build(ports: StagePorts) -> CompressorHandlers:
-    return CompressorHandlers(ports.bus, ports.queries)
+    return CompressorHandlers(ports.bus, ports.queries, ports.repository)

@@ -74,7 +74,7 @@ class WalkPassages:
             node = index.nodes[hit.node].node
             built.append(Passage(doc_id=index.doc_id, file_name=index.label, node_id=node.id, title=node.title,
                                  pages=[hit.page], text=index.pages[hit.page - 1], score=hit.score,
-                                 section_path=section_path(index, hit.node)))
+                                 section_path=section_path(index, hit.node), whole_page=True))
         return built + self.node_only
 
 
@@ -162,6 +162,7 @@ def ranked_passages(ranking: FusedRanking, evidence: Sequence[DocumentEvidence],
             doc_id=index.doc_id, file_name=index.label, node_id=node.id if node else f"page-{ranked.page}",
             title=node.title if node else "", pages=[ranked.page], text=index.pages[ranked.page - 1],
             score=round(ranked.score, 6), section_path=section_path(index, deepest) if node else [],
+            whole_page=True,
         ))
     return passages
 

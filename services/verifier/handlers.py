@@ -8,9 +8,7 @@ import logging
 import math
 import os
 import time
-from collections import OrderedDict
 from collections.abc import Callable
-from typing import Protocol
 
 from services.verifier.answer import answer_question
 from services.verifier.calibration import calibrated
@@ -18,6 +16,7 @@ from services.verifier.models import VerifierModels
 from shared.adapters.cache import AnswerCache
 from shared.adapters.logs import log_fields
 from shared.adapters.metrics import ABSTENTIONS, ANSWER_CONFIDENCE
+from shared.app.page_texts import PageStore, PageTextCache
 from shared.app.progress import report_progress
 from shared.app.query_failures import query_seed, report_query_failure
 from shared.model.delivery import Delivery, Failure, RecentKeys
@@ -42,69 +41,6 @@ SEND_YIELD_S = 0.001
 # How often a model's answer being written goes on the bus: a message a token would cost more
 # than the token; twenty a second reads as continuous.
 DRAFT_INTERVAL_S = 0.05
-
-
-class PageStore(Protocol):
-    """What the verifier reads of the store: a document's record and its page texts."""
-
-    async def get_document(self, doc_id: str) -> DocumentRecord | None: ...
-
-    async def get_pages(self, doc_id: str) -> list[str]: ...
-
-    async def get_page_texts(self, doc_id: str, numbers: list[int]) -> dict[int, str]: ...
-
-
-class PageTexts:
-    """Page texts per (doc_id, tree version), kept in memory up to `max_chars` characters.
-
-    A version is written once (a rebuild gets a new version), so the verifier reads a document's
-    pages from MongoDB once instead of on every query that cites it. Only the pages of the asking
-    tenant's readable documents are given: another tenant's document, or one whose deletion has
-    started, has none (its record is read for every query, one `_id` lookup, for that)."""
-
-    def __init__(self, repo: PageStore, max_chars: int = 64_000_000) -> None:
-        self.repo = repo
-        self.max_chars = max_chars
-        self._pages: OrderedDict[tuple[str, int], list[str]] = OrderedDict()
-        self._chars = 0
-
-    async def texts(self, tenant: str, doc_id: str, version: int | None, numbers: set[int]) -> dict[int, str]:
-        return await self.texts_of(await self.repo.get_document(doc_id), tenant, doc_id, version, numbers)
-
-    async def texts_of(self, record: DocumentRecord | None, tenant: str, doc_id: str, version: int | None,
-                       numbers: set[int]) -> dict[int, str]:
-        """`texts`, with the document's record as just read by the caller (None: not found)."""
-        if record is None or record.tenant != tenant:
-            logger.warning("pages of another tenant's (or a deleted) document not read",
-                           extra=log_fields(doc_id=doc_id, tenant=tenant))
-            return {}
-        if version is None:
-            return await self.repo.get_page_texts(doc_id, sorted(numbers))
-        key = (doc_id, version)
-        pages = self._pages.get(key)
-        if pages is None:
-            pages = await self.repo.get_pages(doc_id)
-            self._remember(key, pages)
-        else:
-            self._pages.move_to_end(key)
-        return {n: pages[n - 1] for n in numbers if 1 <= n <= len(pages)}
-
-    def __contains__(self, doc_id: str) -> bool:
-        return any(key[0] == doc_id for key in self._pages)
-
-    def forget(self, doc_id: str) -> int:
-        """Drop every version of a deleted document's pages; how many versions were kept."""
-        stale = [key for key in self._pages if key[0] == doc_id]
-        for key in stale:
-            self._chars -= sum(map(len, self._pages.pop(key)))
-        return len(stale)
-
-    def _remember(self, key: tuple[str, int], pages: list[str]) -> None:
-        self._pages[key] = pages
-        self._chars += sum(map(len, pages))
-        while self._chars > self.max_chars and len(self._pages) > 1:
-            _, dropped = self._pages.popitem(last=False)
-            self._chars -= sum(map(len, dropped))
 
 
 class SentenceStream:
@@ -168,7 +104,7 @@ class VerifierHandlers:
         self.done = RecentKeys()
         # Answers stored whose publication failed in this process (a handful while Kafka refuses).
         self.unpublished = RecentKeys(1000)
-        self.pages = PageTexts(repo)
+        self.pages = PageTextCache(repo)
         self.generator = generator
         self.cache = cache
         self.models = models or VerifierModels()

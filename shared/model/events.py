@@ -6,8 +6,9 @@ Every event names its topic (`TOPIC`), carries a correlation id (`doc_id` on doc
 
 Large payloads travel by reference: the PDF bytes live in GridFS and pages/trees in their
 collections, so document events only name the document. Query events carry what the next stage
-needs inline (passages are small) plus the QuerySettings, so every setting the API accepted is
-applied by every stage, and the per-stage timings collected so far.
+needs inline plus the QuerySettings, so every setting the API accepted is applied by every stage,
+and the per-stage timings collected so far; the whole pages the navigator selects travel as
+references (`Event.as_published`), read back from the store by the compressor.
 """
 
 from __future__ import annotations
@@ -63,6 +64,11 @@ class Event(BaseModel):
 
     def age_seconds(self, now: datetime | None = None) -> float:
         return max(0.0, ((now or utc_now()) - self.produced_at).total_seconds())
+
+    def as_published(self) -> Event:
+        """The event as a bus between processes carries it: what the next stage can read from
+        the store goes by reference (an in-process bus hands the event itself)."""
+        return self
 
 
 # ---------------------------------------------------------------- document topics
@@ -211,6 +217,11 @@ class NodesSelected(QueryEvent):
     TOPIC: ClassVar[str] = "nodes.selected"
 
     navigation: NavigationResult
+
+    def as_published(self) -> NodesSelected:
+        """The selected whole pages as references: the compressor reads their text from the
+        store, so a deleted document's pages are in no retained message."""
+        return self.model_copy(update={"navigation": self.navigation.by_reference()})
 
 
 class ContextCompressed(QueryEvent):

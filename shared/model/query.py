@@ -79,6 +79,15 @@ class Passage(BaseModel):
     section_path: list[str] = Field(
         default_factory=list, description="Titles of the sections enclosing the passage's section, outermost first."
     )
+    whole_page: bool = Field(
+        default=False,
+        description="`text` is the whole stored text of its one page: on the bus it travels empty, as a "
+        "reference the next stage reads back from the store (shared/app/page_texts.py).",
+    )
+
+    def as_reference(self) -> Passage:
+        """The passage as the bus carries it: a whole page's text left for the store to give."""
+        return self.model_copy(update={"text": ""}) if self.whole_page else self
 
 
 class SourceNote(BaseModel):
@@ -143,6 +152,10 @@ class NavigationResult(BaseModel):
         description="The sections visited, document by document in the order the walk entered them "
         f"(at most {PATH_MAX_ENTRIES}).",
     )
+
+    def by_reference(self) -> NavigationResult:
+        """The result with its whole pages as references (their text is in the store)."""
+        return self.model_copy(update={"passages": [p.as_reference() for p in self.passages]})
 
 
 class NavigationSummary(BaseModel):

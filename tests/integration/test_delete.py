@@ -149,9 +149,12 @@ def test_a_deleted_documents_text_is_readable_in_no_retained_kafka_message(
     assert all(held.values()), "each stage's message of the query is retained"
     for kind, values in held.items():
         assert not any(b"623 bar" in value or b"opens at a pressure" in value for value in values), kind.TOPIC
-    # While the document exists, its key (in the store) opens what the stages read.
-    readable = asyncio.run(opened(db, NodesSelected, held[NodesSelected][0]))
-    assert any("623 bar" in p.text for p in readable.navigation.passages)
+    # The selected pages travel as references: opened, `nodes.selected` holds no page text.
+    selected = asyncio.run(opened(db, NodesSelected, held[NodesSelected][0]))
+    assert selected.navigation.passages and not any(p.text for p in selected.navigation.passages)
+    # While the document exists, its key (in the store) opens the context the compressor read.
+    readable = asyncio.run(opened(db, ContextCompressed, held[ContextCompressed][0]))
+    assert any("623 bar" in p.text for p in readable.context.passages)
 
     assert gateway.delete(f"/v1/documents/{doc_id}", timeout=30).status_code == 200
     assert db[DOCUMENT_KEYS].find_one({"_id": doc_id}) is None  # destroyed as the deletion starts

@@ -14,12 +14,12 @@ import pytest
 
 from services.gateway.deletions import BackgroundDeletions
 from services.navigator.index_cache import IndexCache, NoDocumentsError
-from services.verifier.handlers import PageTexts
 from shared.adapters.cache import AnswerCache
 from shared.adapters.memory.bus import InMemoryBus
 from shared.adapters.mongo.queries import MongoQueryRepository
 from shared.adapters.mongo.store import MongoRepository, connect
 from shared.app.deletion import delete_document, finish_deletion
+from shared.app.page_texts import PageTextCache
 from shared.model.documents import DocumentEmbeddings, DocumentRecord, DocumentStatus, IndexedDocument
 from shared.model.events import QueryOutcome
 from shared.model.query import Citation, QuerySettings, VerifiedAnswer
@@ -138,7 +138,7 @@ async def test_a_document_being_deleted_is_served_by_no_read_path(
 ) -> None:
     repo, queries = stores
     await fill(repo, queries)
-    pages = PageTexts(repo)
+    pages = PageTextCache(repo)
     assert await pages.texts(TENANT, GONE, 1, {2}) == {2: GONE_FACT}  # kept in memory from here on
     navigator = IndexCache(repo)
     assert {r.doc_id for r in await navigator.records(None, TENANT)} == {GONE, KEPT}

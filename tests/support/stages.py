@@ -52,7 +52,7 @@ class QueryStages:
         self.indexes = IndexCache(self.repository)
         self.navigator = NavigatorHandlers(self.indexes, self.bus, self.queries, models=configured(),
                                            cache=AnswerCache(self.repository))
-        self.compressor = CompressorHandlers(self.bus, self.queries)
+        self.compressor = CompressorHandlers(self.bus, self.queries, self.repository)
         self.verifier = self.new_verifier()
 
     def new_verifier(self) -> VerifierHandlers:

@@ -1,6 +1,6 @@
 """Every cache a process keeps for as long as it runs has a bound past which it evicts
 (docs/services.md, Memory bounds): the LRU they share, the character-bounded text caches, the
-verifier's page texts, and no functools cache anywhere without a size."""
+page-text caches of the compressor and the verifier, and no functools cache anywhere without a size."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 import services
 import shared
-from services.verifier.handlers import PageTexts
+from shared.app.page_texts import PageTextCache
 from shared.model.lru import Lru, TextCache, text_cache
 from shared.text import lexical, names
 
@@ -97,9 +97,9 @@ class Pages:
         return {}
 
 
-async def test_the_verifiers_page_texts_are_bounded_by_characters() -> None:
+async def test_the_stages_page_texts_are_bounded_by_characters() -> None:
     store = Pages()
-    texts = PageTexts(store, max_chars=25_000)  # type: ignore[arg-type]
+    texts = PageTextCache(store, max_chars=25_000)  # type: ignore[arg-type]
     for doc_id in "abc":
         await texts.texts("acme", doc_id, 1, {1})
     assert "a" not in texts and "b" in texts and "c" in texts

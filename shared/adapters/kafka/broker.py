@@ -76,7 +76,8 @@ class Bus:
         self._stamp_send(event)
         topic = self.topic(event.TOPIC)
         sending = time.perf_counter()
-        sent = await self.sealer.seal(event) if self.sealer is not None else event
+        carried = event.as_published()
+        sent = await self.sealer.seal(carried) if self.sealer is not None else carried
         await self.broker.publish(
             sent.model_dump_json().encode(),
             topic=topic,

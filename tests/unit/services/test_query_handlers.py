@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from services.navigator.index import DocumentIndex
+from shared.app.page_texts import PagesGone
 from shared.model.events import (
     AnswerVerified,
     ContextCompressed,
@@ -256,6 +257,51 @@ async def test_a_retained_context_compressed_with_the_whole_navigation_result_is
     assert again.outcome.answer.answer == answered.outcome.answer.answer
     assert again.outcome.answer.citations == answered.outcome.answer.citations
     assert again.outcome.path == answered.outcome.path and again.outcome.mode == answered.outcome.mode
+
+
+async def test_the_compressor_reads_the_pages_nodes_selected_refers_to_from_the_store() -> None:
+    """On Kafka the selected whole pages travel as references; the compressor hands on the
+    context it would build from the pages' text, reading each version's pages once."""
+    stages = await stages_with(PLANT, kitchen_guide(tenant=TENANT))
+    await navigate(stages, question(PUMP))
+    selected = stages.bus.of_type(NodesSelected)[0]
+    await stages.compressor.on_nodes_selected(selected, delivery("compressor", "nodes.selected"))
+    inline = stages.bus.of_type(ContextCompressed)[-1].context
+    reads = stages.repository.reads["get_pages"]
+
+    referred = selected.as_published()
+    assert referred.navigation.passages and all(p.whole_page for p in referred.navigation.passages)
+    assert not any(p.text for p in referred.navigation.passages)
+    assert "every 500 operating hours" not in referred.model_dump_json()
+    for n, query_id in enumerate(("q-a", "q-b")):
+        again = referred.model_copy(update={"query_id": query_id})
+        await stages.compressor.on_nodes_selected(again, delivery("compressor", "nodes.selected", offset=n + 1))
+        assert stages.bus.of_type(ContextCompressed)[-1].context == inline
+    assert stages.repository.reads["get_pages"] == reads + 1  # once for the version, then held
+
+
+async def test_a_page_referred_to_after_its_document_was_deleted_fails_the_query_with_ask_again() -> None:
+    stages = await stages_with()
+    await navigate(stages, question(PUMP))
+    referred = stages.bus.of_type(NodesSelected)[0].as_published()
+    await stages.repository.delete_document(PLANT.record.doc_id)
+
+    with pytest.raises(PagesGone, match="ask again"):
+        await stages.compressor.on_nodes_selected(referred, delivery("compressor", "nodes.selected"))
+    assert not stages.bus.of_type(ContextCompressed)
+
+
+async def test_the_compressor_forgets_a_deleted_documents_pages() -> None:
+    stages = await stages_with()
+    await navigate(stages, question(PUMP))
+    referred = stages.bus.of_type(NodesSelected)[0].as_published()
+    await stages.compressor.on_nodes_selected(referred, delivery("compressor", "nodes.selected"))
+    assert PLANT.record.doc_id in stages.compressor.pages
+
+    await stages.compressor.on_document_deleted(DocumentDeleted(doc_id=PLANT.record.doc_id, tenant=TENANT),
+                                                delivery("compressor", "document.deleted"))
+
+    assert PLANT.record.doc_id not in stages.compressor.pages
 
 
 async def test_compressor_skips_a_redelivered_message() -> None:

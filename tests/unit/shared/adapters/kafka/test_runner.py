@@ -102,7 +102,7 @@ def query(question: str, query_id: str = "q1") -> QueryReceived:
     [
         ("indexer", {"document.uploaded"}),
         ("navigator", {"query.received", "tree.built", "document.deleted"}),
-        ("compressor", {"nodes.selected"}),
+        ("compressor", {"nodes.selected", "document.deleted"}),
         ("verifier", {"context.compressed", "document.deleted"}),
     ],
 )
