@@ -87,6 +87,11 @@ class SentenceStream:
         """The sends under way, to wait for on the loop."""
         return [asyncio.wrap_future(send) for send in self._sends]
 
+    async def first_sent(self) -> None:
+        """Wait until the first sentence (or draft) is on the bus, if one was sent."""
+        if self._sends:
+            await asyncio.wrap_future(self._sends[0])
+
 
 class VerifierHandlers:
     def __init__(
@@ -176,6 +181,11 @@ class VerifierHandlers:
                      and all(records[doc_id] is not None for doc_id, _ in event.documents))
         timings = [*event.timings, delivery.timing()]
         seed = query_seed(event)
+        if streamed is not None:
+            # A streamed answer's first sentence is on the bus before the answer is stored and
+            # sent (one send, under way since the sentence was checked): otherwise the last
+            # sentence of a short answer can reach the client only with the answer.
+            await streamed.first_sent()
         # Stored before it is published: a gateway that misses the event finds it here.
         if not await self.queries.mark_answered(event.query_id, outcome, timings, seed):
             await self._publish_stored(event)

@@ -4,6 +4,7 @@ costs no extra message, and a progress message that cannot be sent fails nothing
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 from services.verifier.handlers import VerifierHandlers
@@ -64,6 +65,28 @@ async def test_progress_that_cannot_be_sent_neither_fails_nor_changes_the_answer
     answer = await ask(refused, streamed(PUMP))
     assert answer.outcome.answer.answer == plain.outcome.answer.answer
     assert refused.bus.of_type(QueryProgress) == []
+
+
+class SlowProgress(RecordingPublisher):
+    """A broker slow to acknowledge progress (a busy partition): each progress send takes 50 ms,
+    and is recorded when acknowledged."""
+
+    async def publish(self, event: QueryEvent) -> None:  # type: ignore[override]
+        if isinstance(event, QueryProgress) and event.step == "sentence":
+            await asyncio.sleep(0.05)
+        await super().publish(event)
+
+
+async def test_a_one_sentence_answer_has_its_sentence_on_the_bus_before_the_answer_is_stored_and_sent() -> None:
+    slow = QueryStages(bus=SlowProgress())
+    await slow.repository.put_indexed(PLANT)
+    event = streamed(PUMP).model_copy(update={"settings": question(PUMP).settings.model_copy(
+        update={"max_answer_sentences": 1})})
+
+    answer = await ask(slow, event)
+
+    [sentence] = [p for p in slow.bus.of_type(QueryProgress) if p.step == "sentence"]
+    assert slow.bus.events.index(sentence) < slow.bus.events.index(answer)
 
 
 class Writer:
