@@ -31,9 +31,8 @@ MAX_VERSIONS = 4096
 
 
 class PagesGone(PermanentError):
-    """A page a message refers to is no longer in the store: its document was deleted (or
-    rebuilt past the message's version) while the query was under way. Asking again answers
-    from what is stored now."""
+    """A page a message refers to is no longer in the store: its document was deleted while
+    the query was under way. Asking again answers from what is stored now."""
 
 
 class PageStore(Protocol):
@@ -116,7 +115,7 @@ async def with_page_texts(passages: Sequence[Passage], documents: Sequence[tuple
             text = texts.get((p.doc_id, p.pages[0]))
             if text is None:
                 raise PagesGone(f"page {p.pages[0]} of document {p.doc_id} is no longer stored: the document "
-                                "was deleted or rebuilt while the query was under way; ask again")
+                                "was deleted while the query was under way; ask again")
             p = p.model_copy(update={"text": text})
         filled.append(p)
     return filled
