@@ -12,7 +12,8 @@ The filings are those the FinanceBench dev questions ask about, indexed into `--
 - the tree's shape: nodes, depth, top-level nodes, the largest fan-out, and the share of pages
   under the largest top-level node (one node holding nearly every page is no tree to read);
 - `shared_summaries`: sections whose summary is word for word another section's of the same
-  filing;
+  filing, and of them `shared_short_summaries`, shorter than a sentence ("None.", "Not
+  applicable."), which is all such a section says;
 - `contents_summaries`: sections whose summary holds a contents entry (dot leaders to a page
   number), which names other sections instead of saying what this one holds.
 """
@@ -37,6 +38,8 @@ _RUN = re.compile(r"[A-Za-z]+| |[^A-Za-z ]+")
 _WORD = re.compile(r"[A-Za-z]+")
 # A join shorter than this is as likely two words ("a b") as one.
 MIN_JOINED = 4
+# Fewer words than this is no sentence: "None.", "Not applicable." (the summaries' own bound).
+SENTENCE_WORDS = 4
 
 
 def split_word(title: str, printed: Counter[str]) -> str | None:
@@ -75,6 +78,8 @@ def measure(pages: list[str], roots: list[TreeNode]) -> dict[str, Any]:
         "largest_top_level_page_share": round((largest.page_end - largest.page_start + 1) / max(1, len(pages)), 4)
         if largest else 0.0,
         "shared_summaries": sum(count for count in summaries.values() if count > 1),
+        "shared_short_summaries": sum(count for text, count in summaries.items()
+                                      if count > 1 and len(text.split()) < SENTENCE_WORDS),
         "contents_summaries": sum(bool(DOT_LEADER.search(n.summary)) for n in nodes),
     }
 
@@ -98,6 +103,7 @@ async def run(store: Path) -> dict[str, Any]:
         "filings": len(per_filing), "headings": nodes, "split_headings": split,
         "split_heading_share": round(split / max(1, nodes), 4),
         "sections_with_a_shared_summary": sum(f["shared_summaries"] for f in per_filing.values()),
+        "of_them_shorter_than_a_sentence": sum(f["shared_short_summaries"] for f in per_filing.values()),
         "sections_summarised_by_a_contents_entry": sum(f["contents_summaries"] for f in per_filing.values()),
         "median_depth": sorted(f["depth"] for f in per_filing.values())[len(per_filing) // 2],
         "filings_with_one_top_level_node_over_90pct_of_pages": sum(

@@ -24,6 +24,13 @@ _BIGGER = 1.15  # a heading's size relative to body text
 _MAX_TITLE_CHARS = 120
 _MAX_TITLE_WORDS = 16
 _MAX_LEVELS = 4
+# The pages a cover or title page can take, and the share of the document a section opening
+# there may not hold: more, and it is the document's title, not one of its sections.
+_COVER_PAGES = 2
+_TITLE_SHARE = 0.5
+# Unnumbered headings per numbered one, in one style, from which the numbered ones are parts
+# holding the unnumbered ones; fewer, and they are siblings ("References" after "6 Conclusion").
+_SECTIONS_PER_PART = 3
 # A body-sized bold style on more than this share of all lines is emphasis, not headings.
 _MAX_EMPHASIS_SHARE = 0.08
 _TOC_ENTRY = re.compile(r"(\.\s?){4,}\s*\S*\d+\s*$|\.{3,}|…{2,}")
@@ -228,19 +235,51 @@ def _levels(candidates: list[_Candidate], styles_reliable: bool) -> list[int]:
     for c in candidates:
         if c.depth:
             min_depth[c.style] = min(min_depth.get(c.style, c.depth), c.depth)
-    keys = [(rank[c.style], c.depth - min_depth[c.style] if c.depth else 0) for c in candidates]
+    # A style whose unnumbered headings far outnumber its numbered ones uses the numbers for
+    # the parts ("PART II", "Item 7."), and the unnumbered headings after one are its sections.
+    numbered = Counter(c.style for c in candidates if c.depth)
+    unnumbered = Counter(c.style for c in candidates if not c.depth)
+    parts = {style for style, n in numbered.items() if unnumbered[style] >= _SECTIONS_PER_PART * n}
+    keys: list[tuple[int, int]] = []
+    last: dict[tuple[float, bool], int] = {}  # per style, the relative depth of its last numbered heading
+    for c in candidates:
+        if c.depth:
+            depth = last[c.style] = c.depth - min_depth[c.style]
+        else:
+            depth = last[c.style] + 1 if c.style in parts and c.style in last else 0
+        keys.append((rank[c.style], depth))
     order = {key: i + 1 for i, key in enumerate(sorted(set(keys)))}
-    return [min(order[k], _MAX_LEVELS + 1) for k in keys]
+    return [order[k] for k in keys]
 
 
-def _promote_document_title(candidates: list[_Candidate], levels: list[int]) -> list[int]:
-    """A style used once, on the first pages, above all others is the document's title: a
-    sibling of the first chapters rather than a parent of the whole document."""
+def _promote_document_title(candidates: list[_Candidate], levels: list[int], page_count: int) -> list[int]:
+    """An unnumbered top-level heading on the first pages whose section would run over most of
+    the document (the name on a cover, "UNITED STATES SECURITIES AND EXCHANGE COMMISSION") is
+    the document's title or its cover, not a part of it: what it would hold moves up a level,
+    so the cover ends where the first section begins. Repeated while the cover's page holds
+    such a heading (a cover of several lines, each larger than the next). A numbered one
+    ("Part 1") is a part, however long."""
     if len(candidates) < 3:
         return levels
-    top = [i for i, lvl in enumerate(levels) if lvl == 1]
-    if len(top) == 1 and candidates[top[0]].page <= 2 and top[0] == 0:
-        return [1] + [max(1, lvl - 1) for lvl in levels[1:]]
+    levels = list(levels)
+    cover: int | None = None  # the page of the first heading lifted: the cover's, where the rest must stand
+    for _ in range(len(candidates)):
+        tops = [i for i, level in enumerate(levels) if level == 1]
+        for position, i in enumerate(tops):
+            page = candidates[i].page
+            if page > (_COVER_PAGES if cover is None else cover):
+                return levels
+            end = tops[position + 1] if position + 1 < len(tops) else len(candidates)
+            last_page = candidates[end].page if end < len(candidates) else page_count
+            if candidates[i].depth or end == i + 1 or last_page - page + 1 <= _TITLE_SHARE * page_count:
+                continue
+            lift = min(levels[i + 1 : end]) - 1  # the shallowest of what it holds becomes top-level
+            for k in range(i + 1, end):
+                levels[k] -= lift
+            cover = page
+            break
+        else:
+            return levels
     return levels
 
 
@@ -258,7 +297,7 @@ def detect_headings(
         candidates = [c for c in candidates if c.style in kept]
     if not candidates:
         return []
-    levels = _promote_document_title(candidates, _levels(candidates, styles_reliable))
+    levels = _promote_document_title(candidates, _levels(candidates, styles_reliable), len(layouts))
     return [
         Heading(level=lvl, title=c.text, page=c.page, opens_page=c.line == 0)
         for c, lvl in zip(candidates, levels, strict=True)

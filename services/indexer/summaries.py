@@ -22,18 +22,25 @@ _MAX_CANDIDATES = 8
 _MIN_WORDS, _MAX_WORDS = 4, 60
 _FIT_PAGES = 200  # idf from an even sample of pages: stable, and bounded cost on huge PDFs
 _FALLBACK_CHARS = 200
+_LISTED_CHILDREN = 6  # titles a summary of a parent without text names
 _LETTERS = re.compile(r"[^\W\d_]+")
 
 
-def _title_line(lines: list[str], title: str) -> int | None:
-    """Index of the line that carries `title` (compact form): a heading line, not a mention.
-    A line that is the title plus a number ("abbreviate 7") is a running header or a contents
-    entry, used only when nothing better is on the page."""
+def title_probe(title: str) -> str:
+    """A few letters every line carrying `title` holds as printed (lower case): the start of its
+    first word, a cheap filter before lines are normalised."""
+    letters = _LETTERS.search(title.lower())
+    return letters.group(0)[:4] if letters else ""
+
+
+def _title_line(lines: list[str], title: str, probe: str) -> int | None:
+    """Index of the line that carries `title` (compact form; `probe`: `title_probe` of it as
+    printed): a heading line, not a mention. A line that is the title plus a number
+    ("abbreviate 7") is a running header or a contents entry, used only when nothing better is
+    on the page."""
     if not title:
         return None
     loose = numbered = leading = None
-    letters = _LETTERS.search(title)
-    probe = letters.group(0)[:4] if letters else ""
     for i, line in enumerate(lines):
         if probe not in line.lower():  # cheap filter before normalising the line
             continue
@@ -59,12 +66,12 @@ def _title_line(lines: list[str], title: str) -> int | None:
 _TITLE_SPAN = 3
 
 
-def _title_span(lines: list[str], title: str) -> tuple[int, int] | None:
+def _title_span(lines: list[str], title: str, probe: str) -> tuple[int, int] | None:
     """First and last index of the lines that carry `title` (compact form): one line
     (`_title_line`), else a heading set over up to `_TITLE_SPAN` consecutive lines, the first
     opening the title and the last closing it ("Item 7. Management's Discussion and Analysis
     of" / "Financial Condition and Results of Operations")."""
-    single = _title_line(lines, title)
+    single = _title_line(lines, title, probe)
     if single is not None:
         return single, single
     if not title:
@@ -106,13 +113,13 @@ def title_spans(nodes: list[TreeNode], page_lines: _PageLines) -> list[tuple[int
     page, free = 0, 0  # the page of the last title found, and its first line below that title
     for node in nodes:
         lines = page_lines(node.page_start)
-        title = compact(node.title)
+        title, probe = compact(node.title), title_probe(node.title)
         begin = free if node.page_start == page else 0
-        span = _title_span(lines[begin:], title)
+        span = _title_span(lines[begin:], title, probe)
         if span is not None:
             span = (span[0] + begin, span[1] + begin)
         elif begin:
-            span = _title_span(lines, title)
+            span = _title_span(lines, title, probe)
         if span is not None:
             page, free = node.page_start, span[1] + 1
         spans.append(span)
@@ -155,6 +162,15 @@ def _own_text(node: TreeNode, span: tuple[int, int] | None, stop: TreeNode | Non
             if size >= _MAX_SOURCE_CHARS:
                 return "\n".join(parts)
     return "\n".join(parts)
+
+
+def _locatable(k: int, nodes: list[TreeNode], spans: list[tuple[int, int] | None]) -> bool:
+    """Whether the text of node `k` (nodes in reading order) can be told from its neighbours':
+    its title is found on its start page, or the node before it starts on an earlier page. A
+    title not found on a page where another section starts would take that section's text."""
+    if spans[k] is not None or k == 0:
+        return True
+    return nodes[k - 1].page_start < nodes[k].page_start
 
 
 def _candidates(text: str) -> list[str]:
@@ -207,8 +223,9 @@ def summarise_tree(
     following = [*all_nodes[1:], None]
     page_lines = _PageLines(pages, furniture)
     spans = title_spans(all_nodes, page_lines)
-    texts = [_own_text(node, span, nxt, next_span, page_lines)
-             for node, span, nxt, next_span in zip(all_nodes, spans, following, [*spans[1:], None], strict=True)]
+    texts = [_own_text(node, span, nxt, next_span, page_lines) if _locatable(k, all_nodes, spans) else ""
+             for k, (node, span, nxt, next_span)
+             in enumerate(zip(all_nodes, spans, following, [*spans[1:], None], strict=True))]
     candidates = [_candidates(text) for text in texts]
     flat = [s for group in candidates for s in group]
     weights = _tfidf_weights(flat, pages) if flat else []
@@ -226,14 +243,37 @@ def summarise_tree(
         chosen = sorted(ranked[:sentences])
         node.summary = " ".join(group[i] for i in chosen)
     _fill_from_children(nodes, sentences)
+    _mark_repeats(all_nodes)
+
+
+def _mark_repeats(nodes: list[TreeNode]) -> None:
+    """A summary word for word an earlier section's (a note restating the business overview,
+    an exhibit's second copy) says where the same words stood last before, so no two sections
+    read alike in the tree. One shorter than a sentence ("None.", "Not applicable.") is all such
+    a section says, and stays as it is."""
+    last: dict[str, int] = {}  # each summary's page where it stood last
+    for node in nodes:
+        summary = node.summary.strip()
+        if not summary:
+            continue
+        if summary in last and len(summary.split()) >= _MIN_WORDS:
+            node.summary = f"Also on p. {last[summary]}: {summary}"
+        last[summary] = node.page_start
 
 
 def _fill_from_children(nodes: list[TreeNode], sentences: int) -> None:
     """A parent with no text of its own (title straight followed by its first sub-section) is
-    summarised by the opening sentences of its children."""
+    summarised by the opening sentences of its children, or, when only one of them has one,
+    by the titles of its children."""
     for node in nodes:
         _fill_from_children(node.children, sentences)
         if node.summary or not node.children:
             continue
         openings = [split_sentences(c.summary)[0] for c in node.children if c.summary]
-        node.summary = " ".join(openings[:sentences])
+        if len(openings) >= 2:
+            node.summary = " ".join(openings[:sentences])
+        else:
+            # One child's opening would be that child's summary again: name what it holds.
+            node.summary = "Sections: " + "; ".join(" ".join(c.title.split()) for c in node.children[:_LISTED_CHILDREN])
+            if len(node.children) > _LISTED_CHILDREN:
+                node.summary += "; …"

@@ -126,6 +126,55 @@ def manual_pdf(
     return bytes(pdf.output()), expected
 
 
+FILING_PARTS = {
+    "PART I": {"Item 1. Business": ["Overview", "Products", "Customers", "Competition", "Employees"],
+               "Item 1A. Risk Factors": ["Industry risks", "Operating risks", "Financial risks", "Legal risks",
+                                        "Market risks"]},
+    "PART II": {"Item 7. Management's Discussion": ["Results of operations", "Liquidity", "Capital resources",
+                                                     "Critical estimates", "Outlook"]},
+}
+
+
+def filing_pdf() -> tuple[bytes, list[ExpectedHeading]]:
+    """An annual report as filings are printed: a cover whose company name (24 pt bold) is the
+    largest text, then parts, items and their sections all in the same bold 13 pt over 11 pt
+    body text, told apart only by their numbering ("PART I", "Item 1.", none). One section per
+    page. Expected levels: part 1, item 2, section 3."""
+    pdf = _new_pdf()
+    pdf.add_page()
+    pdf.set_font("Helvetica", "B", 24)
+    pdf.set_xy(10, 40)
+    pdf.cell(0, 14, "Northwind Holdings Corporation", new_x="LMARGIN", new_y="NEXT")
+    pdf.set_font("Helvetica", "", 10)
+    pdf.multi_cell(0, 6, "Annual report for the fiscal year ended December 31, 2023. Commission file number 1-2345.")
+    expected: list[ExpectedHeading] = []
+    page = 1
+    for part, items in FILING_PARTS.items():
+        for i, (item, sections) in enumerate(items.items()):
+            for s, section in enumerate(sections):
+                pdf.add_page()
+                page += 1
+                pdf.set_xy(10, 20)
+                headings = [(section, 3)]
+                if s == 0:
+                    headings.insert(0, (item, 2))
+                if s == 0 and i == 0:
+                    headings.insert(0, (part, 1))
+                for title, level in headings:
+                    pdf.set_font("Helvetica", "B", 13)
+                    pdf.cell(0, 8, title, new_x="LMARGIN", new_y="NEXT")
+                    expected.append(ExpectedHeading(title, level, page))
+                    if level == 2:
+                        pdf.set_font("Helvetica", "", 11)
+                        pdf.multi_cell(0, 6, f"This item sets out {title.split('. ', 1)[1].lower()}.",
+                                       new_x="LMARGIN", new_y="NEXT")
+                pdf.set_font("Helvetica", "", 10)
+                pdf.multi_cell(0, 5, f"{section} of the company are described here. " + BODY, new_x="LMARGIN",
+                               new_y="NEXT")
+                _body(pdf, BODY, 2)
+    return bytes(pdf.output()), expected
+
+
 def long_section_pdf(section_pages: int = 24) -> tuple[bytes, list[ExpectedHeading]]:
     """Two chapters without an outline; the first runs `section_pages` pages with no sub-heading,
     so its leaf must be split further."""

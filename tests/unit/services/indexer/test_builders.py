@@ -147,3 +147,17 @@ def test_document_title_is_the_largest_text_on_the_first_page() -> None:
     data, _ = pdfs.manual_pdf(outline=True)
     assert index_pdf(data, "manual.pdf").record.title == "Northwind Plant Manual"
     assert index_pdf(pdfs.plain_pdf(pages=1), "plain.pdf").record.title.startswith("Record 1.")
+
+
+def test_a_filing_nests_sections_under_items_under_parts_and_its_cover_holds_only_the_cover() -> None:
+    data, expected = pdfs.filing_pdf()
+    indexed = index_pdf(data, "annual-report.pdf")
+    assert indexed.record.builder == BuilderName.LAYOUT
+    got = _headings(indexed.tree.nodes)
+    for heading in expected:
+        assert (heading.title, heading.level, heading.page) in got
+    cover = indexed.tree.nodes[0]
+    assert cover.title == "Northwind Holdings Corporation"
+    assert (cover.page_start, cover.page_end, cover.children) == (1, 1, [])
+    assert [n.title for n in indexed.tree.nodes[1:]] == list(pdfs.FILING_PARTS)
+    _assert_well_formed(indexed.tree.nodes, indexed.record.page_count)

@@ -101,3 +101,53 @@ def test_a_contents_list_is_not_a_sections_summary() -> None:
     nodes = [TreeNode(id="0001", title="Part II", page_start=1, page_end=1, level=1)]
     summarise_tree(nodes, pages, frozenset())
     assert nodes[0].summary == "The company's shares trade on the New York Stock Exchange under the symbol NWT."
+
+
+def test_a_title_whose_first_word_is_short_is_found_and_its_own_text_summarised() -> None:
+    pages = [
+        "2.3 What is the current version?\nThe current release is numbered by major, minor and patch level.\n"
+        "2.4 How can it be obtained?\nSources and binaries are downloaded from the archive network mirrors.",
+    ]
+    nodes = [
+        TreeNode(id="0001", title="What is the current version?", page_start=1, page_end=1, level=1),
+        TreeNode(id="0002", title="How can it be obtained?", page_start=1, page_end=1, level=1),
+    ]
+    summarise_tree(nodes, pages, frozenset())
+    assert nodes[0].summary == "The current release is numbered by major, minor and patch level."
+    assert nodes[1].summary == "Sources and binaries are downloaded from the archive network mirrors."
+
+
+def test_a_section_whose_title_is_not_on_a_page_another_opens_takes_none_of_its_text() -> None:
+    pages = ["Nonoperating income\nInvestment gains consist of unrealised holding gains on the deferred plan.\n"
+             "Tax provision details follow in the next table of the annual report."]
+    nodes = [
+        TreeNode(id="0001", title="Nonoperating income", page_start=1, page_end=1, level=1),
+        TreeNode(id="0002", title="Provision for income taxes", page_start=1, page_end=1, level=1),
+    ]
+    summarise_tree(nodes, pages, frozenset())
+    assert "Investment gains" in nodes[0].summary
+    assert nodes[1].summary == ""
+
+
+def test_a_parent_without_text_and_one_child_names_its_sections_not_the_childs_words() -> None:
+    pages = ["Item 7. Discussion\nOverview\nRevenue grew in every segment during the fiscal year under review."]
+    child = TreeNode(id="0002", title="Overview", page_start=1, page_end=1, level=2)
+    parent = TreeNode(id="0001", title="Item 7. Discussion", page_start=1, page_end=1, level=1, children=[child])
+    summarise_tree([parent], pages, frozenset())
+    assert child.summary == "Revenue grew in every segment during the fiscal year under review."
+    assert parent.summary == "Sections: Overview"
+
+
+def test_a_repeated_passage_says_where_it_stood_before_and_a_whole_one_line_text_stays() -> None:
+    repeated = "The plan pays the award in shares when the performance goal is met at the end of the period."
+    pages = [f"Exhibit A\n{repeated}\nItem 1B. Comments\nNone.", f"Exhibit B\n{repeated}\nItem 9. Changes\nNone."]
+    nodes = [
+        TreeNode(id="0001", title="Exhibit A", page_start=1, page_end=1, level=1),
+        TreeNode(id="0002", title="Item 1B. Comments", page_start=1, page_end=1, level=1),
+        TreeNode(id="0003", title="Exhibit B", page_start=2, page_end=2, level=1),
+        TreeNode(id="0004", title="Item 9. Changes", page_start=2, page_end=2, level=1),
+    ]
+    summarise_tree(nodes, pages, frozenset())
+    assert nodes[0].summary == repeated
+    assert nodes[2].summary == f"Also on p. 1: {repeated}"
+    assert nodes[1].summary == nodes[3].summary == "None."
