@@ -335,7 +335,7 @@ def _index_content(
     record = DocumentRecord(
         doc_id=doc_id,
         file_name=Path(file_name).name,
-        title=card.title or Path(file_name).stem,
+        title=card.display_title() or Path(file_name).stem,
         card=card,
         page_count=content.page_count,
         builder=builder,

@@ -30,6 +30,11 @@ class DocType(StrEnum):
     UNKNOWN = "unknown"
 
 
+# Forms whose cover a regulator prescribes: their largest text is the regulator's name or the
+# form's heading, the same on every such filing, so it does not tell one document from another.
+_PRESCRIBED_COVERS = frozenset({DocType.FORM_10K, DocType.FORM_10Q, DocType.FORM_8K, DocType.PROXY_STATEMENT})
+
+
 class CardSource(StrEnum):
     METADATA = "metadata"  # the PDF's Info dictionary (title, author, subject) or a DOCX/HTML title
     COVER = "cover"  # the text of the first pages
@@ -102,3 +107,11 @@ class DocumentCard(BaseModel):
             parts.append(self.doc_type.value)
         parts.append(self.period.describe())
         return " — ".join(part for part in parts if part)
+
+    def display_title(self) -> str:
+        """The title a reader knows the document by: the cover's title, except on a form with a
+        prescribed cover, which is named by whose it is, the form and the period ("3M Company —
+        10-K — FY2018, ended 2018-12-31"); '' when the card read neither."""
+        if self.doc_type in _PRESCRIBED_COVERS and self.issuer:
+            return self.describe()
+        return self.title

@@ -209,15 +209,17 @@ def plain_pdf(pages: int = 3, text: str = BODY) -> bytes:
     return bytes(pdf.output())
 
 
-def lines_pdf(pages: list[str]) -> bytes:
-    """Each page's text as it is given, one printed line per line (a cover page, a filing)."""
+def lines_pdf(pages: list[str], cover_heading_pt: float | None = None) -> bytes:
+    """Each page's text as it is given, one printed line per line (a cover page, a filing);
+    with `cover_heading_pt`, the first page's first line is printed that large, in bold."""
     pdf = _new_pdf()
-    for text in pages:
+    for p, text in enumerate(pages):
         pdf.add_page()
-        pdf.set_font("Helvetica", "", 10)
         pdf.set_xy(10, 15)
-        for line in text.split("\n"):
-            pdf.cell(0, 5, line, new_x="LMARGIN", new_y="NEXT")
+        for i, line in enumerate(text.split("\n")):
+            heading = cover_heading_pt is not None and p == 0 and i == 0
+            pdf.set_font("Helvetica", "B" if heading else "", cover_heading_pt if heading else 10)
+            pdf.cell(0, 9 if heading else 5, line, new_x="LMARGIN", new_y="NEXT")
     return bytes(pdf.output())
 
 

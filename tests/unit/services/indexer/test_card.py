@@ -6,7 +6,9 @@ from __future__ import annotations
 from datetime import date
 
 from services.indexer.card import CARD_PAGES, CardEvidence, build_card
+from services.indexer.pipeline import index_document
 from shared.model.card import CardSource, DocType, DocumentCard
+from tests.support.pdfs import lines_pdf
 
 FILLER = (
     "Indicate by check mark whether the registrant has filed all reports required to be filed by "
@@ -195,3 +197,22 @@ def test_only_the_first_pages_are_read_for_what_the_document_is() -> None:
     pages = ["Some introduction."] * CARD_PAGES + [late]
     card = card_of(*pages)
     assert card.doc_type is DocType.UNKNOWN and card.period.is_empty()
+
+
+def test_a_filing_is_titled_by_its_issuer_form_and_period_not_by_the_commission_heading() -> None:
+    # A prescribed cover's largest text is the same on every filing: it cannot name this one.
+    cover = "UNITED STATES SECURITIES AND EXCHANGE COMMISSION\n" + ANNUAL_COVER.split("\n", 2)[2].replace("☒", "[X]").replace("☐", "[ ]")
+    body = "PART I\nItem 1. Business\n" + FILLER * 5
+    record = index_document(lines_pdf([cover, CONTENTS, body], cover_heading_pt=18), "nwt-10k.pdf").record
+    assert record.card is not None and record.card.title == "UNITED STATES SECURITIES AND EXCHANGE COMMISSION"
+    assert record.title == "NORTHWIND TRADERS, INC. — 10-K — FY2019, ended 2019-09-30"
+
+
+def test_a_document_without_a_prescribed_cover_keeps_its_covers_title() -> None:
+    manual = card_of(MANUAL, cover_title="AquaPure X200 Owner's Manual")
+    assert manual.display_title() == "AquaPure X200 Owner's Manual"
+    release = card_of(RELEASE, cover_title="Tailspin Toys Corporation Reports Third Quarter Fiscal Year 2024 Operating Results")
+    assert release.display_title() == release.title
+    # A form whose issuer was not read keeps the cover's words rather than a bare "10-K — FY2019".
+    unnamed = DocumentCard(title="FORM 10-K", doc_type=DocType.FORM_10K)
+    assert unnamed.display_title() == "FORM 10-K"
