@@ -57,7 +57,7 @@ def _fold_chars(text: str) -> str:
 
 # A word broken across a line end: "infor-\nmation" -> "information". pdfium marks such breaks
 # with \x02 (soft hyphen at line end) in extracted text.
-_HYPHEN_BREAK = re.compile(r"(\w)[-\x02]\s*\n\s*(\w)")
+_HYPHEN_BREAK = re.compile(r"(\w)([-\x02])\s*\n\s*(\w)")
 # What every hyphen break holds; searched first because it is found several times faster than
 # the whole pattern (which tries a word character at every position), and most text has none.
 _BREAK_AT_LINE_END = re.compile(r"[-\x02]\s*\n")
@@ -107,10 +107,21 @@ def fold(text: str) -> str:
     return text
 
 
+def _mend_break(match: re.Match[str]) -> str:
+    before, hyphen, after = match.groups()
+    # pdfium marks a hyphen it knows to be the typesetter's (\x02); a printed hyphen breaks a
+    # word only between letters going on in lower case ("manage-\nment"), and is the word's
+    # own before a capital or a digit ("Form 10-\nK", "non-\nGAAP", "2019-\n2020").
+    if hyphen == "\x02" or (before.isalpha() and after.islower()):
+        return before + after
+    return before + "-" + after
+
+
 def dehyphenate(text: str) -> str:
-    """Join words broken by a hyphen at a line end."""
+    """Join words broken by a hyphen at a line end; a compound's own hyphen is kept, its line
+    break dropped."""
     if _BREAK_AT_LINE_END.search(text):
-        text = _HYPHEN_BREAK.sub(r"\1\2", text)
+        text = _HYPHEN_BREAK.sub(_mend_break, text)
     return text.replace("\x02", "")
 
 

@@ -42,7 +42,8 @@ _NUMBER_TOKEN = re.compile(r"^[$(€£]?-?[\d,.]*\d[\d,.]*%?\)?$")
 # them changes the fingerprint, and analyses stored under the old rules are computed again.
 _PROBE = (
     "The Company's 2018 capital expenditures were $1,577 million (e.g. Fig. 3.2). Net sales rose "
-    "4.1% in Q2 FY2023.\n\nDon't re-index pages: 計算機科学 계약서를 naïve résumé CAFÉ studies running."
+    "4.1% in Q2 FY2023.\n\nDon't re-index pages: 計算機科学 계약서를 naïve résumé CAFÉ studies running. "
+    "Manage-\nment filed its Form 10-\nK for 2019-\n2020."
 )
 
 

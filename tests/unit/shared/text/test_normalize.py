@@ -12,6 +12,14 @@ def test_normalize_folds_case_space_ligatures_and_line_end_hyphens() -> None:
     assert normalize("“Quoted” — dash") == '"quoted" - dash'
 
 
+def test_a_hyphen_at_a_line_end_joins_a_broken_word_and_keeps_a_compounds_own() -> None:
+    # A quote of the page must read as the page prints it: "Form 10-K", never "Form 10K".
+    assert split_sentences("our Annual Report on Form 10-\nK.\nManage-\nment reviewed non-\nGAAP results for "
+                           "2019-\n2020.") == ["our Annual Report on Form 10-K.",
+                                                "Management reviewed non-GAAP results for 2019-2020."]
+    assert normalize("soft\x02\nware COVID-\n19") == "software covid-19"
+
+
 def test_title_key_ignores_punctuation_and_spacing() -> None:
     assert title_key("1.2  Data   Model:") == title_key("1.2 data model")
     assert compact("Section 3.2 — Results") == compact("section 3.2 results")
