@@ -24,6 +24,9 @@ _FIT_PAGES = 200  # idf from an even sample of pages: stable, and bounded cost o
 _FALLBACK_CHARS = 200
 _LISTED_CHILDREN = 6  # titles a summary of a parent without text names
 _LETTERS = re.compile(r"[^\W\d_]+")
+# A word: two letters in a row. Text without one (a column of years, a page number, a rule of
+# underscores, a heading set in spaced capitals) says nothing a reader can use as a summary.
+_WORD = re.compile(r"[^\W\d_]{2}")
 
 
 def title_probe(title: str) -> str:
@@ -176,6 +179,8 @@ def _locatable(k: int, nodes: list[TreeNode], spans: list[tuple[int, int] | None
 def _candidates(text: str) -> list[str]:
     found: list[str] = []
     for sentence in split_sentences(text):
+        if not _WORD.search(sentence):
+            continue
         words = len(sentence.split())
         if _MIN_WORDS <= words <= _MAX_WORDS or (words > _MAX_WORDS and not found):
             found.append(sentence if words <= _MAX_WORDS else " ".join(sentence.split()[:_MAX_WORDS]) + " …")
@@ -186,6 +191,8 @@ def _candidates(text: str) -> list[str]:
 
 def _fallback(text: str) -> str:
     flat = " ".join(text.split())
+    if not _WORD.search(flat):
+        return ""
     if len(flat) <= _FALLBACK_CHARS:
         return flat
     return flat[:_FALLBACK_CHARS].rsplit(" ", 1)[0] + " …"

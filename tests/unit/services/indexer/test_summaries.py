@@ -42,6 +42,23 @@ def test_summary_stays_within_the_node_and_falls_back_to_text_without_sentences(
     assert nodes[1].summary == "impeller shaft seal bearing housing"
 
 
+def test_figures_without_words_are_no_summary() -> None:
+    # A table's column of years, a lone clause number, a signature rule: nothing a reader can use.
+    pages = [
+        "Selected Financial Data\n2018 2017 2016 2015 2014\nNet sales rose in each of the last five years.",
+        "2.15 Company\n5",
+        "Signatures\n___________________________",
+    ]
+    nodes = [
+        TreeNode(id="0001", title="Selected Financial Data", page_start=1, page_end=1, level=1),
+        TreeNode(id="0002", title="2.15 Company", page_start=2, page_end=2, level=1),
+        TreeNode(id="0003", title="Signatures", page_start=3, page_end=3, level=1),
+    ]
+    summarise_tree(nodes, pages, frozenset())
+    assert nodes[0].summary == "Net sales rose in each of the last five years."
+    assert [nodes[1].summary, nodes[2].summary] == ["", ""]
+
+
 def test_node_without_text_has_empty_summary() -> None:
     nodes = [TreeNode(id="0001", title="Scan", page_start=1, page_end=1, level=1)]
     summarise_tree(nodes, [""], frozenset())
