@@ -164,7 +164,7 @@ eval: $(STAMP)
 		--folds 5 --corpus --out bench/results/cv_corpus.json
 	$(BIN)/treerag eval --dataset ../shared/data/qa/financebench-dev.jsonl --pdfs ../shared/data/pdfs \
 		--store $(EVAL_STORE) --corpus --pool $(SHARED_STORE) --folds 5 --split company \
-		--systems treerag-auto,bm25-pages,dense-pages --out bench/results/cv_shared_store.json
+		--systems treerag-auto,bm25-pages,dense-pages --items --out bench/results/cv_shared_store.json
 
 # Refit the verifier's calibration (services/verifier/calibration.json) on the answers of the
 # last `make eval` (its leave-one-collection-out run's per-question file).

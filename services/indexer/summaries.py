@@ -23,6 +23,7 @@ _MIN_WORDS, _MAX_WORDS = 4, 60
 _FIT_PAGES = 200  # idf from an even sample of pages: stable, and bounded cost on huge PDFs
 _FALLBACK_CHARS = 200
 _LISTED_CHILDREN = 6  # titles a summary of a parent without text names
+_CITED_TITLE_CHARS = 60  # of an earlier section's title a repeated summary names
 _LETTERS = re.compile(r"[^\W\d_]+")
 # A word: two letters in a row. Text without one (a column of years, a page number, a rule of
 # underscores, a heading set in spaced capitals) says nothing a reader can use as a summary.
@@ -255,17 +256,25 @@ def summarise_tree(
 
 def _mark_repeats(nodes: list[TreeNode]) -> None:
     """A summary word for word an earlier section's (a note restating the business overview,
-    an exhibit's second copy) says where the same words stood last before, so no two sections
-    read alike in the tree. One shorter than a sentence ("None.", "Not applicable.") is all such
-    a section says, and stays as it is."""
-    last: dict[str, int] = {}  # each summary's page where it stood last
+    an exhibit's second copy, items that all defer to the proxy statement) says where the same
+    words stood last before: the page, or the section when it began on this section's page, so
+    no two sections read alike in the tree. One shorter than a sentence ("None.", "Not
+    applicable.") is all such a section says, and stays as it is."""
+    last: dict[str, TreeNode] = {}  # the section each summary stood in last
     for node in nodes:
         summary = node.summary.strip()
         if not summary:
             continue
-        if summary in last and len(summary.split()) >= _MIN_WORDS:
-            node.summary = f"Also on p. {last[summary]}: {summary}"
-        last[summary] = node.page_start
+        before = last.get(summary)
+        if before is not None and len(summary.split()) >= _MIN_WORDS:
+            if before.page_start == node.page_start:
+                title = " ".join(before.title.split())
+                if len(title) > _CITED_TITLE_CHARS:
+                    title = title[:_CITED_TITLE_CHARS].rsplit(" ", 1)[0] + " …"
+                node.summary = f"As under “{title}”: {summary}"
+            else:
+                node.summary = f"Also on p. {before.page_start}: {summary}"
+        last[summary] = node
 
 
 def _fill_from_children(nodes: list[TreeNode], sentences: int) -> None:

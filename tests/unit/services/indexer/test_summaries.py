@@ -168,3 +168,15 @@ def test_a_repeated_passage_says_where_it_stood_before_and_a_whole_one_line_text
     assert nodes[0].summary == repeated
     assert nodes[2].summary == f"Also on p. 1: {repeated}"
     assert nodes[1].summary == nodes[3].summary == "None."
+
+
+def test_sections_of_one_page_saying_the_same_each_name_the_one_before() -> None:
+    deferred = "The information required by this Item is incorporated by reference from the proxy statement."
+    items = ["Item 10. Directors and Officers", "Item 11. Executive Compensation", "Item 12. Security Ownership"]
+    pages = ["\n".join(f"{title}\n{deferred}" for title in items)]
+    nodes = [TreeNode(id=f"000{k + 1}", title=title, page_start=1, page_end=1, level=1) for k, title in enumerate(items)]
+    summarise_tree(nodes, pages, frozenset())
+    assert [n.summary for n in nodes] == [
+        deferred, f"As under “Item 10. Directors and Officers”: {deferred}",
+        f"As under “Item 11. Executive Compensation”: {deferred}"]
+    assert len({n.summary for n in nodes}) == 3  # told apart, where a page number could not
