@@ -87,6 +87,11 @@ def test_bytes_of_other_text_rules_or_no_analysis_are_refused(monkeypatch: pytes
     data = analyse_pages(["Pumps are serviced every 400 hours."]).to_bytes()
     with pytest.raises(AnalysisFormatError):
         PageAnalysis.from_bytes(b"not arrays")
+    # Cut, altered or hostile bytes are refused, never read past their end or as objects.
+    header_end = data.index(b"]]}") + 3
+    for damaged in (data[:header_end - 5], data[:-9], data.replace(b'"<i', b'"|O', 1), data[:8] + b"[]" + data[10:]):
+        with pytest.raises(AnalysisFormatError, match="not a page analysis"):
+            PageAnalysis.from_bytes(damaged)
     monkeypatch.setattr(page_analysis, "fingerprint", lambda: "other rules")
     with pytest.raises(AnalysisFormatError, match="other text rules"):
         PageAnalysis.from_bytes(data)
