@@ -12,6 +12,7 @@ nothing else differs. The BM25 baselines hand their passages to the same verifie
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from services.compressor.handlers import STAGE as COMPRESSOR
@@ -91,6 +92,9 @@ class HeldIndexes:
     async def get_document(self, doc_id: str) -> DocumentRecord | None:
         index = self._by_id.get(doc_id)
         return index.record if index else None
+
+    async def get_documents(self, doc_ids: Sequence[str]) -> dict[str, DocumentRecord | None]:
+        return {doc_id: await self.get_document(doc_id) for doc_id in doc_ids}
 
     async def get_pages(self, doc_id: str) -> list[str]:
         index = self._by_id.get(doc_id)

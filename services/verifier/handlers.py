@@ -128,8 +128,7 @@ class VerifierHandlers:
     async def _records(self, doc_ids: set[str]) -> dict[str, DocumentRecord | None]:
         """Each document's record, read once per query: for its tenant and for whether its
         deletion has started (then it is None)."""
-        ordered = sorted(doc_ids)
-        return dict(zip(ordered, await asyncio.gather(*(self.repo.get_document(d) for d in ordered)), strict=True))
+        return await self.repo.get_documents(sorted(doc_ids))
 
     async def _page_texts(self, event: ContextCompressed, wanted: dict[str, set[int]],
                           records: dict[str, DocumentRecord | None]) -> dict[tuple[str, int], str]:

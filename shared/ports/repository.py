@@ -43,6 +43,11 @@ class DocumentRecords(Protocol):
 
     async def get_document(self, doc_id: str) -> DocumentRecord | None: ...
 
+    async def get_documents(self, doc_ids: Sequence[str]) -> dict[str, DocumentRecord | None]:
+        """Each named record (None for one not stored or being deleted), in one request: a
+        query asked of a whole store names every document of it."""
+        ...
+
     async def list_documents(self) -> list[DocumentRecord]: ...
 
     async def ready_documents(self, tenant: str) -> list[DocumentRecord]:

@@ -69,6 +69,11 @@ class FakeRepository:
         self.reads["get_document"] += 1
         return self._readable().get(doc_id)
 
+    async def get_documents(self, doc_ids: Sequence[str]) -> dict[str, DocumentRecord | None]:
+        self.reads["get_documents"] += 1
+        readable = self._readable()
+        return {doc_id: readable.get(doc_id) for doc_id in doc_ids}
+
     async def list_documents(self) -> list[DocumentRecord]:
         self.reads["list_documents"] += 1
         return sorted(self._readable().values(), key=lambda r: (r.file_name, r.doc_id))

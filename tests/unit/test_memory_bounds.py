@@ -89,6 +89,9 @@ class Pages:
     async def get_document(self, doc_id: str) -> object:
         return type("Record", (), {"tenant": "acme"})()
 
+    async def get_documents(self, doc_ids: list[str]) -> dict[str, object]:
+        return {doc_id: await self.get_document(doc_id) for doc_id in doc_ids}
+
     async def get_pages(self, doc_id: str) -> list[str]:
         self.reads += 1
         return [doc_id * 1000] * 10

@@ -44,10 +44,9 @@ class EmbeddedRepository:
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root)
         self._pages: dict[str, list[str]] = {}
-        # doc id -> (the record file's identity, its bytes): a query reads every record it asks
-        # over, and a stat costs a tenth of opening and reading the file.
-        self._record_bytes: dict[str, tuple[tuple[int, int, int], bytes]] = {}
-        # record file name -> (its identity, the record read from it), for `list_documents`.
+        # record file name -> (its identity, the record read from it), for `list_documents` and
+        # `get_document`: a query reads every record it asks over, and a stat costs a small
+        # share of reading and validating the file.
         self._listed: dict[str, tuple[tuple[int, int, int], DocumentRecord]] = {}
 
     def _file(self, kind: str, name: str, suffix: str = ".json") -> str:
@@ -69,6 +68,9 @@ class EmbeddedRepository:
         record = await self._stored(doc_id)
         return record if record is not None and record.status != DocumentStatus.DELETING else None
 
+    async def get_documents(self, doc_ids: Sequence[str]) -> dict[str, DocumentRecord | None]:
+        return {doc_id: await self.get_document(doc_id) for doc_id in dict.fromkeys(doc_ids)}
+
     async def _stored(self, doc_id: str) -> DocumentRecord | None:
         """The stored record in any state."""
         path = self._file("documents", doc_id)
@@ -79,12 +81,14 @@ class EmbeddedRepository:
         if not S_ISREG(stat.st_mode):
             return None
         # Every write replaces the file (`_write_atomic`): a new inode and modification time.
+        # Validated once per version of the file, as the listing is: a query asked of a whole
+        # store reads every record of it.
         identity = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
-        cached = self._record_bytes.get(doc_id)
+        cached = self._listed.get(f"{doc_id}.json")
         if cached is None or cached[0] != identity:
             with open(path, "rb") as file:
-                cached = self._record_bytes[doc_id] = (identity, file.read())
-        return DocumentRecord.model_validate_json(cached[1])
+                cached = self._listed[f"{doc_id}.json"] = (identity, DocumentRecord.model_validate_json(file.read()))
+        return cached[1].model_copy()
 
     async def list_documents(self) -> list[DocumentRecord]:
         """Every record not being deleted, by file name. Read once per version of its file: an
@@ -288,9 +292,9 @@ class EmbeddedRepository:
                 if quoted in path.read_bytes():
                     path.unlink(missing_ok=True)
         record_path.unlink(missing_ok=True)
-        self._record_bytes.pop(doc_id, None)
+        self._listed.pop(f"{doc_id}.json", None)
         return existed
 
     async def close(self) -> None:
         self._pages.clear()
-        self._record_bytes.clear()
+        self._listed.clear()

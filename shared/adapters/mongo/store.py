@@ -344,6 +344,17 @@ class MongoRepository:
         doc = await self.documents.find_one({"_id": doc_id})
         return _record_from(doc) if doc is not None and _readable(doc) else None
 
+    async def get_documents(self, doc_ids: Sequence[str]) -> dict[str, DocumentRecord | None]:
+        """One `$in` query on `_id` (MongoDB serves it from the `_id` index; FerretDB reads the
+        collection once, where a look-up per document would cost a round trip each)."""
+        wanted = list(dict.fromkeys(doc_ids))
+        found: dict[str, DocumentRecord | None] = dict.fromkeys(wanted)
+        if wanted:
+            for doc in await self.documents.find({"_id": {"$in": wanted}}).to_list(None):
+                if _readable(doc):
+                    found[str(doc["_id"])] = _record_from(doc)
+        return found
+
     async def list_documents(self) -> list[DocumentRecord]:
         """Every record, sorted by file name. The navigator lists on every query without doc ids
         and on FerretDB that read scans the whole collection, so the listing is kept and reused

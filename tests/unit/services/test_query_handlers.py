@@ -437,6 +437,23 @@ async def test_a_failure_never_replaces_an_answer() -> None:
     assert not stages.bus.of_type(QueryFailed)  # a query fails once, and this one was answered
 
 
+async def test_a_query_over_a_whole_store_reads_its_records_in_one_request() -> None:
+    # Against MongoDB a look-up per document is a round trip each: a store of hundreds of
+    # documents would cost hundreds of them per query.
+    many = [plant_manual(doc_id=f"{k:016x}", tenant=TENANT) for k in range(1, 7)]
+    stages = await stages_with(*many, kitchen_guide(tenant=TENANT))
+    await navigate(stages, question(PUMP, query_id="q1"))
+    asked = dict(stages.bus.of_type(NodesSelected)[-1].documents)
+    assert len(asked) == 7
+    await stages.compressor.on_nodes_selected(stages.bus.of_type(NodesSelected)[-1], delivery("compressor", "nodes.selected"))
+    reads = (stages.repository.reads["get_document"], stages.repository.reads["get_documents"])
+    await stages.verifier.on_context_compressed(
+        stages.bus.of_type(ContextCompressed)[-1], delivery("verifier", "context.compressed"))
+
+    assert (stages.repository.reads["get_document"], stages.repository.reads["get_documents"]) == (reads[0], reads[1] + 1)
+    assert not stages.bus.of_type(AnswerVerified)[-1].outcome.answer.abstained
+
+
 async def test_verifier_reads_a_documents_pages_once_per_version() -> None:
     stages = await stages_with()
     await ask(stages, question(PUMP, query_id="q1"))
