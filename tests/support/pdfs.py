@@ -74,6 +74,19 @@ def _body(pdf: FPDF, text: str, lines: int = 3) -> None:
         pdf.ln(2)
 
 
+def _cover_page(title: str, title_pt: float, top: float, note: str, note_pt: float, note_line: float) -> FPDF:
+    """A new PDF whose first page holds `title` in bold, the largest text, above `note`
+    (`note_line` high lines)."""
+    pdf = _new_pdf()
+    pdf.add_page()
+    pdf.set_font("Helvetica", "B", title_pt)
+    pdf.set_xy(10, top)
+    pdf.cell(0, 14, title, new_x="LMARGIN", new_y="NEXT")
+    pdf.set_font("Helvetica", "", note_pt)
+    pdf.multi_cell(0, note_line, note)
+    return pdf
+
+
 def manual_pdf(
     chapters: int = 3,
     sections: int = 2,
@@ -86,14 +99,9 @@ def manual_pdf(
     11 pt. With `outline`, every heading is also a bookmark. Chapters start a new page; the
     first section shares its chapter's page. Pages: 1 + chapters * sections * pages_per_section.
     """
-    pdf = _new_pdf()
-    pdf.add_page()
+    pdf = _cover_page("Northwind Plant Manual", 26, 60, "Procedures and intervals for the utilities of the plant. "
+                      "Edition 4.", 12, 7)
     page = 1
-    pdf.set_font("Helvetica", "B", 26)
-    pdf.set_xy(10, 60)
-    pdf.cell(0, 14, "Northwind Plant Manual", new_x="LMARGIN", new_y="NEXT")
-    pdf.set_font("Helvetica", "", 12)
-    pdf.multi_cell(0, 7, "Procedures and intervals for the utilities of the plant. Edition 4.")
     expected: list[ExpectedHeading] = []
     for c in range(chapters):
         for s in range(sections):
@@ -140,13 +148,8 @@ def filing_pdf() -> tuple[bytes, list[ExpectedHeading]]:
     largest text, then parts, items and their sections all in the same bold 13 pt over 11 pt
     body text, told apart only by their numbering ("PART I", "Item 1.", none). One section per
     page. Expected levels: part 1, item 2, section 3."""
-    pdf = _new_pdf()
-    pdf.add_page()
-    pdf.set_font("Helvetica", "B", 24)
-    pdf.set_xy(10, 40)
-    pdf.cell(0, 14, "Northwind Holdings Corporation", new_x="LMARGIN", new_y="NEXT")
-    pdf.set_font("Helvetica", "", 10)
-    pdf.multi_cell(0, 6, "Annual report for the fiscal year ended December 31, 2023. Commission file number 1-2345.")
+    pdf = _cover_page("Northwind Holdings Corporation", 24, 40,
+                      "Annual report for the fiscal year ended December 31, 2023. Commission file number 1-2345.", 10, 6)
     expected: list[ExpectedHeading] = []
     page = 1
     for part, items in FILING_PARTS.items():

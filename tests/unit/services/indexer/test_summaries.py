@@ -9,6 +9,14 @@ from shared.text.normalize import split_sentences
 from tests.support import pdfs
 
 
+def summarised(pages: list[str], titles: list[tuple[str, int]]) -> list[str]:
+    """The summaries of top-level sections, one per (title, page), over `pages`."""
+    nodes = [TreeNode(id=f"{k + 1:04d}", title=title, page_start=page, page_end=page, level=1)
+             for k, (title, page) in enumerate(titles)]
+    summarise_tree(nodes, pages, frozenset())
+    return [node.summary for node in nodes]
+
+
 def test_every_node_with_text_gets_at_most_three_sentences_from_its_pages() -> None:
     data, _ = pdfs.manual_pdf(chapters=2, sections=2, pages_per_section=2)
     indexed = index_pdf(data, "manual.pdf")
@@ -33,13 +41,8 @@ def test_summary_stays_within_the_node_and_falls_back_to_text_without_sentences(
         "Pump overview\nThe pump moves feedwater into the boiler drum at constant pressure.",
         "Parts list\nimpeller shaft seal bearing housing",
     ]
-    nodes = [
-        TreeNode(id="0001", title="Pump overview", page_start=1, page_end=1, level=1),
-        TreeNode(id="0002", title="Parts list", page_start=2, page_end=2, level=1),
-    ]
-    summarise_tree(nodes, pages, frozenset())
-    assert nodes[0].summary == "The pump moves feedwater into the boiler drum at constant pressure."
-    assert nodes[1].summary == "impeller shaft seal bearing housing"
+    assert summarised(pages, [("Pump overview", 1), ("Parts list", 2)]) == [
+        "The pump moves feedwater into the boiler drum at constant pressure.", "impeller shaft seal bearing housing"]
 
 
 def test_figures_without_words_are_no_summary() -> None:
@@ -49,14 +52,8 @@ def test_figures_without_words_are_no_summary() -> None:
         "2.15 Company\n5",
         "Signatures\n___________________________",
     ]
-    nodes = [
-        TreeNode(id="0001", title="Selected Financial Data", page_start=1, page_end=1, level=1),
-        TreeNode(id="0002", title="2.15 Company", page_start=2, page_end=2, level=1),
-        TreeNode(id="0003", title="Signatures", page_start=3, page_end=3, level=1),
-    ]
-    summarise_tree(nodes, pages, frozenset())
-    assert nodes[0].summary == "Net sales rose in each of the last five years."
-    assert [nodes[1].summary, nodes[2].summary] == ["", ""]
+    assert summarised(pages, [("Selected Financial Data", 1), ("2.15 Company", 2), ("Signatures", 3)]) == [
+        "Net sales rose in each of the last five years.", "", ""]
 
 
 def test_node_without_text_has_empty_summary() -> None:
@@ -125,13 +122,9 @@ def test_a_title_whose_first_word_is_short_is_found_and_its_own_text_summarised(
         "2.3 What is the current version?\nThe current release is numbered by major, minor and patch level.\n"
         "2.4 How can it be obtained?\nSources and binaries are downloaded from the archive network mirrors.",
     ]
-    nodes = [
-        TreeNode(id="0001", title="What is the current version?", page_start=1, page_end=1, level=1),
-        TreeNode(id="0002", title="How can it be obtained?", page_start=1, page_end=1, level=1),
-    ]
-    summarise_tree(nodes, pages, frozenset())
-    assert nodes[0].summary == "The current release is numbered by major, minor and patch level."
-    assert nodes[1].summary == "Sources and binaries are downloaded from the archive network mirrors."
+    assert summarised(pages, [("What is the current version?", 1), ("How can it be obtained?", 1)]) == [
+        "The current release is numbered by major, minor and patch level.",
+        "Sources and binaries are downloaded from the archive network mirrors."]
 
 
 def test_a_section_whose_title_is_not_on_a_page_another_opens_takes_none_of_its_text() -> None:
