@@ -110,8 +110,8 @@ class DocumentCard(BaseModel):
 
     def display_title(self) -> str:
         """The title a reader knows the document by: the cover's title, except on a form with a
-        prescribed cover, which is named by whose it is, the form and the period ("3M Company —
-        10-K — FY2018, ended 2018-12-31"); '' when the card read neither."""
+        prescribed cover, which is named by whose it is, the form and the period ("Northwind
+        Traders, Inc. — 10-K — FY2019, ended 2019-09-30"); '' when the card read neither."""
         if self.doc_type in _PRESCRIBED_COVERS and self.issuer:
             return self.describe()
         return self.title
