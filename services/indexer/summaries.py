@@ -194,9 +194,12 @@ def _fallback(text: str) -> str:
     flat = " ".join(text.split())
     if not _WORD.search(flat):
         return ""
-    if len(flat) <= _FALLBACK_CHARS:
-        return flat
-    return flat[:_FALLBACK_CHARS].rsplit(" ", 1)[0] + " …"
+    return _shortened(flat, _FALLBACK_CHARS)
+
+
+def _shortened(text: str, chars: int) -> str:
+    """`text` cut at the last whole word within `chars`, marked "…" when cut."""
+    return text if len(text) <= chars else text[:chars].rsplit(" ", 1)[0] + " …"
 
 
 def _tfidf_weights(sentences: list[str], pages: list[str]) -> list[float]:
@@ -268,9 +271,7 @@ def _mark_repeats(nodes: list[TreeNode]) -> None:
         before = last.get(summary)
         if before is not None and len(summary.split()) >= _MIN_WORDS:
             if before.page_start == node.page_start:
-                title = " ".join(before.title.split())
-                if len(title) > _CITED_TITLE_CHARS:
-                    title = title[:_CITED_TITLE_CHARS].rsplit(" ", 1)[0] + " …"
+                title = _shortened(" ".join(before.title.split()), _CITED_TITLE_CHARS)
                 node.summary = f"As under “{title}”: {summary}"
             else:
                 node.summary = f"Also on p. {before.page_start}: {summary}"

@@ -80,14 +80,17 @@ class EmbeddedRepository:
             return None
         if not S_ISREG(stat.st_mode):
             return None
-        # Every write replaces the file (`_write_atomic`): a new inode and modification time.
-        # Validated once per version of the file, as the listing is: a query asked of a whole
-        # store reads every record of it.
+        return self._record_at(f"{doc_id}.json", path, stat)
+
+    def _record_at(self, name: str, path: str, stat: os.stat_result) -> DocumentRecord:
+        """The record in file `name`, validated once per version of the file (a query asked of
+        a whole store reads every record of it); a copy, so no caller changes the kept one.
+        Every write replaces the file (`_write_atomic`): a new inode and modification time."""
         identity = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
-        cached = self._listed.get(f"{doc_id}.json")
+        cached = self._listed.get(name)
         if cached is None or cached[0] != identity:
             with open(path, "rb") as file:
-                cached = self._listed[f"{doc_id}.json"] = (identity, DocumentRecord.model_validate_json(file.read()))
+                cached = self._listed[name] = (identity, DocumentRecord.model_validate_json(file.read()))
         return cached[1].model_copy()
 
     async def list_documents(self) -> list[DocumentRecord]:
@@ -105,15 +108,10 @@ class EmbeddedRepository:
                 stat = entry.stat()
             except FileNotFoundError:
                 continue  # deleted since the folder was read
-            identity = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
-            cached = self._listed.get(entry.name)
-            if cached is None or cached[0] != identity:
-                try:
-                    with open(entry.path, "rb") as file:
-                        cached = self._listed[entry.name] = (identity, DocumentRecord.model_validate_json(file.read()))
-                except FileNotFoundError:
-                    continue
-            records.append(cached[1].model_copy())
+            try:
+                records.append(self._record_at(entry.name, entry.path, stat))
+            except FileNotFoundError:
+                continue
         if len(self._listed) > len(entries):  # forget the records of files gone since
             present = {entry.name for entry in entries}
             self._listed = {name: item for name, item in self._listed.items() if name in present}
