@@ -42,6 +42,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name, row in report.held_out.items():
         print(f"{name}: {row.answers} answers, {row.right} right, ECE {row.ece}, "
               f"'likely right' {row.likely_right} ({row.likely_right_share_right})")
+    if report.by_document is not None:
+        row = report.by_document
+        print(f"folds by document: ECE {row.ece}, 'likely right' {row.likely_right} ({row.likely_right_share_right})")
     print(f"support score as a probability: ECE {report.support_score.ece}")
     return 0
 

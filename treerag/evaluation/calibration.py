@@ -9,7 +9,9 @@ held-out confidence is reported beside.
 
 The report: expected calibration error (ECE, over `BINS` equal-width bins of confidence), a
 reliability table (answers, mean confidence and share right per bin), and how many answers the
-words "likely right" would be given and how many of those are right.
+words "likely right" would be given and how many of those are right. The same again with each
+document's answers held out in turn, the folds second to the collections': a collection held
+out meets answers of a kind no training answer had, a document held out mostly does not.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ class Labelled(BaseModel):
     collection: str
     signals: list[float]
     right: bool
+    document: str = ""  # the file its gold pages are in: the unit of the by-document folds
 
 
 class ReliabilityBin(BaseModel):
@@ -59,6 +62,9 @@ class Reliability(BaseModel):
 class CalibrationReport(BaseModel):
     features: list[str]
     held_out: dict[str, Reliability]  # per held-out collection, and pooled
+    # Each answer given a calibration fitted without its document's answers (the folds second to
+    # the collections'); None with answers from one document only.
+    by_document: Reliability | None = None
     support_score: Reliability  # the verifier's support score read as a probability, the same answers
     negative_pairs_answered: int
     negative_pairs_mean_confidence: float | None  # held out
@@ -78,7 +84,8 @@ def signal_row(signals: dict[str, float]) -> list[float]:
 def labelled_answers(outcomes: Sequence[Outcome], system: str = SYSTEM) -> list[Labelled]:
     """The answered answerable questions of `system`, with their signals and label."""
     return [
-        Labelled(collection=o.collection, signals=signal_row(o.signals), right=is_right(o))
+        Labelled(collection=o.collection, signals=signal_row(o.signals), right=is_right(o),
+                 document=o.gold[0][0] if o.gold else o.item_id)
         for o in outcomes
         if o.system == system and o.answerable and not o.abstained and not o.negative_pair and o.signals
     ]
@@ -123,6 +130,23 @@ def reliability(probabilities: Sequence[float], right: Sequence[bool], bins: int
     )
 
 
+def _probability(model: CalibrationModel, example: Labelled) -> float:
+    return model.probability(dict(zip(CALIBRATION_FEATURES, example.signals, strict=True)))
+
+
+def by_document(examples: Sequence[Labelled]) -> Reliability | None:
+    """Each answer given the probability of a calibration fitted on the other documents' answers;
+    None when some document's absence leaves answers of one label only."""
+    documents = sorted({e.document for e in examples})
+    if len(documents) < 2 or any(len({e.right for e in examples if e.document != d}) < 2 for d in documents):
+        return None
+    probability: dict[int, float] = {}
+    for document in documents:
+        model = fit_calibration([e for e in examples if e.document != document])
+        probability |= {i: _probability(model, e) for i, e in enumerate(examples) if e.document == document}
+    return reliability([probability[i] for i in range(len(examples))], [e.right for e in examples])
+
+
 def held_out_report(outcomes: Sequence[Outcome], system: str = SYSTEM) -> CalibrationReport:
     """Each collection's answers given the probabilities of a calibration fitted on the others."""
     examples = labelled_answers(outcomes, system)
@@ -130,15 +154,14 @@ def held_out_report(outcomes: Sequence[Outcome], system: str = SYSTEM) -> Calibr
     if len(collections) < 2:
         raise ValueError("holding a collection out needs answers from at least two collections")
     models = {name: fit_calibration([e for e in examples if e.collection != name]) for name in collections}
-    probability = [models[e.collection].probability(dict(zip(CALIBRATION_FEATURES, e.signals, strict=True)))
-                   for e in examples]
+    probability = [_probability(models[e.collection], e) for e in examples]
     held_out = {name: reliability([p for p, e in zip(probability, examples, strict=True) if e.collection == name],
                                   [e.right for e in examples if e.collection == name]) for name in collections}
     held_out["pooled"] = reliability(probability, [e.right for e in examples])
     negatives = [o for o in outcomes if o.system == system and o.negative_pair and not o.abstained and o.signals]
     negative_p = [models[o.collection].probability(o.signals) for o in negatives if o.collection in models]
     return CalibrationReport(
-        features=list(CALIBRATION_FEATURES), held_out=held_out,
+        features=list(CALIBRATION_FEATURES), held_out=held_out, by_document=by_document(examples),
         support_score=reliability([min(max(e.signals[GROUNDING], 0.0), 1.0) for e in examples],
                                   [e.right for e in examples]),
         negative_pairs_answered=len(negative_p),

@@ -116,3 +116,22 @@ def test_every_answer_of_the_query_path_is_calibrated() -> None:
     answer = result.answer
     assert not answer.abstained and answer.assessment in {LIKELY, CHECK, UNLIKELY}
     assert answer.confidence == pytest.approx(MODEL.probability(answer.signals), abs=1e-4)
+
+
+def test_the_by_document_report_fits_without_the_document_it_judges() -> None:
+    # Each document's answers say the opposite of the other's: a calibration that had seen the
+    # document it judges would put its right answers high; one fitted without it puts them low.
+    outcomes = [_outcome("m", right, g, gold=[(doc, 3)], cited=[(doc, 3)], item_id=f"{doc}-{g}-{k}")
+                for doc, flip in (("a.pdf", False), ("b.pdf", True)) for k in range(5)
+                for g, right in [(0.1, flip), (0.2, flip), (0.8, not flip), (0.9, not flip)]]
+    outcomes += [_outcome("r", right, g, item_id=f"r-{g}-{right}") for g, right in [(0.2, False), (0.8, True)]]
+    report = held_out_report(outcomes)
+    assert report.by_document is not None and report.by_document.answers == 42
+    # Held out, the answers of both documents are ranked backwards: no bin's mean confidence
+    # agrees with its share right, as it would if the fit had seen them.
+    assert report.by_document.ece > 0.3
+
+
+def test_the_by_document_report_needs_two_documents() -> None:
+    outcomes = [_outcome(name, right, g) for name in ("m", "r") for g, right in [(0.2, False), (0.8, True)] * 3]
+    assert held_out_report(outcomes).by_document is None
