@@ -161,7 +161,8 @@ def ask_all(store: Path, items: list[dict[str, Any]], copied: dict[str, str]) ->
     repository = EmbeddedRepository(store)
     asker = Asker(QueryModels.configured(get_settings()))
     started = time.perf_counter()
-    engine = QueryEngine(repository, embedder=make_embedder())
+    # Its indexes are asked outside the loop that read them: every page text is read with them.
+    engine = QueryEngine(repository, embedder=make_embedder(), pages_on_use=False)
     records = asyncio.run(repository.list_documents())
     by_name = {r.file_name: r.doc_id for r in records}
     indexes = asyncio.run(engine.indexes([r.doc_id for r in records]))

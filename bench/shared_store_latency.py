@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import resource
 import shutil
@@ -66,11 +67,14 @@ def rss_mb() -> float:
 
 
 def ensure_store(store: Path, data: Path) -> None:
-    """Every FinanceBench filing indexed into `store` as an upload stores it (vectors and page
-    analysis); a store indexed before analyses were stored is indexed again."""
-    indexed = {p.stem for p in (store / "documents").glob("*.json")}
+    """Every FinanceBench filing indexed into `store` as an upload stores it (vectors, page
+    analysis, the record vouching for its pages); a store indexed before analyses were stored,
+    or before records kept their pages' digest, is indexed again."""
+    records = list((store / "documents").glob("*.json"))
+    indexed = {p.stem for p in records}
     analysed = {p.stem for p in (store / "analysis").glob("*.bin")}
-    if indexed and indexed <= analysed:
+    vouched = all(json.loads(p.read_text()).get("pages_digest") for p in records)
+    if indexed and indexed <= analysed and vouched:
         return
     subprocess.run([sys.executable, "-m", "treerag", "index", str(data / "pdfs" / "financebench"), "--store", str(store),
                     "--workers", "2", "--no-progress", *(["--force"] if indexed else [])], check=True)

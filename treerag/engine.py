@@ -47,6 +47,8 @@ class QueryEngine:
     whose settings ask for `llm_scoring`. `answer_cache`: answers are looked up before
     navigating and stored after verifying (off by default, so every call computes).
     `embedder`: the model the documents' vectors were made with (see `IndexCache`).
+    `pages_on_use`: a document's page texts are read when a query first needs them (as the
+    navigator service reads them); off for callers that use `indexes()` outside the event loop.
     """
 
     def __init__(
@@ -57,11 +59,12 @@ class QueryEngine:
         answer_cache: AnswerCache | None = None,
         embedder: Embedder | None = None,
         models: QueryModels | None = None,
+        pages_on_use: bool = True,
     ) -> None:
         self.repository = repository
         self.models = models or QueryModels.configured(get_settings())
         self.answer_cache = answer_cache
-        self.index_cache = IndexCache(repository, embedder)
+        self.index_cache = IndexCache(repository, embedder, pages_on_use=pages_on_use)
         self._scorer: NodeScorer | None = None
         self._generator: AnswerGenerator | None = None
         if llm is not None:

@@ -20,7 +20,7 @@ async def build(ports: StagePorts) -> NavigatorHandlers:
     scorer = LLMNodeScorer(llm) if llm else None
     models = configured_models(ports.settings)
     return NavigatorHandlers(
-        IndexCache(ports.repository, models.embedder, settings.index_cache_pages), ports.bus, ports.queries,
+        IndexCache(ports.repository, models.embedder, settings.index_cache_pages, pages_on_use=True), ports.bus, ports.queries,
         models=models,
         scorer=scorer,
         cache=AnswerCache(ports.repository),

@@ -51,7 +51,7 @@ class PageFields:
     cyclic garbage collector frees, and a warm index is frozen out of its reach (`warm_heap`).
     """
 
-    pages: list[str]
+    pages: Sequence[str]
     nodes: list[FlatNode]
     page_to_deepest: np.ndarray
     page_index: BM25Index

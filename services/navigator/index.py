@@ -6,7 +6,7 @@ cache one per (doc_id, version).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, TypeVar
@@ -88,7 +88,7 @@ class DocumentIndex:
     record: DocumentRecord
     nodes: list[FlatNode]
     roots: list[int]
-    pages: list[str]
+    pages: Sequence[str]  # the texts, or `StoredPages` read when first used (stored_pages.py)
     page_index: BM25Index
     title_index: BM25Index
     summary_index: BM25Index
@@ -135,7 +135,8 @@ class DocumentIndex:
 
     @cached_property
     def has_pages(self) -> bool:
-        return any(p.strip() for p in self.pages)
+        """Whether any page has a word: read from the analysis, so routing never needs the texts."""
+        return bool(self.analysis.pages.ids.size)
 
     @cached_property
     def arrays(self) -> NodeArrays:
@@ -266,7 +267,7 @@ class DocumentIndex:
         cls,
         record: DocumentRecord,
         tree: DocumentTree,
-        pages: list[str],
+        pages: Sequence[str],
         precompute: bool = True,
         embeddings: DocumentEmbeddings | None = None,
         page_labels: list[str] | None = None,

@@ -7,16 +7,18 @@ pays for an index that no event announced (a cold start, or a document indexed e
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from typing import Protocol
 
 import numpy as np
 
 from services.navigator.index import DocumentIndex
 from services.navigator.ranking.features import prepare_ranking
+from services.navigator.stored_pages import StoredPages, load_pages
 from services.navigator.warm_heap import freeze_warm_heap
 from shared.adapters.logs import log_fields
 from shared.model.documents import DocumentEmbeddings, DocumentRecord, DocumentStatus
@@ -57,15 +59,19 @@ class IndexCache:
     """`embedder`: the model the documents' vectors were computed with; each index then carries
     them (`DocumentIndex.dense`) and `question_vector` embeds questions for them. At most
     `max_pages` pages of indexes are kept, the ones asked longest ago dropped first; the
-    documents of the call in progress are never dropped by it."""
+    documents of the call in progress are never dropped by it. With `pages_on_use`, a document
+    whose record vouches for its stored analysis gets its page texts read when a query first
+    uses them (`StoredPages`), which only code running off the loop may do: the services' and
+    the one-process engine's queries run in a worker thread."""
 
     def __init__(self, repository: IndexedDocuments, embedder: Embedder | None = None,
-                 max_pages: int = DEFAULT_MAX_PAGES) -> None:
+                 max_pages: int = DEFAULT_MAX_PAGES, pages_on_use: bool = False) -> None:
         if max_pages < 1:
             raise ValueError("max_pages must be at least 1 (TREERAG_NAVIGATOR_INDEX_CACHE_PAGES)")
         self.repository = repository
         self.embedder = embedder
         self.max_pages = max_pages
+        self.pages_on_use = pages_on_use
         self._indexes: OrderedDict[str, DocumentIndex] = OrderedDict()
         self._pages = 0
         # Seconds spent reading documents from the store and building their indexes, in all.
@@ -89,19 +95,24 @@ class IndexCache:
             return None
         return embeddings
 
-    async def _analysis(self, record: DocumentRecord, pages: list[str]) -> PageAnalysis | None:
-        """The page analysis stored with the document, when it describes these pages under
-        these text rules; None to compute it from the pages (logged: re-indexing stores one)."""
+    async def _stored_analysis(self, record: DocumentRecord) -> PageAnalysis | None:
+        """The page analysis stored with the document under these text rules; None to compute
+        it from the pages (logged: re-indexing stores one)."""
         data = await self.repository.get_analysis(record.doc_id)
         if data is None:
             logger.info("no stored page analysis; computed from the pages (re-index to store one)",
                         extra=log_fields(doc_id=record.doc_id))
             return None
         try:
-            analysis = PageAnalysis.from_bytes(data)
+            return PageAnalysis.from_bytes(data)
         except AnalysisFormatError as exc:
             logger.warning("stored page analysis not used; computed from the pages (re-index to store a new one)",
                            extra=log_fields(doc_id=record.doc_id, reason=str(exc)))
+            return None
+
+    def _analysis(self, record: DocumentRecord, analysis: PageAnalysis | None, pages: list[str]) -> PageAnalysis | None:
+        """`analysis` when it describes these pages; None to compute it from them."""
+        if analysis is None:
             return None
         if not analysis.describes(pages):
             logger.warning("stored page analysis is of other page text; computed from the pages",
@@ -151,13 +162,19 @@ class IndexCache:
         tree = await self.repository.get_tree(record.doc_id)
         if tree is None:
             raise NoDocumentsError(f"document {record.doc_id} ({record.file_name}) has no tree; re-index it")
-        pages = await self.repository.get_pages(record.doc_id)
+        stored = await self._stored_analysis(record)
+        pages: Sequence[str]
+        if self.pages_on_use and stored is not None and stored.of_pages(record.page_count, record.pages_digest):
+            pages = StoredPages(record.doc_id, record.page_count, record.pages_digest,
+                                lambda: self.repository.get_pages(record.doc_id), asyncio.get_running_loop())
+            analysis: PageAnalysis | None = stored
+        else:
+            pages = await self.repository.get_pages(record.doc_id)
+            analysis = self._analysis(record, stored, pages)
         # What only a shortlisted document's walk reads is derived on first use: a query over
         # a whole store shortlists a few documents, and a cold start would otherwise prepare
         # every one of them before answering (`warm` prepares ahead of the queries).
-        index = DocumentIndex.build(
-            record, tree, pages, embeddings=await self._embeddings(record), analysis=await self._analysis(record, pages)
-        )
+        index = DocumentIndex.build(record, tree, pages, embeddings=await self._embeddings(record), analysis=analysis)
         current = self._indexes.get(record.doc_id)
         # An older version is stale once a newer tree is indexed; a late build of an older
         # version never replaces a newer one.
@@ -182,7 +199,9 @@ class IndexCache:
         record = await self.repository.get_document(doc_id)
         if record is None or record.status != DocumentStatus.READY:
             return
-        prepare_ranking(await self.index(record), self.embedder)
+        index = await self.index(record)
+        await load_pages(index.pages)  # the preparation reads them, here on the loop
+        prepare_ranking(index, self.embedder)
         freeze_warm_heap()  # and what the preparation derived
         logger.info("index warmed", extra=log_fields(doc_id=doc_id, version=record.version))
 

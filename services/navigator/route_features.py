@@ -35,7 +35,7 @@ from services.navigator.index import DocumentIndex
 from services.navigator.ranking.dense import page_vectors, question_vector
 from services.navigator.ranking.model import RouterModel
 from shared.ports.model_roles import Embedder
-from shared.text.lexical import bm25_idf, terms
+from shared.text.lexical import bm25_idf
 
 ROUTING_FEATURES = (
     "page", "opening", "opening_numbers", "dense", "card_name", "card_year", "card_quarter", "card_words", "card_latest",
@@ -56,7 +56,15 @@ def number_terms(qterms: Sequence[str]) -> list[str]:
 
 
 def opening_terms(index: DocumentIndex) -> frozenset[str]:
-    return index.derive("opening_terms", lambda: frozenset(terms(" ".join(index.pages[:OPENING_PAGES]))))
+    """The terms of the document's opening pages, read from its page analysis (each page's
+    `terms`), so routing a store reads no page text."""
+
+    def found() -> frozenset[str]:
+        analysis, words = index.analysis, index.analysis.vocabulary.words
+        return frozenset(words[i] for p in range(min(OPENING_PAGES, analysis.page_count))
+                         for i in analysis.pages.row(p).tolist())
+
+    return index.derive("opening_terms", found)
 
 
 def opening_match(indexes: Sequence[DocumentIndex], qterms: Sequence[str]) -> np.ndarray:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from shared.model.documents import DocumentRecord, DocumentStatus, IndexedDocument
 from shared.model.ids import BuilderChoice
 from shared.ports.repository import IndexedDocuments
+from shared.text.page_analysis import pages_digest
 
 
 @dataclass(frozen=True)
@@ -60,4 +61,7 @@ async def store_indexed(repository: IndexedDocuments, indexed: IndexedDocument) 
     else:
         await repository.delete_analysis(indexed.record.doc_id)
     await repository.put_text_layers(indexed.record.doc_id, indexed.text_layers)
+    # The record vouches for the pages it is stored with, so a reader of the analysis need not
+    # read them to know it describes them.
+    indexed.record.pages_digest = pages_digest(indexed.pages)
     await repository.put_document(indexed.record)

@@ -50,6 +50,11 @@ class DocumentRecord(BaseModel):
     created_at: datetime = Field(default_factory=utc_now)
     updated_at: datetime = Field(default_factory=utc_now)
     version: int = Field(default=1, description="Bumped whenever the tree is rebuilt.")
+    pages_digest: str = Field(
+        default="", description="The digest of the stored page texts (`pages_digest`), set when they are stored: "
+        "a page analysis with the same digest describes them without their being read. Empty for records stored "
+        "before it was kept.",
+    )
     card: DocumentCard | None = Field(
         default=None, description="What the document is, whose and of which period; None for records "
         "indexed before cards were read, or imported.",

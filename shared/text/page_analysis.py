@@ -140,7 +140,12 @@ class PageAnalysis:
 
     def describes(self, pages: Sequence[str]) -> bool:
         """Whether this is the analysis of exactly these page texts."""
-        return self.page_count == len(pages) and self.digest == pages_digest(pages)
+        return self.of_pages(len(pages), pages_digest(pages))
+
+    def of_pages(self, count: int, digest: str) -> bool:
+        """Whether this is the analysis of the pages of this count and `pages_digest`, as one
+        computed when they were stored says (without reading them)."""
+        return bool(digest) and self.page_count == count and self.digest == digest
 
 
 def _pack(head: dict[str, Any], arrays: dict[str, np.ndarray]) -> bytes:

@@ -9,6 +9,7 @@ Each hands its top passages straight to the verifier (no tree, no compression).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,11 +50,11 @@ class FlatIndex:
         ]
 
 
-def page_index(record: DocumentRecord, pages: list[str]) -> FlatIndex:
+def page_index(record: DocumentRecord, pages: Sequence[str]) -> FlatIndex:
     return FlatIndex(record, list(pages), [[n] for n in range(1, len(pages) + 1)], BM25Index([terms(p) for p in pages]))
 
 
-def chunk_pages(pages: list[str], size: int = CHUNK_TOKENS) -> tuple[list[str], list[list[int]]]:
+def chunk_pages(pages: Sequence[str], size: int = CHUNK_TOKENS) -> tuple[list[str], list[list[int]]]:
     """Consecutive chunks of about `size` tokens (page breaks ignored), with the pages each spans."""
     texts: list[str] = []
     spans: list[list[int]] = []
@@ -77,7 +78,7 @@ def chunk_pages(pages: list[str], size: int = CHUNK_TOKENS) -> tuple[list[str], 
     return texts, spans
 
 
-def chunk_index(record: DocumentRecord, pages: list[str], size: int = CHUNK_TOKENS) -> FlatIndex:
+def chunk_index(record: DocumentRecord, pages: Sequence[str], size: int = CHUNK_TOKENS) -> FlatIndex:
     texts, spans = chunk_pages(pages, size)
     return FlatIndex(record, texts, spans, BM25Index([terms(t) for t in texts]))
 
