@@ -262,8 +262,11 @@ def _mark_repeats(nodes: list[TreeNode]) -> None:
     an exhibit's second copy, items that all defer to the proxy statement) says where the same
     words stood last before: the page, or the section when it began on this section's page, so
     no two sections read alike in the tree. One shorter than a sentence ("None.", "Not
-    applicable.") is all such a section says, and stays as it is."""
+    applicable.") is all such a section says, and stays as it is. When the note itself would
+    repeat an earlier one (a document printing the same sections twice, under the same titles),
+    it names the page too."""
     last: dict[str, TreeNode] = {}  # the section each summary stood in last
+    given: set[str] = set()  # the notes written so far
     for node in nodes:
         summary = node.summary.strip()
         if not summary:
@@ -272,9 +275,13 @@ def _mark_repeats(nodes: list[TreeNode]) -> None:
         if before is not None and len(summary.split()) >= _MIN_WORDS:
             if before.page_start == node.page_start:
                 title = _shortened(" ".join(before.title.split()), _CITED_TITLE_CHARS)
-                node.summary = f"As under “{title}”: {summary}"
+                note = f"As under “{title}”: {summary}"
+                if note in given:
+                    note = f"As under “{title}”, p. {before.page_start}: {summary}"
             else:
-                node.summary = f"Also on p. {before.page_start}: {summary}"
+                note = f"Also on p. {before.page_start}: {summary}"
+            node.summary = note
+            given.add(note)
         last[summary] = node
 
 

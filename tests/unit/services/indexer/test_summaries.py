@@ -173,3 +173,21 @@ def test_sections_of_one_page_saying_the_same_each_name_the_one_before() -> None
         deferred, f"As under “Item 10. Directors and Officers”: {deferred}",
         f"As under “Item 11. Executive Compensation”: {deferred}"]
     assert len({n.summary for n in nodes}) == 3  # told apart, where a page number could not
+
+
+def test_an_agreement_printed_twice_under_the_same_titles_reads_differently_each_time() -> None:
+    # Each copy opens with the same passage twice on one page, under its title and under its
+    # first section's: the second copy's note would be the first copy's word for word.
+    opening = "The Company has asked the Lenders to extend credit in the amounts and on the terms set out here."
+
+    def copy(page: int, first: int) -> TreeNode:
+        child = TreeNode(id=f"{first + 1:04d}", title="Preliminary Statement", page_start=page, page_end=page, level=2)
+        return TreeNode(id=f"{first:04d}", title="Credit Agreement", page_start=page, page_end=page, level=1,
+                        children=[child])
+
+    pages = [f"Credit Agreement\n{opening}\nPreliminary Statement\n{opening}"] * 2
+    nodes = [copy(1, 1), copy(2, 3)]
+    summarise_tree(nodes, pages, frozenset())
+    summaries = [n.summary for node in nodes for n in (node, *node.children)]
+    assert len(set(summaries)) == 4, summaries
+    assert summaries[3].endswith(opening) and "p. 2" in summaries[3]
