@@ -8,6 +8,7 @@ pays for an index that no event announced (a cold start, or a document indexed e
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections import OrderedDict
@@ -165,8 +166,10 @@ class IndexCache:
         stored = await self._stored_analysis(record)
         pages: Sequence[str]
         if self.pages_on_use and stored is not None and stored.of_pages(record.page_count, record.pages_digest):
+            # The reader holds the store, not this cache: an index holding its cache would make
+            # a cycle, and a frozen heap (`warm_heap`) is out of the collector's reach.
             pages = StoredPages(record.doc_id, record.page_count, record.pages_digest,
-                                lambda: self.repository.get_pages(record.doc_id), asyncio.get_running_loop())
+                                functools.partial(self.repository.get_pages, record.doc_id), asyncio.get_running_loop())
             analysis: PageAnalysis | None = stored
         else:
             pages = await self.repository.get_pages(record.doc_id)

@@ -4,6 +4,8 @@ of the documents it shortlists only, and navigates exactly as with every text in
 from __future__ import annotations
 
 import asyncio
+import gc
+import weakref
 
 import pytest
 
@@ -97,3 +99,20 @@ def test_warming_a_document_reads_its_texts_on_the_loop() -> None:
         assert isinstance(index.pages, StoredPages) and index.pages.loaded
 
     asyncio.run(run())
+
+
+def test_an_index_reading_its_pages_later_does_not_keep_its_cache_alive() -> None:
+    # A frozen heap (`warm_heap`) is out of the cyclic collector's reach: an index whose page
+    # reader held the cache that holds the index would never be freed with its cache.
+    async def run() -> weakref.ref[IndexCache]:
+        repository = await _store(plant_manual())
+        cache = IndexCache(repository, pages_on_use=True)
+        [index] = await cache.indexes(None)
+        assert isinstance(index.pages, StoredPages)
+        return weakref.ref(cache)
+
+    gc.disable()
+    try:
+        assert asyncio.run(run())() is None  # freed by reference counts alone
+    finally:
+        gc.enable()
