@@ -218,21 +218,55 @@ class Statement:
     end: int
 
 
+def _spaced(page: str) -> tuple[str, list[int]]:
+    """The page with each run of whitespace as one space, and the page offset of each of its
+    characters (the splitter's pieces are spaced so)."""
+    text: list[str] = []
+    where: list[int] = []
+    for match in re.finditer(r"\S+|\s+", page):
+        if match.group().isspace():
+            text.append(" ")
+            where.append(match.start())
+        else:
+            text.append(match.group())
+            where.extend(range(match.start(), match.end()))
+    return "".join(text), where
+
+
+def _word_at(page: str, word: str, cursor: int) -> int:
+    """Where `word` next starts as a word (not inside a longer one) from `cursor`; -1 if nowhere."""
+    at = page.find(word, cursor)
+    while at > 0 and page[at - 1].isalnum() and word[:1].isalnum():
+        at = page.find(word, at + 1)
+    return at
+
+
 def _locate(page: str, pieces: list[str]) -> list[Statement]:
-    """Character offsets of each piece in the page (found in order; approximate where the
-    splitter rewrote the text, e.g. a word joined across a hyphenated line break)."""
+    """Character offsets of each piece in the page: exact wherever the piece is the page's text
+    (whitespace aside), searched from the last piece on, then anywhere; approximate, from its
+    first and last words, where the splitter rewrote it (a word joined across a hyphenated
+    line break), and then without moving the search past the pieces that follow."""
+    spaced, where = _spaced(page)
     out: list[Statement] = []
-    cursor = 0
+    cursor = 0  # in `spaced`
     for piece in pieces:
-        words = piece.split()
-        start = page.find(words[0], cursor)
+        wanted = " ".join(piece.split())
+        at = spaced.find(wanted, cursor) if wanted else -1
+        if at < 0 and wanted:
+            at = spaced.find(wanted)
+        if at >= 0:
+            out.append(Statement(piece, where[at], where[at + len(wanted) - 1] + 1))
+            cursor = at + len(wanted)
+            continue
+        words = piece.split() or [piece]
+        from_page = where[cursor] if cursor < len(where) else len(page)
+        start = _word_at(page, words[0], from_page)
         if start < 0:
-            start = cursor
+            start = from_page
         slack = len(piece) // 8 + 8
         last = page.find(words[-1], max(start, start + len(piece) - len(words[-1]) - slack))
         end = last + len(words[-1]) if last >= 0 and last - start < 2 * len(piece) + 20 else min(start + len(piece), len(page))
         out.append(Statement(piece, start, end))
-        cursor = max(cursor, min(end, len(page)))
     return out
 
 

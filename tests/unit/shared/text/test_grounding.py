@@ -209,3 +209,15 @@ def test_korean_and_japanese_sentences_are_compared_too(page: str, true: str, wr
 def test_identifiers_match_whether_or_not_the_page_has_non_ascii_characters() -> None:
     page = "Settings \u2014 checks\nSet R_CHECK_CONSTANTS to 5 to enable the \u2018strict\u2019 check.\n"
     assert ground("Set R_CHECK_CONSTANTS to 5 to enable the 'strict' check.", page).features["coverage"] == 1.0
+
+
+def test_statements_after_a_rewritten_one_are_located_exactly_and_at_a_word() -> None:
+    # The first statement is spaced out and its last word joined across a hyphenated line
+    # break, so it is located only roughly; the next one starts with a word that also occurs
+    # inside that rough span ("A", in "TreeRAG"): it must still be found where it stands.
+    page = ("Revenue grew      in      every      segment,      led      by      TreeRAG      and      ARR      "
+            "during      the      re-\nview. A check follows here. Another one ends the page.")
+    units = statements(page)
+    assert [" ".join(page[u.start:u.end].split()) for u in units[1:]] == ["A check follows here.",
+                                                                          "Another one ends the page."]
+    assert not any(u.start > 0 and page[u.start - 1].isalnum() and page[u.start].isalnum() for u in units)
